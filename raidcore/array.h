@@ -1,0 +1,224 @@
+/*
+ * array: raidcore's internal state, shared by array*.c, io.c, csum.c,
+ * stripe.c, read.c, commit.c, journal.c, rebuild.c and scrub.c.
+ *
+ * Lock order (take left before right, never the reverse):
+ *
+ *   commit_lock -> stripe locks (ascending stripe number) -> state_lock
+ *               -> cache_lock -> csum_lock
+ *
+ * commit_lock   serialises commits, checkpoints, rebuild batches and
+ *               superblock writes that move the journal.
+ * stripe lock   rc_stripe_lock(): exclusive use of one stripe's columns on
+ *               the members and of its cache entry.  Readers hold it while
+ *               they read and verify; commits hold it from computing parity
+ *               until the in-place writes are done.
+ * state_lock    member states, superblock template and events.
+ * cache_lock    the stripe table (hash, dirty list); entries' lock flags.
+ * csum_lock     the checksum table cache.
+ */
+#ifndef RC_ARRAY_H
+#define RC_ARRAY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "raidcore.h"
+#include "geom.h"
+#include "ondisk.h"
+#include "parity.h"
+
+struct rc_worker;
+
+struct rc_member {
+	struct rc_dev *dev;             /* NULL when missing */
+	enum rc_member_state state;     /* guarded by state_lock */
+	uint8_t uuid[RC_UUID_SIZE];
+	uint64_t rebuild_pos;           /* stripes current on a REBUILDING member */
+	uint64_t jhead;                 /* next free ring block */
+	uint64_t jtail;                 /* ring block of the first live record */
+	uint64_t jused;                 /* ring blocks in use since the tail */
+	struct rc_worker *worker;
+	atomic_uint_fast64_t read_errors, write_errors, csum_errors, repaired;
+};
+
+/* A cached stripe: its lock and, while dirty, its new data. */
+struct rc_stripe {
+	uint64_t stripe;
+	struct rc_stripe *hnext;        /* hash chain */
+	struct rc_stripe *dnext;        /* dirty list */
+	uint32_t refs;                  /* holders and waiters */
+	bool locked;
+	bool dirty_listed;
+	uint32_t ndirty;                /* dirty data blocks */
+	uint8_t *data;                  /* stripe_blocks blocks, column-major */
+	uint64_t *dirty;                /* bitmap over stripe_blocks */
+};
+
+struct rc_csum_cache;
+
+struct rc_array {
+	struct rc_geom g;
+	struct rc_sb sb;                /* template: the newest superblock */
+	struct rc_member m[RC_MAX_MEMBERS];
+	struct rc_dev *spare[RC_MAX_SPARES];
+	struct rc_sb spare_sb[RC_MAX_SPARES];
+	int nspares;
+	const struct rc_parity_ops *par;
+	uint32_t ndata, nred;           /* data columns, redundancy */
+	uint32_t stripe_blocks;
+	uint64_t stripes;
+	bool rdonly;
+	bool was_unclean;
+	uint64_t replayed_txns;
+
+	pthread_mutex_t commit_lock;
+	pthread_mutex_t state_lock;
+
+	pthread_mutex_t cache_lock;
+	pthread_cond_t cache_cond;
+	struct rc_stripe **htab;
+	uint32_t hsize;
+	struct rc_stripe *dirty_head;   /* stripes with dirty data */
+	uint32_t ndirty_stripes;
+	uint32_t max_dirty_stripes;
+
+	pthread_mutex_t csum_lock;
+	struct rc_csum_cache *cc;
+
+	uint64_t jseq;                  /* last committed transaction */
+	uint64_t jcheckpoint;           /* last checkpointed transaction */
+	uint64_t journal_blocks;
+
+	/* Replayed journal blocks of a read-only array with an unclean
+	 * journal: member reads see them instead of the media. */
+	struct rc_overlay *overlay;
+
+	atomic_uint_fast64_t unrecoverable;
+	uint8_t *zero;                  /* one zero chunk */
+};
+
+/* ---- array.c: superblocks and member states ---- */
+int rc_sb_write_all(struct rc_array *a);   /* caller holds commit_lock */
+void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
+bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
+/* More slots unusable than the level tolerates. */
+bool rc_array_failed(struct rc_array *a);
+int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
+void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- io.c: member I/O ---- */
+struct rc_io {
+	int member;
+	bool write;
+	void *buf;
+	uint64_t block;                 /* absolute member block */
+	uint32_t count;
+	int err;
+};
+int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
+		      uint32_t count, void *buf);
+int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
+		       uint32_t count, const void *buf);
+/* Runs every request, members in parallel; sets each io->err. */
+void rc_io_run(struct rc_array *a, struct rc_io *io, int n);
+/* fdatasync of every usable member in parallel; faults those that fail. */
+int rc_io_sync_all(struct rc_array *a);
+int rc_io_start(struct rc_array *a);
+void rc_io_stop(struct rc_array *a);
+int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
+		   const void *data);
+void rc_overlay_free(struct rc_array *a);
+
+/* ---- csum.c: checksum tables ---- */
+int rc_csum_init(struct rc_array *a);
+void rc_csum_fini(struct rc_array *a);
+/* Entry of data-region block mblock of slot; -EIO when the table block is
+ * unreadable (caller treats the block as unverifiable). */
+int rc_csum_lookup(struct rc_array *a, int slot, uint64_t mblock,
+		   uint64_t *csum);
+int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
+		   uint64_t csum);
+/* Copies out every dirty table block into *blocks/targets (malloc'd) and
+ * marks them clean; the caller journals and writes them. */
+int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
+		       uint64_t **targets, uint32_t *n);
+void rc_csum_drop_slot(struct rc_array *a, int slot);
+bool rc_csum_verify(struct rc_array *a, int slot, uint64_t mblock,
+		    const void *data, bool *unwritten);
+
+/* ---- stripe.c: the stripe table and locks ---- */
+int rc_stripe_table_init(struct rc_array *a);
+void rc_stripe_table_fini(struct rc_array *a);
+struct rc_stripe *rc_stripe_lock(struct rc_array *a, uint64_t stripe);
+void rc_stripe_unlock(struct rc_array *a, struct rc_stripe *st);
+int rc_stripe_ensure_data(struct rc_array *a, struct rc_stripe *st);
+bool rc_stripe_block_dirty(const struct rc_stripe *st, uint32_t i);
+void rc_stripe_mark_dirty(struct rc_array *a, struct rc_stripe *st,
+			  uint32_t i);
+/* Removes up to max dirty stripes from the dirty list (ascending order),
+ * returning their numbers. */
+uint32_t rc_stripe_take_dirty(struct rc_array *a, uint64_t *out,
+			      uint32_t max);
+/* Under the stripe lock: the dirty data is on disk now / goes back on the
+ * dirty list after a failed commit. */
+void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st);
+void rc_stripe_relist(struct rc_array *a, struct rc_stripe *st);
+
+/* ---- read.c: reads, verification, reconstruction ---- */
+/*
+ * Reads rows [r0, r0 + nr) of column col of stripe map mp into buf,
+ * verified, reconstructing what is missing or corrupt and repairing it.
+ * Caller holds the stripe lock.
+ */
+int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
+		uint32_t col, uint32_t r0, uint32_t nr, void *buf);
+/* Why a block of a column cannot be used as read. */
+enum rc_blk_state {
+	BLK_OK = 0,
+	BLK_ABSENT = 1,      /* member missing, faulty or not yet rebuilt */
+	BLK_BAD = 2,         /* read error or checksum mismatch */
+};
+
+/* Reads and verifies rows [r0, r0+nr) of every column into cols, with each
+ * block's enum rc_blk_state in state[c][r]; never-written blocks read as
+ * zeros.  Nothing is rebuilt or written. */
+int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
+		   uint32_t r0, uint32_t nr, uint8_t **cols, uint8_t **state);
+/* Rebuilds row r's blocks that are not BLK_OK; false when too many. */
+bool rc_row_recover(struct rc_array *a, const struct rc_stripe_map *mp,
+		    uint8_t **cols, uint32_t r, uint8_t *const *state);
+/* Writes a rebuilt block over a bad one, records its checksum, counts. */
+void rc_block_repair(struct rc_array *a, const struct rc_col *col,
+		     uint32_t row, const uint8_t *data);
+uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);
+void rc_state_free(uint8_t **state, uint32_t ncols);
+/* Reads rows [r0, r0+nr) of every column (cols[c] = buffer of nr blocks),
+ * rebuilding and repairing; -EIO if some row cannot be rebuilt. */
+int rc_stripe_read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
+			uint32_t r0, uint32_t nr, uint8_t **cols);
+
+/* ---- commit.c: writing dirty stripes through the journal ---- */
+int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
+/* Journals and writes checksum table blocks changed by repairs. */
+int rc_commit_tables(struct rc_array *a);
+
+/* ---- journal.c ---- */
+struct rc_jwrite {
+	uint64_t target;                /* absolute member block */
+	const void *data;
+};
+/* Writes one transaction's records (one per member with n[m] > 0). */
+int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
+		     const uint32_t *n);
+bool rc_journal_fits(struct rc_array *a, const uint32_t *n);
+int rc_journal_checkpoint(struct rc_array *a, bool clean);
+int rc_journal_replay(struct rc_array *a);
+
+static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
+{
+	return a->sb.data_offset + mblock;
+}
+
+#define RC_DIV_ROUND_UP(x, y) (((x) + (y) - 1) / (y))
+
+#endif

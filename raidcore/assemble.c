@@ -1,0 +1,444 @@
+/*
+ * assemble: from a heap of devices to a running array.
+ *
+ *   1. read every device's superblocks (the better of two copies)
+ *   2. leave out devices that are not members, duplicates, and members of
+ *      another array (the array is the uuid most devices carry)
+ *   3. take the slot table of the newest superblock; place each device in
+ *      its slot, leaving out stale ones
+ *   4. refuse if some stripe would lose more columns than it can rebuild
+ *   5. only then: start, replay the journal if the array was not closed
+ *      cleanly, record missing members, mark the array active.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+#include "array.h"
+
+struct cand {
+	struct rc_dev *dev;
+	struct rc_sb sb;
+	bool ok;
+};
+
+static void leave_out(struct cand *c, const char *why)
+{
+	rc_log("%s: left out: %s", c->dev->name, why);
+	c->ok = false;
+}
+
+static bool same_dev(const struct rc_dev *x, const struct rc_dev *y)
+{
+	if (x->rdev || y->rdev)
+		return x->rdev == y->rdev;
+	return x->ino && x->st_dev == y->st_dev && x->ino == y->ino;
+}
+
+/* Step 1 and 2: 0, or -EPROTONOSUPPORT if some member is too new. */
+static int cands_read(struct cand *c, int n, char *err, size_t len)
+{
+	const char *why = NULL;
+	int ret;
+
+	for (int i = 0; i < n; i++) {
+		if (!c[i].dev)
+			continue;
+		for (int j = 0; j < i; j++) {
+			if (c[j].dev && same_dev(c[i].dev, c[j].dev)) {
+				rc_log("%s: left out: the same device as %s",
+				       c[i].dev->name, c[j].dev->name);
+				goto next;
+			}
+		}
+		ret = rc_sb_read_best(c[i].dev, &c[i].sb, &why);
+		if (ret == -EPROTONOSUPPORT) {
+			snprintf(err, len, "%s: %s", c[i].dev->name, why);
+			return ret;
+		}
+		if (ret < 0) {
+			rc_log("%s: left out: %s", c[i].dev->name,
+			       ret == -ENODATA ? "not a raidfs member" : why);
+			continue;
+		}
+		c[i].ok = true;
+next:;
+	}
+	return 0;
+}
+
+/* The array uuid most candidates carry; -EINVAL on a tie. */
+static int pick_array(struct cand *c, int n, uint8_t *uuid, char *err,
+		      size_t len)
+{
+	int best = -1, best_votes = 0, votes;
+	bool tie = false;
+
+	for (int i = 0; i < n; i++) {
+		if (!c[i].ok)
+			continue;
+		votes = 0;
+		for (int j = 0; j < n; j++)
+			votes += c[j].ok && !memcmp(c[j].sb.array_uuid,
+						    c[i].sb.array_uuid, 16);
+		if (votes > best_votes) {
+			best = i;
+			best_votes = votes;
+			tie = false;
+		} else if (votes == best_votes &&
+			   memcmp(c[best].sb.array_uuid, c[i].sb.array_uuid, 16)) {
+			tie = true;
+		}
+	}
+	if (best < 0) {
+		snprintf(err, len, "no raidfs member among the devices given");
+		return -ENODEV;
+	}
+	if (tie) {
+		snprintf(err, len, "the devices belong to different arrays "
+			 "in equal numbers; name the members of one array");
+		return -EINVAL;
+	}
+	memcpy(uuid, c[best].sb.array_uuid, 16);
+	for (int i = 0; i < n; i++)
+		if (c[i].ok && memcmp(c[i].sb.array_uuid, uuid, 16))
+			leave_out(&c[i], "member of another array");
+	return 0;
+}
+
+static int newest(struct cand *c, int n)
+{
+	int best = -1;
+
+	for (int i = 0; i < n; i++)
+		if (c[i].ok && (best < 0 || c[i].sb.events > c[best].sb.events))
+			best = i;
+	return best;
+}
+
+static const char *state_name(enum rc_member_state s)
+{
+	static const char *names[] = { "active", "faulty", "missing",
+				       "rebuilding", "spare", "empty" };
+
+	return (unsigned)s < 6 ? names[s] : "?";
+}
+
+/* Step 3: fills a->m[] and the spares from the newest slot table. */
+static void place(struct rc_array *a, struct cand *c, int n)
+{
+	const struct rc_sb *t = &a->sb;
+
+	for (uint32_t s = 0; s < t->members + t->nspares; s++) {
+		const struct rc_slot *sl = &t->slots[s];
+
+		if (s < t->members) {
+			memcpy(a->m[s].uuid, sl->uuid, RC_UUID_SIZE);
+			a->m[s].state = sl->state == RC_MEMBER_ACTIVE ||
+					sl->state == RC_MEMBER_REBUILDING ?
+					RC_MEMBER_MISSING : sl->state;
+			a->m[s].rebuild_pos = sl->rebuild_pos;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!c[i].ok || memcmp(c[i].sb.member_uuid, sl->uuid, 16))
+				continue;
+			if (s >= t->members) {
+				if (sl->state == RC_MEMBER_SPARE &&
+				    a->nspares < RC_MAX_SPARES) {
+					a->spare[a->nspares] = c[i].dev;
+					a->spare_sb[a->nspares++] = c[i].sb;
+					c[i].dev = NULL;
+				}
+			} else if ((sl->state == RC_MEMBER_ACTIVE ||
+				    sl->state == RC_MEMBER_REBUILDING) &&
+				   c[i].sb.role == s && !a->m[s].dev) {
+				a->m[s].dev = c[i].dev;
+				a->m[s].state = sl->state;
+				a->m[s].jtail = c[i].sb.journal_tail;
+				c[i].dev = NULL;
+			} else {
+				rc_log("%s: left out: stale (slot %u is %s in "
+				       "the newest superblock)", c[i].dev->name,
+				       s, a->m[s].dev && sl->state ==
+				       RC_MEMBER_ACTIVE ? "taken" :
+				       state_name(sl->state));
+			}
+			c[i].ok = false;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (c[i].ok)
+			leave_out(&c[i], "no longer in the array's slot table");
+}
+
+/* Step 4: a message naming every missing slot. */
+static int check_missing(struct rc_array *a, unsigned flags, char *err,
+			 size_t len)
+{
+	bool gone[RC_MAX_MEMBERS] = { false }, any = false;
+	size_t off;
+	char u[37];
+
+	off = (size_t)snprintf(err, len, "missing:");
+	for (uint32_t s = 0; s < a->g.members; s++) {
+		gone[s] = !a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE;
+		if (!gone[s])
+			continue;
+		any = true;
+		uuid_unparse(a->m[s].uuid, u);
+		if (off < len)
+			off += (size_t)snprintf(err + off, len - off,
+						" slot %u (member %s, %s)", s, u,
+						state_name(a->m[s].dev ?
+							   a->m[s].state :
+							   RC_MEMBER_MISSING));
+	}
+	if (any && (flags & RC_ASSEMBLE_NO_DEGRADED)) {
+		if (off < len)
+			snprintf(err + off, len - off,
+				 "; not assembling degraded as asked");
+		return -ENODEV;
+	}
+	if (a->g.level == RC_RAID0 ? any : rc_array_failed(a)) {
+		if (off < len)
+			snprintf(err + off, len - off,
+				 "; more than %s %s can do without",
+				 rc_level_name(a->g.level),
+				 a->g.level == RC_RAID1 ? "(all copies)" :
+				 "redundancy");
+		return -ENODEV;
+	}
+	if (!any)
+		err[0] = 0;
+	return 0;
+}
+
+void rc_array_set_cache(struct rc_array *a, uint64_t bytes)
+{
+	uint64_t n = bytes / ((uint64_t)a->stripe_blocks * RC_BLOCK_SIZE);
+
+	a->max_dirty_stripes = n < 4 ? 4 : n > 65536 ? 65536 : (uint32_t)n;
+}
+
+static int array_init(struct rc_array *a, unsigned flags)
+{
+	int ret;
+
+	a->g = (struct rc_geom){ .level = a->sb.level, .layout = a->sb.layout,
+		.members = a->sb.members, .chunk_blocks = a->sb.chunk_blocks,
+		.member_blocks = a->sb.member_blocks };
+	a->ndata = rc_geom_data_columns(&a->g);
+	a->nred = rc_geom_redundancy(&a->g);
+	if (a->g.level == RC_RAID1 || a->g.level == RC_RAID10)
+		a->nred = a->g.level == RC_RAID1 ? a->g.members - 1 : 1;
+	a->stripe_blocks = rc_geom_stripe_blocks(&a->g);
+	a->stripes = rc_geom_stripes(&a->g);
+	a->journal_blocks = a->sb.journal_blocks;
+	a->rdonly = flags & RC_ASSEMBLE_RDONLY;
+	a->par = rc_parity_best();
+	a->jseq = a->jcheckpoint = a->sb.journal_seq;
+	pthread_mutex_init(&a->commit_lock, NULL);
+	pthread_mutex_init(&a->state_lock, NULL);
+	pthread_mutex_init(&a->csum_lock, NULL);
+	rc_array_set_cache(a, 64ull << 20);
+	a->zero = calloc(a->g.chunk_blocks, RC_BLOCK_SIZE);
+	if (!a->zero)
+		return -ENOMEM;
+	ret = rc_stripe_table_init(a);
+	if (ret == 0)
+		ret = rc_csum_init(a);
+	if (ret == 0)
+		ret = rc_io_start(a);
+	for (uint32_t s = 0; s < a->g.members; s++)
+		a->m[s].jhead = a->m[s].jtail;
+	return ret;
+}
+
+static void array_free(struct rc_array *a)
+{
+	rc_io_stop(a);
+	rc_csum_fini(a);
+	rc_stripe_table_fini(a);
+	rc_overlay_free(a);
+	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
+		rc_dev_close(a->m[s].dev);
+	for (int i = 0; i < a->nspares; i++)
+		rc_dev_close(a->spare[i]);
+	free(a->zero);
+	pthread_mutex_destroy(&a->commit_lock);
+	pthread_mutex_destroy(&a->state_lock);
+	pthread_mutex_destroy(&a->csum_lock);
+	free(a);
+}
+
+/* Step 5. */
+static int array_start(struct rc_array *a)
+{
+	bool unclean = a->sb.array_state != RC_STATE_CLEAN;
+	int ret = 0;
+
+	if (unclean) {
+		a->was_unclean = true;
+		ret = rc_journal_replay(a);
+		if (ret < 0)
+			return ret;
+		if (a->replayed_txns)
+			rc_log("replayed %llu journal transactions after an "
+			       "unclean shutdown",
+			       (unsigned long long)a->replayed_txns);
+	}
+	if (a->rdonly)
+		return 0;
+	for (uint32_t s = 0; s < a->g.members; s++) {
+		if (!a->m[s].dev && a->m[s].state == RC_MEMBER_MISSING)
+			rc_log("slot %u is missing: running degraded", s);
+	}
+	pthread_mutex_lock(&a->commit_lock);
+	ret = rc_journal_checkpoint(a, false);
+	pthread_mutex_unlock(&a->commit_lock);
+	return ret;
+}
+
+int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
+		      struct rc_array **out, char *err, size_t errlen)
+{
+	struct cand *c = calloc((size_t)(n ? n : 1), sizeof(*c));
+	struct rc_array *a = calloc(1, sizeof(*a));
+	char dummy[8];
+	uint8_t uuid[16];
+	int ret, nb;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = 0;
+	if (!c || !a) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < n; i++)
+		c[i].dev = devs[i];
+	ret = cands_read(c, n, err, errlen);
+	if (ret == 0)
+		ret = pick_array(c, n, uuid, err, errlen);
+	if (ret < 0)
+		goto fail;
+	nb = newest(c, n);
+	a->sb = c[nb].sb;
+	if (a->sb.feature_ro_compat & ~RC_FEATURE_RO_COMPAT_SUPP)
+		flags |= RC_ASSEMBLE_RDONLY;
+	place(a, c, n);
+	a->g.members = a->sb.members;
+	a->g.level = a->sb.level;
+	a->g.chunk_blocks = a->sb.chunk_blocks;
+	a->g.member_blocks = a->sb.member_blocks;
+	a->g.layout = a->sb.layout;
+	ret = check_missing(a, flags, err, errlen);
+	if (ret < 0)
+		goto fail_placed;
+	if (err[0])
+		rc_log("%s", err);
+	ret = array_init(a, flags);
+	if (ret == 0)
+		ret = array_start(a);
+	if (ret < 0) {
+		snprintf(err, errlen, "starting the array failed: %s",
+			 strerror(-ret));
+		goto fail_placed;
+	}
+	for (int i = 0; i < n; i++)
+		rc_dev_close(c[i].dev);
+	free(c);
+	*out = a;
+	return 0;
+
+fail_placed:
+	/* Devices placed in the array go back to the caller's list. */
+	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
+		a->m[s].dev = NULL;
+	for (int i = 0; i < a->nspares; i++)
+		a->spare[i] = NULL;
+	a->nspares = 0;
+	array_free(a);
+	a = NULL;
+fail:
+	free(c);
+	free(a);
+	return ret;
+}
+
+int rc_array_close(struct rc_array *a)
+{
+	int ret = 0;
+
+	if (!a)
+		return 0;
+	if (!a->rdonly) {
+		ret = rc_flush(a);
+		pthread_mutex_lock(&a->commit_lock);
+		if (ret == 0)
+			ret = rc_journal_checkpoint(a, true);
+		pthread_mutex_unlock(&a->commit_lock);
+	}
+	array_free(a);
+	return ret;
+}
+
+int rc_array_info(struct rc_array *a, struct rc_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->level = a->g.level;
+	info->layout = a->g.layout;
+	info->members = a->g.members;
+	info->spares = (uint32_t)a->nspares;
+	info->chunk_blocks = a->g.chunk_blocks;
+	info->data_columns = a->ndata;
+	info->stripe_blocks = a->stripe_blocks;
+	info->blocks = a->sb.array_blocks;
+	pthread_mutex_lock(&a->state_lock);
+	info->events = a->sb.events;
+	for (uint32_t s = 0; s < a->g.members; s++)
+		info->degraded |= !a->m[s].dev ||
+				  a->m[s].state != RC_MEMBER_ACTIVE;
+	pthread_mutex_unlock(&a->state_lock);
+	memcpy(info->uuid, a->sb.array_uuid, RC_UUID_SIZE);
+	memcpy(info->label, a->sb.label, RC_LABEL_MAX);
+	info->rdonly = a->rdonly;
+	info->was_unclean = a->was_unclean;
+	info->replayed_txns = a->replayed_txns;
+	info->unrecoverable = atomic_load(&a->unrecoverable);
+	return 0;
+}
+
+int rc_array_member_status(struct rc_array *a, int slot,
+			   struct rc_member_status *st)
+{
+	struct rc_member *m;
+
+	memset(st, 0, sizeof(*st));
+	if (slot < 0 || (uint32_t)slot >= a->g.members + (uint32_t)a->nspares)
+		return -EINVAL;
+	if ((uint32_t)slot >= a->g.members) {
+		int i = slot - (int)a->g.members;
+
+		st->state = RC_MEMBER_SPARE;
+		snprintf(st->name, sizeof(st->name), "%s", a->spare[i]->name);
+		memcpy(st->uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
+		return 0;
+	}
+	m = &a->m[slot];
+	pthread_mutex_lock(&a->state_lock);
+	st->state = m->dev ? m->state : RC_MEMBER_MISSING;
+	st->rebuild_done = m->rebuild_pos;
+	if (m->dev)
+		snprintf(st->name, sizeof(st->name), "%s", m->dev->name);
+	memcpy(st->uuid, m->uuid, RC_UUID_SIZE);
+	pthread_mutex_unlock(&a->state_lock);
+	st->read_errors = atomic_load(&m->read_errors);
+	st->write_errors = atomic_load(&m->write_errors);
+	st->csum_errors = atomic_load(&m->csum_errors);
+	st->repaired = atomic_load(&m->repaired);
+	return 0;
+}

@@ -1,0 +1,463 @@
+/*
+ * commit: turns dirty stripes into new columns and puts them on the
+ * members through the journal (docs/DESIGN.md, "No write hole").
+ *
+ *   rc_write            copy into the stripe cache, mark dirty
+ *   rc_commit           batch: lock stripes ascending, compute, journal,
+ *                       flush (commit point), write in place, unlock
+ *   rc_flush            rc_commit of everything
+ *
+ * For each run of rows of a stripe with the same set of dirty columns the
+ * new parity is computed from full data (all dirty), by reconstruct-write
+ * (read the clean columns) or by read-modify-write (read old dirty columns
+ * and old parity), whichever reads fewer blocks.  Reads go through
+ * rc_col_read, so they are verified and reconstructed when degraded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+
+#define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+#define BATCH_MAX 256
+
+/* One contiguous in-place write, also journaled. */
+struct wrun {
+	int member;
+	uint64_t mblock;        /* data-region relative, or absolute if abs */
+	uint32_t count;
+	const uint8_t *data;
+	bool abs;
+};
+
+struct wset {
+	struct wrun *runs;
+	uint32_t n, cap;
+	uint8_t **bufs;         /* buffers to free after the commit */
+	uint32_t nbufs, capbufs;
+};
+
+static int wset_add(struct wset *w, struct wrun r)
+{
+	struct wrun *nr;
+
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 64;
+		nr = realloc(w->runs, w->cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		w->runs = nr;
+	}
+	w->runs[w->n++] = r;
+	return 0;
+}
+
+static uint8_t *wset_alloc(struct wset *w, size_t bytes)
+{
+	uint8_t **nb, *p;
+
+	if (w->nbufs == w->capbufs) {
+		w->capbufs = w->capbufs ? w->capbufs * 2 : 64;
+		nb = realloc(w->bufs, w->capbufs * sizeof(*nb));
+		if (!nb)
+			return NULL;
+		w->bufs = nb;
+	}
+	p = malloc(bytes);
+	if (p)
+		w->bufs[w->nbufs++] = p;
+	return p;
+}
+
+static void wset_free(struct wset *w)
+{
+	for (uint32_t i = 0; i < w->nbufs; i++)
+		free(w->bufs[i]);
+	free(w->bufs);
+	free(w->runs);
+	memset(w, 0, sizeof(*w));
+}
+
+static uint64_t dirty_mask(const struct rc_array *a,
+			   const struct rc_stripe *st, uint32_t r)
+{
+	uint64_t m = 0;
+
+	for (uint32_t c = 0; c < a->ndata; c++)
+		if (rc_stripe_block_dirty(st, c * a->g.chunk_blocks + r))
+			m |= 1ull << c;
+	return m;
+}
+
+/* Queues the in-place writes of column c, rows [r0, r0 + nr), from buf. */
+static int queue_col(struct rc_array *a, struct wset *w,
+		     const struct rc_stripe_map *mp, uint32_t c, uint32_t r0,
+		     uint32_t nr, const uint8_t *buf)
+{
+	const struct rc_col *col = &mp->col[c];
+
+	if (!rc_member_usable(a, (int)col->member, mp->stripe))
+		return 0;
+	return wset_add(w, (struct wrun){ .member = (int)col->member,
+		.mblock = col->offset + r0, .count = nr, .data = buf });
+}
+
+/*
+ * New parity for rows [r0, r0 + nr) whose dirty set is mask (not empty).
+ * par[k] points at row r0 of parity column k.
+ */
+static int compute_parity_run(struct rc_array *a, struct wset *w,
+			      const struct rc_stripe_map *mp,
+			      struct rc_stripe *st, uint32_t r0, uint32_t nr,
+			      uint64_t mask, uint8_t **par)
+{
+	uint32_t d = a->ndata, ndirty = (uint32_t)__builtin_popcountll(mask);
+	uint32_t chunk = a->g.chunk_blocks, rcw_cost = 0, rmw_cost;
+	size_t len = (size_t)nr * RC_BLOCK_SIZE;
+	void *data[RC_MAX_MEMBERS];
+	uint8_t *old, *delta, *pnew, *qnew;
+	int ret;
+
+	for (uint32_t c = 0; c < d; c++) {
+		data[c] = BLK(st->data, c * chunk + r0);
+		if (!(mask >> c & 1))
+			rcw_cost += rc_member_usable(a, (int)mp->col[c].member,
+						     mp->stripe) ? 1 : d;
+	}
+	rmw_cost = ndirty + a->nred;
+	for (uint32_t k = 0; k < a->nred; k++)
+		if (!rc_member_usable(a, (int)mp->col[d + k].member, mp->stripe))
+			rmw_cost += d;
+	if (ndirty == d || rcw_cost <= rmw_cost) {
+		for (uint32_t c = 0; c < d; c++) {
+			if (mask >> c & 1)
+				continue;
+			data[c] = wset_alloc(w, len);
+			if (!data[c])
+				return -ENOMEM;
+			ret = rc_col_read(a, mp, c, r0, nr, data[c]);
+			if (ret < 0)
+				return ret;
+		}
+		if (a->nred == 2)
+			a->par->gen_pq((int)d, len, data, par[0], par[1]);
+		else
+			a->par->gen_p((int)d, len, data, par[0]);
+		return 0;
+	}
+	/* Read-modify-write: new P = old P ^ old D ^ new D, and for Q the
+	 * syndrome of the deltas added to the old Q. */
+	old = wset_alloc(w, len * (a->nred + 1));
+	if (!old)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < a->nred; k++) {
+		ret = rc_col_read(a, mp, d + k, r0, nr, BLK(old, nr * (k + 1)));
+		if (ret < 0)
+			return ret;
+	}
+	pnew = par[0];
+	qnew = a->nred == 2 ? par[1] : NULL;
+	for (uint32_t c = 0; c < d; c++) {
+		void *src[3];
+
+		if (!(mask >> c & 1)) {
+			data[c] = a->zero;
+			continue;
+		}
+		ret = rc_col_read(a, mp, c, r0, nr, old);
+		if (ret < 0)
+			return ret;
+		delta = wset_alloc(w, len);
+		if (!delta)
+			return -ENOMEM;
+		src[0] = old;
+		src[1] = BLK(st->data, c * chunk + r0);
+		a->par->gen_p(2, len, src, delta);
+		data[c] = delta;
+	}
+	{
+		uint8_t *dp = wset_alloc(w, len), *dq = wset_alloc(w, len);
+		void *src[2];
+
+		if (!dp || !dq)
+			return -ENOMEM;
+		if (qnew)
+			a->par->gen_pq((int)d, len, data, dp, dq);
+		else
+			a->par->gen_p((int)d, len, data, dp);
+		src[0] = BLK(old, nr);
+		src[1] = dp;
+		a->par->gen_p(2, len, src, pnew);
+		if (qnew) {
+			src[0] = BLK(old, 2 * nr);
+			src[1] = dq;
+			a->par->gen_p(2, len, src, qnew);
+		}
+	}
+	return 0;
+}
+
+/* Queues every write of one locked dirty stripe. */
+static int stripe_prepare(struct rc_array *a, struct wset *w,
+			  struct rc_stripe *st)
+{
+	struct rc_stripe_map map;
+	uint32_t chunk = a->g.chunk_blocks, r0, nr;
+	uint8_t *par[2] = { NULL, NULL };
+	uint64_t mask;
+	int ret = 0;
+
+	rc_geom_stripe(&a->g, st->stripe, &map);
+	if (a->nred && !(a->g.level == RC_RAID1 || a->g.level == RC_RAID10)) {
+		for (uint32_t k = 0; k < a->nred; k++) {
+			par[k] = wset_alloc(w, (size_t)chunk * RC_BLOCK_SIZE);
+			if (!par[k])
+				return -ENOMEM;
+		}
+	}
+	for (r0 = 0; r0 < chunk && ret == 0; r0 += nr) {
+		mask = dirty_mask(a, st, r0);
+		for (nr = 1; r0 + nr < chunk && dirty_mask(a, st, r0 + nr) == mask;
+		     nr++)
+			;
+		if (!mask)
+			continue;
+		for (uint32_t c = 0; c < a->ndata && ret == 0; c++) {
+			if (!(mask >> c & 1))
+				continue;
+			ret = queue_col(a, w, &map, c, r0, nr,
+					BLK(st->data, c * chunk + r0));
+			/* Mirrors: the same data to every copy. */
+			for (uint32_t k = a->ndata; par[0] == NULL &&
+			     k < map.ncols && ret == 0; k++)
+				ret = queue_col(a, w, &map, k, r0, nr,
+						BLK(st->data, c * chunk + r0));
+		}
+		if (ret || !par[0])
+			continue;
+		for (uint32_t k = 0; k < a->nred; k++)
+			par[k] += (size_t)r0 * RC_BLOCK_SIZE;
+		ret = compute_parity_run(a, w, &map, st, r0, nr, mask, par);
+		for (uint32_t k = 0; k < a->nred && ret == 0; k++)
+			ret = queue_col(a, w, &map, a->ndata + k, r0, nr, par[k]);
+		for (uint32_t k = 0; k < a->nred; k++)
+			par[k] -= (size_t)r0 * RC_BLOCK_SIZE;
+	}
+	return ret;
+}
+
+/* Checksums of every queued block into the tables. */
+static int wset_checksum(struct rc_array *a, struct wset *w)
+{
+	int ret = 0;
+
+	for (uint32_t i = 0; i < w->n && ret == 0; i++) {
+		struct wrun *run = &w->runs[i];
+
+		for (uint32_t b = 0; b < run->count && ret == 0; b++) {
+			uint64_t mb = run->mblock + b;
+
+			ret = rc_csum_update(a, run->member, mb,
+					     rc_block_csum(BLK(run->data, b),
+							   rc_abs(a, mb)));
+		}
+	}
+	return ret;
+}
+
+/* Adds every member's dirty checksum table blocks to the set. */
+static int wset_add_tables(struct rc_array *a, struct wset *w)
+{
+	uint8_t *blocks;
+	uint64_t *targets;
+	uint32_t n;
+	int ret = 0;
+
+	for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
+		if (!a->m[m].dev)
+			continue;
+		ret = rc_csum_take_dirty(a, (int)m, &blocks, &targets, &n);
+		if (ret < 0 || n == 0)
+			continue;
+		if (w->nbufs == w->capbufs && !wset_alloc(w, 1)) {
+			free(blocks);
+			free(targets);
+			return -ENOMEM;
+		}
+		w->bufs[w->nbufs++] = blocks;
+		for (uint32_t i = 0; i < n && ret == 0; i++)
+			ret = wset_add(w, (struct wrun){ .member = (int)m,
+				.mblock = targets[i], .count = 1,
+				.data = BLK(blocks, i), .abs = true });
+		free(targets);
+	}
+	return ret;
+}
+
+/* Journals the whole set as one batch; the flush is the commit point. */
+static int wset_journal(struct rc_array *a, struct wset *w)
+{
+	struct rc_jwrite *jw[RC_MAX_MEMBERS] = { 0 };
+	uint32_t n[RC_MAX_MEMBERS] = { 0 };
+	int ret = 0;
+
+	for (uint32_t i = 0; i < w->n; i++)
+		n[w->runs[i].member] += w->runs[i].count;
+	for (uint32_t m = 0; m < a->g.members; m++) {
+		if (!n[m])
+			continue;
+		jw[m] = malloc(n[m] * sizeof(**jw));
+		if (!jw[m]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		n[m] = 0;
+	}
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct wrun *run = &w->runs[i];
+
+		for (uint32_t b = 0; b < run->count; b++)
+			jw[run->member][n[run->member]++] = (struct rc_jwrite){
+				.target = run->abs ? run->mblock + b :
+					  rc_abs(a, run->mblock + b),
+				.data = BLK(run->data, b) };
+	}
+	ret = rc_journal_write(a, jw, n);
+out:
+	for (uint32_t m = 0; m < a->g.members; m++)
+		free(jw[m]);
+	return ret;
+}
+
+static void wset_write_in_place(struct rc_array *a, struct wset *w)
+{
+	struct rc_io *io = calloc(w->n ? w->n : 1, sizeof(*io));
+
+	if (!io) {
+		/* The journal holds it all: replay at the next assembly. */
+		return;
+	}
+	for (uint32_t i = 0; i < w->n; i++)
+		io[i] = (struct rc_io){ .member = w->runs[i].member,
+			.write = true, .buf = (void *)w->runs[i].data,
+			.block = w->runs[i].abs ? w->runs[i].mblock :
+				 rc_abs(a, w->runs[i].mblock),
+			.count = w->runs[i].count };
+	rc_io_run(a, io, (int)w->n);
+	for (uint32_t i = 0; i < w->n; i++)
+		if (io[i].err < 0)
+			rc_member_set_faulty(a, io[i].member,
+					     "in-place write failed");
+	free(io);
+}
+
+static int commit_batch(struct rc_array *a, const uint64_t *stripes,
+			uint32_t n)
+{
+	struct rc_stripe *st[BATCH_MAX];
+	struct wset w = { 0 };
+	int ret = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		st[i] = rc_stripe_lock(a, stripes[i]);
+	for (uint32_t i = 0; i < n && ret == 0; i++)
+		if (st[i]->data && st[i]->ndirty)
+			ret = stripe_prepare(a, &w, st[i]);
+	if (ret == 0)
+		ret = wset_checksum(a, &w);
+	if (ret == 0)
+		ret = wset_add_tables(a, &w);
+	if (ret == 0 && w.n)
+		ret = wset_journal(a, &w);
+	if (ret == 0 && w.n)
+		ret = rc_io_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
+	/* Committed: the new state is durable in the journal. */
+	if (ret == 0)
+		wset_write_in_place(a, &w);
+	for (uint32_t i = 0; i < n; i++) {
+		if (ret == 0)
+			rc_stripe_clean(a, st[i]);
+		else if (st[i]->data && st[i]->ndirty)
+			rc_stripe_relist(a, st[i]);
+		rc_stripe_unlock(a, st[i]);
+	}
+	wset_free(&w);
+	return ret;
+}
+
+/* Stripes per batch, so one batch fits easily in every member's ring. */
+static uint32_t batch_stripes(const struct rc_array *a)
+{
+	uint64_t per = a->g.chunk_blocks + 2, room = a->journal_blocks / 4;
+	uint64_t n = room / per;
+
+	if (a->g.level == RC_RAID1 || a->g.level == RC_RAID10 ||
+	    a->g.level == RC_RAID0)
+		n = room / (per * a->ndata);
+	n = n < 1 ? 1 : n;
+	return n > BATCH_MAX ? BATCH_MAX : (uint32_t)n;
+}
+
+int rc_commit(struct rc_array *a, bool all)
+{
+	uint64_t stripes[BATCH_MAX];
+	uint32_t n, target = all ? 0 : a->max_dirty_stripes / 2;
+	int ret = 0;
+
+	if (a->rdonly)
+		return 0;
+	pthread_mutex_lock(&a->commit_lock);
+	while (ret == 0 && a->ndirty_stripes > target) {
+		n = rc_stripe_take_dirty(a, stripes, batch_stripes(a));
+		if (n == 0)
+			break;
+		ret = commit_batch(a, stripes, n);
+	}
+	/* Table entries fixed by repairs, when nothing else carried them. */
+	if (ret == 0 && all)
+		ret = commit_batch(a, NULL, 0);
+	pthread_mutex_unlock(&a->commit_lock);
+	return ret;
+}
+
+int rc_commit_tables(struct rc_array *a)
+{
+	return rc_commit(a, true);
+}
+
+int rc_flush(struct rc_array *a)
+{
+	return rc_commit(a, true);
+}
+
+int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
+	     const void *buf)
+{
+	const uint8_t *in = buf;
+	struct rc_stripe *st;
+	uint64_t stripe;
+	uint32_t col, r, i;
+	int ret = 0;
+
+	if (a->rdonly)
+		return -EROFS;
+	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
+		return -EINVAL;
+	while (count && ret == 0) {
+		rc_geom_locate(&a->g, block, &stripe, &col, &r);
+		i = col * a->g.chunk_blocks + r;
+		st = rc_stripe_lock(a, stripe);
+		ret = rc_stripe_ensure_data(a, st);
+		for (; ret == 0 && count && i < a->stripe_blocks; i++) {
+			memcpy(BLK(st->data, i), in, RC_BLOCK_SIZE);
+			rc_stripe_mark_dirty(a, st, i);
+			in += RC_BLOCK_SIZE;
+			block++;
+			count--;
+		}
+		rc_stripe_unlock(a, st);
+	}
+	if (ret == 0 && a->ndirty_stripes > a->max_dirty_stripes)
+		ret = rc_commit(a, false);
+	return ret;
+}

@@ -1,0 +1,353 @@
+/*
+ * io: every byte raidcore moves to or from a member passes through here.
+ *
+ * rc_io_member_read / rc_io_member_write   one member, synchronous
+ * rc_io_run                                a batch over several members,
+ *                                          one worker thread per member
+ * rc_io_sync_all                           the flush barrier
+ *
+ * Errors are counted against the member here; deciding that a member is
+ * faulty is the caller's business (a read error is repaired first).
+ * A read-only array with an unclean journal reads through the overlay of
+ * replayed blocks instead of writing them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+
+struct rc_batch {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	int pending;
+};
+
+struct rc_task {
+	struct rc_task *next;
+	struct rc_io *io;
+	const int *idx;          /* which of io[] this task runs */
+	int n;
+	bool sync;               /* fdatasync instead */
+	int *sync_err;
+	struct rc_batch *b;
+};
+
+/* Lock order: worker->lock is a leaf; held only to queue and dequeue. */
+struct rc_worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct rc_task *head, *tail;
+	bool stop;
+	struct rc_array *a;
+	int slot;
+};
+
+#define OVERLAY_BUCKETS 1024
+
+struct rc_overlay_block {
+	struct rc_overlay_block *next;
+	int slot;
+	uint64_t block;
+	uint8_t data[RC_BLOCK_SIZE];
+};
+
+struct rc_overlay {
+	struct rc_overlay_block *tab[OVERLAY_BUCKETS];
+};
+
+static struct rc_overlay_block **overlay_bucket(struct rc_overlay *o,
+						int slot, uint64_t block)
+{
+	return &o->tab[(block * 31 + (uint64_t)slot) % OVERLAY_BUCKETS];
+}
+
+int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
+		   const void *data)
+{
+	struct rc_overlay_block **b, *ob;
+
+	if (!a->overlay) {
+		a->overlay = calloc(1, sizeof(*a->overlay));
+		if (!a->overlay)
+			return -ENOMEM;
+	}
+	b = overlay_bucket(a->overlay, slot, block);
+	for (ob = *b; ob; ob = ob->next)
+		if (ob->slot == slot && ob->block == block)
+			break;
+	if (!ob) {
+		ob = malloc(sizeof(*ob));
+		if (!ob)
+			return -ENOMEM;
+		ob->slot = slot;
+		ob->block = block;
+		ob->next = *b;
+		*b = ob;
+	}
+	memcpy(ob->data, data, RC_BLOCK_SIZE);
+	return 0;
+}
+
+void rc_overlay_free(struct rc_array *a)
+{
+	struct rc_overlay_block *ob, *next;
+
+	if (!a->overlay)
+		return;
+	for (int i = 0; i < OVERLAY_BUCKETS; i++) {
+		for (ob = a->overlay->tab[i]; ob; ob = next) {
+			next = ob->next;
+			free(ob);
+		}
+	}
+	free(a->overlay);
+	a->overlay = NULL;
+}
+
+static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
+			  uint32_t count, uint8_t *buf)
+{
+	struct rc_overlay_block *ob;
+
+	for (uint32_t i = 0; i < count; i++) {
+		ob = *overlay_bucket(a->overlay, slot, block + i);
+		for (; ob; ob = ob->next)
+			if (ob->slot == slot && ob->block == block + i)
+				memcpy(buf + (size_t)i * RC_BLOCK_SIZE,
+				       ob->data, RC_BLOCK_SIZE);
+	}
+}
+
+int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
+		      uint32_t count, void *buf)
+{
+	struct rc_dev *dev = a->m[slot].dev;
+	int ret;
+
+	if (!dev)
+		return -ENXIO;
+	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
+			  block * RC_BLOCK_SIZE);
+	if (ret < 0)
+		atomic_fetch_add(&a->m[slot].read_errors, 1);
+	else if (a->overlay)
+		overlay_apply(a, slot, block, count, buf);
+	return ret;
+}
+
+int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
+		       uint32_t count, const void *buf)
+{
+	struct rc_dev *dev = a->m[slot].dev;
+	int ret;
+
+	if (a->rdonly)
+		return -EROFS;
+	if (!dev)
+		return -ENXIO;
+	ret = rc_dev_write(dev, buf, (size_t)count * RC_BLOCK_SIZE,
+			   block * RC_BLOCK_SIZE);
+	if (ret < 0)
+		atomic_fetch_add(&a->m[slot].write_errors, 1);
+	return ret;
+}
+
+static void task_run(struct rc_array *a, struct rc_task *t)
+{
+	struct rc_io *io;
+
+	if (t->sync) {
+		*t->sync_err = a->m[t->idx[0]].dev ?
+			       rc_dev_sync(a->m[t->idx[0]].dev) : -ENXIO;
+		return;
+	}
+	for (int i = 0; i < t->n; i++) {
+		io = &t->io[t->idx[i]];
+		io->err = io->write ?
+			  rc_io_member_write(a, io->member, io->block,
+					     io->count, io->buf) :
+			  rc_io_member_read(a, io->member, io->block,
+					    io->count, io->buf);
+	}
+}
+
+static void task_done(struct rc_task *t)
+{
+	pthread_mutex_lock(&t->b->lock);
+	if (--t->b->pending == 0)
+		pthread_cond_signal(&t->b->done);
+	pthread_mutex_unlock(&t->b->lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rc_worker *w = arg;
+	struct rc_task *t;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->head)
+			break;
+		t = w->head;
+		w->head = t->next;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+		task_run(w->a, t);
+		task_done(t);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void worker_queue(struct rc_worker *w, struct rc_task *t)
+{
+	t->next = NULL;
+	pthread_mutex_lock(&w->lock);
+	if (w->tail)
+		w->tail->next = t;
+	else
+		w->head = t;
+	w->tail = t;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int rc_io_start(struct rc_array *a)
+{
+	struct rc_worker *w;
+
+	for (uint32_t i = 0; i < a->g.members; i++) {
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		w->a = a;
+		w->slot = (int)i;
+		pthread_mutex_init(&w->lock, NULL);
+		pthread_cond_init(&w->cond, NULL);
+		if (pthread_create(&w->thread, NULL, worker_main, w)) {
+			free(w);
+			return -EAGAIN;
+		}
+		a->m[i].worker = w;
+	}
+	return 0;
+}
+
+void rc_io_stop(struct rc_array *a)
+{
+	struct rc_worker *w;
+
+	for (uint32_t i = 0; i < a->g.members; i++) {
+		w = a->m[i].worker;
+		if (!w)
+			continue;
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_signal(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w);
+		a->m[i].worker = NULL;
+	}
+}
+
+/* Runs tasks[0] here and the others on their members' workers. */
+static void tasks_run(struct rc_array *a, struct rc_task *tasks, int ntasks,
+		      const int *slots)
+{
+	struct rc_batch b;
+
+	if (ntasks == 0)
+		return;
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.done, NULL);
+	b.pending = ntasks - 1;
+	for (int i = 1; i < ntasks; i++) {
+		tasks[i].b = &b;
+		worker_queue(a->m[slots[i]].worker, &tasks[i]);
+	}
+	task_run(a, &tasks[0]);
+	pthread_mutex_lock(&b.lock);
+	while (b.pending)
+		pthread_cond_wait(&b.done, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	pthread_mutex_destroy(&b.lock);
+	pthread_cond_destroy(&b.done);
+}
+
+void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
+{
+	struct rc_task tasks[RC_MAX_MEMBERS];
+	int slots[RC_MAX_MEMBERS] = { 0 }, of_slot[RC_MAX_MEMBERS];
+	int *idx, ntasks = 0, pos = 0;
+
+	if (n == 0)
+		return;
+	idx = malloc((size_t)n * sizeof(int));
+	if (!idx) {
+		for (int i = 0; i < n; i++)
+			io[i].err = -ENOMEM;
+		return;
+	}
+	for (int s = 0; s < RC_MAX_MEMBERS; s++)
+		of_slot[s] = -1;
+	for (int i = 0; i < n; i++) {
+		if (of_slot[io[i].member] < 0) {
+			of_slot[io[i].member] = ntasks;
+			slots[ntasks] = io[i].member;
+			memset(&tasks[ntasks], 0, sizeof(tasks[0]));
+			tasks[ntasks].io = io;
+			ntasks++;
+		}
+		tasks[of_slot[io[i].member]].n++;
+	}
+	for (int t = 0; t < ntasks; t++) {
+		tasks[t].idx = idx + pos;
+		pos += tasks[t].n;
+		tasks[t].n = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rc_task *t = &tasks[of_slot[io[i].member]];
+
+		((int *)t->idx)[t->n++] = i;
+	}
+	tasks_run(a, tasks, ntasks, slots);
+	free(idx);
+}
+
+int rc_io_sync_all(struct rc_array *a)
+{
+	struct rc_task tasks[RC_MAX_MEMBERS];
+	int slots[RC_MAX_MEMBERS] = { 0 }, errs[RC_MAX_MEMBERS] = { 0 };
+	int ntasks = 0, ret = 0;
+
+	if (a->rdonly)
+		return 0;
+	for (uint32_t i = 0; i < a->g.members; i++) {
+		if (!a->m[i].dev || (a->m[i].state != RC_MEMBER_ACTIVE &&
+				     a->m[i].state != RC_MEMBER_REBUILDING))
+			continue;
+		memset(&tasks[ntasks], 0, sizeof(tasks[0]));
+		slots[ntasks] = (int)i;
+		tasks[ntasks].sync = true;
+		tasks[ntasks].idx = &slots[ntasks];
+		tasks[ntasks].sync_err = &errs[ntasks];
+		ntasks++;
+	}
+	tasks_run(a, tasks, ntasks, slots);
+	for (int t = 0; t < ntasks; t++) {
+		if (errs[t] < 0) {
+			atomic_fetch_add(&a->m[slots[t]].write_errors, 1);
+			rc_member_set_faulty(a, slots[t], "flush failed");
+			ret = -EIO;
+		}
+	}
+	return ret;
+}

@@ -1,0 +1,228 @@
+/*
+ * ondisk: the one home of raidcore's on-disk structures (docs/FORMAT.md
+ * says the same byte by byte).  Every multi-byte field is little-endian;
+ * the *_disk structs are the exact bytes, the others the CPU form, and
+ * rc_*_encode / rc_*_decode are the only conversions.
+ *
+ * Member layout (in 4 KiB blocks):
+ *   0                 superblock copy 0
+ *   1                 superblock copy 1
+ *   2 .. 7            reserved, zero
+ *   journal_offset    write journal ring, journal_blocks long
+ *   csum_offset       block checksum table, csum_blocks long
+ *   data_offset       data region, member_blocks long (1 MiB aligned)
+ */
+#ifndef RC_ONDISK_H
+#define RC_ONDISK_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <assert.h>
+#include <endian.h>
+#include "raidcore.h"
+
+#define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
+#define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
+#define RC_SB_VERSION_MAJOR 1
+#define RC_SB_VERSION_MINOR 0
+#define RC_SB_COPIES 2
+#define RC_SB_SLOTS 48                         /* RC_MAX_MEMBERS + RC_MAX_SPARES */
+#define RC_ROLE_SPARE 0xffffffffu
+#define RC_JOURNAL_OFFSET 8                    /* blocks */
+
+/* Feature bits: none defined yet.  Unknown incompat bits refuse assembly,
+ * unknown ro_compat bits force read-only, unknown compat bits are ignored. */
+#define RC_FEATURE_COMPAT_SUPP 0ull
+#define RC_FEATURE_RO_COMPAT_SUPP 0ull
+#define RC_FEATURE_INCOMPAT_SUPP 0ull
+
+enum rc_array_state {
+	RC_STATE_CLEAN = 0,     /* closed cleanly: the journal is empty */
+	RC_STATE_ACTIVE = 1,    /* assembled read-write: may need replay */
+};
+
+struct rc_slot_disk {
+	uint8_t uuid[16];       /* member uuid of the device in this slot */
+	uint32_t state;         /* enum rc_member_state */
+	uint32_t flags;         /* zero */
+	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING */
+};
+static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
+
+struct rc_sb_disk {
+	uint64_t magic;
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t sb_size;               /* 4096 */
+	uint64_t feature_compat;
+	uint64_t feature_ro_compat;
+	uint64_t feature_incompat;
+	uint8_t array_uuid[16];
+	uint8_t member_uuid[16];
+	uint32_t role;                  /* slot, or RC_ROLE_SPARE */
+	uint32_t level;
+	uint32_t layout;
+	uint32_t chunk_blocks;
+	uint32_t members;
+	uint32_t nspares;
+	uint64_t member_blocks;         /* data-region blocks */
+	uint64_t data_offset;           /* blocks */
+	uint64_t journal_offset;        /* blocks */
+	uint64_t journal_blocks;
+	uint64_t csum_offset;           /* blocks */
+	uint64_t csum_blocks;
+	uint64_t events;
+	uint64_t ctime_ns;              /* creation, ns since the epoch */
+	uint64_t utime_ns;              /* last superblock write */
+	uint32_t array_state;           /* enum rc_array_state */
+	uint32_t sb_copy;               /* 0 or 1 */
+	uint64_t journal_seq;           /* last checkpointed transaction */
+	uint64_t journal_tail;          /* ring block where journal_seq+1 starts */
+	uint64_t array_blocks;          /* logical capacity */
+	uint64_t device_blocks;         /* member device size at creation */
+	char label[RC_LABEL_MAX];
+	uint8_t reserved0[240];
+	struct rc_slot_disk slots[RC_SB_SLOTS];
+	uint8_t reserved1[2040];
+	uint64_t checksum;              /* XXH3-64 of the 4096 bytes, this field zero */
+};
+static_assert(sizeof(struct rc_sb_disk) == RC_BLOCK_SIZE, "sb size");
+static_assert(offsetof(struct rc_sb_disk, label) == 208, "sb label");
+static_assert(offsetof(struct rc_sb_disk, slots) == 512, "sb slots");
+static_assert(offsetof(struct rc_sb_disk, checksum) == 4088, "sb csum");
+
+struct rc_slot {
+	uint8_t uuid[RC_UUID_SIZE];
+	enum rc_member_state state;
+	uint64_t rebuild_pos;
+};
+
+/* CPU form of the superblock. */
+struct rc_sb {
+	uint16_t version_major, version_minor;
+	uint64_t feature_compat, feature_ro_compat, feature_incompat;
+	uint8_t array_uuid[RC_UUID_SIZE];
+	uint8_t member_uuid[RC_UUID_SIZE];
+	uint32_t role;
+	enum rc_level level;
+	enum rc_layout layout;
+	uint32_t chunk_blocks;
+	uint32_t members;
+	uint32_t nspares;
+	uint64_t member_blocks, data_offset;
+	uint64_t journal_offset, journal_blocks;
+	uint64_t csum_offset, csum_blocks;
+	uint64_t events;
+	uint64_t ctime_ns, utime_ns;
+	enum rc_array_state array_state;
+	uint32_t sb_copy;
+	uint64_t journal_seq, journal_tail;
+	uint64_t array_blocks, device_blocks;
+	char label[RC_LABEL_MAX];
+	struct rc_slot slots[RC_SB_SLOTS];
+};
+
+void rc_sb_encode(const struct rc_sb *sb, void *block);
+/*
+ * Decodes and checks one superblock copy.  Returns 0, or:
+ *   -ENODATA           no raidcore magic: not a member
+ *   -EBADMSG           checksum mismatch (torn or corrupt)
+ *   -EPROTONOSUPPORT   newer major version or unknown incompat features
+ *   -EINVAL            fields that contradict each other
+ * and a reason in why (a static string).
+ */
+int rc_sb_decode(const void *block, struct rc_sb *sb, const char **why);
+
+/*
+ * Journal record header: the first block of a record in a member's ring.
+ * payload[i] (the i-th block after the header) belongs at member block
+ * entries[i].target (absolute, in blocks).  A transaction is one record on
+ * each participating member, all with the same seq.  A commit batch is the
+ * run of transactions seq .. batch_end written before one flush; replay
+ * applies a batch only when all of its transactions are complete, because
+ * a batch may split one stripe's new columns over several transactions.
+ */
+#define RC_JHDR_MAX_ENTRIES 251
+
+struct rc_jentry_disk {
+	uint64_t target;                /* absolute member block */
+	uint64_t csum;                  /* rc_block_csum(payload, target) */
+};
+
+struct rc_jhdr_disk {
+	uint64_t magic;
+	uint64_t seq;
+	uint8_t array_uuid[16];
+	uint32_t role;                  /* slot of the member that holds it */
+	uint32_t nentries;
+	uint64_t participants;          /* bit i: slot i has a record for seq */
+	uint64_t ring_pos;              /* where this header sits in the ring */
+	uint64_t batch_end;             /* last seq of this commit batch */
+	struct rc_jentry_disk entries[RC_JHDR_MAX_ENTRIES];
+	uint64_t pad;
+	uint64_t checksum;              /* XXH3-64, this field zero */
+};
+static_assert(sizeof(struct rc_jhdr_disk) == RC_BLOCK_SIZE, "jhdr size");
+static_assert(offsetof(struct rc_jhdr_disk, entries) == 64, "jhdr entries");
+
+struct rc_jhdr {
+	uint64_t seq;
+	uint8_t array_uuid[RC_UUID_SIZE];
+	uint32_t role;
+	uint32_t nentries;
+	uint64_t participants;
+	uint64_t ring_pos;
+	uint64_t batch_end;
+	uint64_t target[RC_JHDR_MAX_ENTRIES];
+	uint64_t csum[RC_JHDR_MAX_ENTRIES];
+};
+
+void rc_jhdr_encode(const struct rc_jhdr *h, void *block);
+/* 0, -ENODATA (no magic), -EBADMSG (checksum), -EINVAL (nentries). */
+int rc_jhdr_decode(const void *block, struct rc_jhdr *h);
+
+/*
+ * Block checksums: XXH3-64 of the 4 KiB block seeded with its absolute
+ * member block number (so a misdirected write is caught), with 0 mapped to
+ * 1, because 0 in the table means "never written: reads as zeros".
+ *
+ * The checksum table: table block i covers data-region blocks
+ * [i * RC_CSUM_PER_BLOCK, (i + 1) * RC_CSUM_PER_BLOCK); entry j sits at byte
+ * 8 * j; the last 8 bytes hold rc_block_csum-style XXH3 of the first 4088
+ * bytes seeded with the table block's absolute member block number.  An
+ * all-zero table block is valid and means "nothing written".
+ */
+#define RC_CSUM_PER_BLOCK 511
+#define RC_CSUM_UNWRITTEN 0ull
+
+uint64_t rc_block_csum(const void *block, uint64_t member_block);
+/* Seals a table block (sets its last 8 bytes). */
+void rc_csum_block_seal(void *block, uint64_t member_block);
+/* true when the table block's own checksum holds, or it is all zero. */
+bool rc_csum_block_ok(const void *block, uint64_t member_block);
+static inline uint64_t rc_csum_get(const void *block, uint32_t j)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, (const char *)block + 8 * j, 8);
+	return le64toh(v);
+}
+
+static inline void rc_csum_set(void *block, uint32_t j, uint64_t csum)
+{
+	uint64_t v = htole64(csum);
+
+	__builtin_memcpy((char *)block + 8 * j, &v, 8);
+}
+
+/*
+ * Member layout for a device of dev_blocks with the given geometry inputs.
+ * Fills the offsets and member_blocks of sb (rounded down to chunk_blocks).
+ * Returns -ENOSPC when the device is too small for any data.
+ */
+int rc_layout_member(struct rc_sb *sb, uint64_t dev_blocks);
+
+#define RC_MIN_JOURNAL_BLOCKS 256ull     /* 1 MiB */
+#define RC_MAX_JOURNAL_BLOCKS 32768ull   /* 128 MiB */
+
+#endif

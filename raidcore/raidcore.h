@@ -1,0 +1,235 @@
+/*
+ * raidcore: the striped-parity block layer of raidfs.
+ *
+ * raidcore assembles an array from member devices and presents one logical
+ * device of RC_BLOCK_SIZE blocks. It knows nothing of files.
+ *
+ * Usage pattern:
+ *   rc_dev_open_file() for every member   (or rc_dev_mem_create / rc_fault_wrap)
+ *   rc_array_create()                     once, to format the members
+ *   rc_array_assemble()                   to open an existing array
+ *   rc_read() / rc_write() / rc_flush()   from any number of threads
+ *   rc_array_close()                      flushes, marks the array clean
+ *
+ * Every function returns 0 (or a non-negative count) on success and a
+ * negative errno on failure.  Writes are buffered in a volatile stripe cache
+ * (like a disk's write cache): only rc_flush() makes them durable, and a
+ * successful rc_flush() means every write that returned before it was called
+ * survives a crash.
+ */
+#ifndef RAIDCORE_H
+#define RAIDCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define RC_BLOCK_SIZE 4096u
+#define RC_BLOCK_SHIFT 12
+#define RC_MAX_MEMBERS 32      /* raid slots */
+#define RC_MAX_SPARES 16
+#define RC_LABEL_MAX 64        /* bytes, including the NUL */
+#define RC_UUID_SIZE 16
+
+enum rc_level {
+	RC_RAID0 = 0,
+	RC_RAID1 = 1,
+	RC_RAID4 = 4,
+	RC_RAID5 = 5,
+	RC_RAID6 = 6,
+	RC_RAID10 = 10,
+};
+
+/* Layouts are recorded explicitly on disk; never inferred from the level. */
+enum rc_layout {
+	RC_LAYOUT_NONE = 0,            /* RAID 0, 1 */
+	RC_LAYOUT_PARITY_LAST = 1,     /* RAID 4: parity on the last member */
+	RC_LAYOUT_LEFT_SYMMETRIC = 2,  /* RAID 5/6, md's algorithm 2 */
+	RC_LAYOUT_NEAR2 = 3,           /* RAID 10: two adjacent copies */
+};
+
+/* ---- Member devices ------------------------------------------------------
+ * One backend per file: file/block device (rc_dev_file.c), memory
+ * (rc_dev_mem.c), fault injection (rc_dev_fault.c).  Offsets and lengths
+ * are in bytes.  read/write transfer all of len or fail; they return 0 or
+ * -errno.  sync makes every completed write durable.
+ */
+struct rc_dev;
+
+struct rc_dev_ops {
+	int (*read)(struct rc_dev *dev, void *buf, size_t len, uint64_t off);
+	int (*write)(struct rc_dev *dev, const void *buf, size_t len, uint64_t off);
+	int (*sync)(struct rc_dev *dev);
+	void (*close)(struct rc_dev *dev);   /* frees dev */
+};
+
+struct rc_dev {
+	const struct rc_dev_ops *ops;
+	void *ctx;
+	uint64_t size;          /* bytes */
+	char name[256];         /* for messages: the path, or "mem0" */
+	dev_t rdev;             /* st_rdev of a block device, else 0 */
+	ino_t ino;              /* identity of the file, to find duplicates */
+	dev_t st_dev;
+};
+
+enum rc_dev_flags {
+	RC_DEV_RDONLY = 1 << 0,
+	RC_DEV_EXCL = 1 << 1,     /* O_EXCL on block devices */
+};
+
+int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out);
+int rc_dev_mem_create(uint64_t size, const char *name, struct rc_dev **out);
+void rc_dev_close(struct rc_dev *dev);
+
+static inline int rc_dev_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
+{
+	return d->ops->read(d, b, l, o);
+}
+
+static inline int rc_dev_write(struct rc_dev *d, const void *b, size_t l,
+			       uint64_t o)
+{
+	return d->ops->write(d, b, l, o);
+}
+
+static inline int rc_dev_sync(struct rc_dev *d)
+{
+	return d->ops->sync(d);
+}
+
+/* ---- Arrays -------------------------------------------------------------- */
+struct rc_array;
+
+struct rc_create_params {
+	enum rc_level level;
+	uint32_t chunk_bytes;          /* power of two, 4 KiB .. 1 MiB */
+	uint8_t array_uuid[RC_UUID_SIZE];   /* all zero: generate */
+	char label[RC_LABEL_MAX];
+	uint64_t journal_blocks;       /* per member; 0: default */
+	int nspares;                   /* the last nspares devices are spares */
+};
+
+enum rc_assemble_flags {
+	RC_ASSEMBLE_RDONLY = 1 << 0,     /* never write a member */
+	RC_ASSEMBLE_NO_DEGRADED = 1 << 1,/* refuse unless fully redundant */
+};
+
+/*
+ * Formats devs[0..n-1] as a new array: devs[i] for i < n - nspares gets
+ * role i; the rest become spares.  Checks everything before writing.
+ */
+int rc_array_create(const struct rc_create_params *p, struct rc_dev **devs,
+		    int n);
+/* The same, with the reason for a failure in err. */
+int rc_array_create_err(const struct rc_create_params *p, struct rc_dev **devs,
+			int n, char *err, size_t errlen);
+
+/*
+ * Opens an array from devs in any order.  NULL entries are allowed (a
+ * member the caller could not open).  Members are identified by their
+ * superblocks; foreign, duplicate and stale members are left out (and
+ * reported through rc_array_status), and assembly fails with -ENODEV when
+ * more members are missing than the level tolerates.  On success the array
+ * owns every device in devs (it closes the ones it left out).  Replays the
+ * write journal after an unclean shutdown.  err, if not NULL, receives a
+ * human-readable reason on failure.
+ */
+int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
+		      struct rc_array **out, char *err, size_t errlen);
+
+/* Flushes, marks the array clean and closes every member. */
+int rc_array_close(struct rc_array *a);
+
+/* I/O on the logical device, in blocks.  Thread-safe. */
+int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf);
+int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
+	     const void *buf);
+int rc_flush(struct rc_array *a);
+
+/* ---- Status -------------------------------------------------------------- */
+enum rc_member_state {
+	RC_MEMBER_ACTIVE = 0,
+	RC_MEMBER_FAULTY = 1,      /* failed I/O; not used */
+	RC_MEMBER_MISSING = 2,     /* not present at assembly */
+	RC_MEMBER_REBUILDING = 3,  /* being reconstructed, up to a checkpoint */
+	RC_MEMBER_SPARE = 4,
+	RC_MEMBER_EMPTY = 5,       /* unused table slot */
+};
+
+struct rc_member_status {
+	enum rc_member_state state;
+	char name[256];            /* device name, "" when missing */
+	uint8_t uuid[RC_UUID_SIZE];
+	uint64_t rebuild_done;     /* stripes rebuilt, when rebuilding */
+	uint64_t read_errors;      /* EIO on read */
+	uint64_t write_errors;
+	uint64_t csum_errors;      /* checksum mismatches found on this member */
+	uint64_t repaired;         /* blocks rewritten with reconstructed data */
+};
+
+struct rc_info {
+	enum rc_level level;
+	enum rc_layout layout;
+	uint32_t members;          /* raid slots */
+	uint32_t spares;
+	uint32_t chunk_blocks;
+	uint32_t data_columns;     /* data chunks per stripe */
+	uint32_t stripe_blocks;    /* data blocks per stripe: the write unit */
+	uint64_t blocks;           /* logical capacity in blocks */
+	uint64_t events;
+	uint8_t uuid[RC_UUID_SIZE];
+	char label[RC_LABEL_MAX];
+	bool degraded;             /* some slot is not active */
+	bool rdonly;
+	bool was_unclean;          /* the journal was replayed at assembly */
+	uint64_t replayed_txns;
+	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
+};
+
+int rc_array_info(struct rc_array *a, struct rc_info *info);
+int rc_array_member_status(struct rc_array *a, int slot,
+			   struct rc_member_status *st);
+
+/* ---- Maintenance --------------------------------------------------------- */
+
+/*
+ * Marks slot faulty (as md's --fail): it is no longer read or written.
+ */
+int rc_member_fail(struct rc_array *a, int slot);
+
+/*
+ * Puts dev (a blank device, or the stale former member) into slot (or, with
+ * slot -1, the first slot that is not active) and rebuilds it from the
+ * others; the array owns dev from then on.  dev NULL: resume the slot's
+ * interrupted rebuild, or else use the first spare.  Blocks until the
+ * rebuild is done; progress, if not NULL, is called now and then.
+ * -EIO when some blocks could not be rebuilt (they read as -EIO).
+ */
+int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
+		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		      void *ctx);
+
+struct rc_scrub_report {
+	uint64_t stripes;
+	uint64_t csum_errors;        /* blocks whose checksum did not match */
+	uint64_t parity_mismatches;  /* stripes whose parity disagreed */
+	uint64_t repaired;
+	uint64_t unrecoverable;      /* blocks that could not be repaired */
+};
+
+/* Verifies (and with repair, fixes) every stripe: checksums and parity. */
+int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *r,
+	     void (*progress)(void *ctx, uint64_t done, uint64_t total),
+	     void *ctx);
+
+const char *rc_level_name(enum rc_level level);
+
+/* Where raidcore's messages go (default: stderr).  level is syslog's. */
+void rc_set_logger(void (*fn)(int level, const char *msg));
+
+/* Dirty data the stripe cache may hold before it writes back (bytes). */
+void rc_array_set_cache(struct rc_array *a, uint64_t bytes);
+
+#endif

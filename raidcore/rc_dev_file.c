@@ -1,0 +1,222 @@
+/*
+ * rc_dev_file: the member backend over a regular file or a block device.
+ *
+ * Usage: rc_dev_open_file(path, flags, &dev); rc_dev_read / rc_dev_write /
+ * rc_dev_sync from any number of threads (pread and pwrite carry their own
+ * offset, so there is no shared file position); rc_dev_close(dev).
+ *
+ * The size is fixed at open time: a regular file by its length, a block
+ * device by BLKGETSIZE64.  I/O beyond it is refused, so a member never grows.
+ * RC_DEV_EXCL opens a block device with O_EXCL, as mdadm does, so the kernel
+ * refuses a second exclusive opener (or a mounted device) with -EBUSY.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "raidcore.h"
+
+struct dev_file {
+	int fd;
+	bool rdonly;
+};
+
+/* A device handed to raidcore must not have changed since it was checked. */
+static bool dev_file_is_same(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       (a->st_mode & S_IFMT) == (b->st_mode & S_IFMT);
+}
+
+static bool dev_file_in_bounds(const struct rc_dev *dev, size_t len,
+			       uint64_t off)
+{
+	return off <= dev->size && len <= dev->size - off;
+}
+
+static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
+			 uint64_t off)
+{
+	struct dev_file *df = dev->ctx;
+	char *p = buf;
+	ssize_t n;
+
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	while (len > 0) {
+		n = pread(df->fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			/* The file was truncated under us: read it as a hole. */
+			memset(p, 0, len);
+			break;
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int dev_file_write(struct rc_dev *dev, const void *buf, size_t len,
+			  uint64_t off)
+{
+	struct dev_file *df = dev->ctx;
+	const char *p = buf;
+	ssize_t n;
+
+	if (df->rdonly)
+		return -EROFS;
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	while (len > 0) {
+		n = pwrite(df->fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;   /* no progress and no error: do not spin */
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int dev_file_sync(struct rc_dev *dev)
+{
+	struct dev_file *df = dev->ctx;
+
+	if (fdatasync(df->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+static void dev_file_close(struct rc_dev *dev)
+{
+	struct dev_file *df = dev->ctx;
+
+	close(df->fd);
+	free(df);
+	free(dev);
+}
+
+static const struct rc_dev_ops dev_file_ops = {
+	.read = dev_file_read,
+	.write = dev_file_write,
+	.sync = dev_file_sync,
+	.close = dev_file_close,
+};
+
+/* Only regular files and block devices can hold a member. */
+static int dev_file_check_type(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st->st_mode) && !S_ISBLK(st->st_mode))
+		return -EINVAL;
+	return 0;
+}
+
+static int dev_file_size_get(int fd, const struct stat *st, uint64_t *size)
+{
+	if (!S_ISBLK(st->st_mode)) {
+		*size = (uint64_t)st->st_size;
+		return 0;
+	}
+	if (ioctl(fd, BLKGETSIZE64, size) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The type is checked with stat() before open() so that a FIFO is never
+ * opened (that would block) and so O_EXCL is only used where it means
+ * "exclusive", on a block device; fstat() afterwards closes the race.
+ */
+static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
+			    struct stat *st)
+{
+	struct stat before;
+	int oflags = O_CLOEXEC | O_NOCTTY;
+	int fd, err;
+
+	if (stat(path, &before) < 0)
+		return -errno;
+	err = dev_file_check_type(&before);
+	if (err)
+		return err;
+	oflags |= (flags & RC_DEV_RDONLY) ? O_RDONLY : O_RDWR;
+	if ((flags & RC_DEV_EXCL) && S_ISBLK(before.st_mode))
+		oflags |= O_EXCL;
+	fd = open(path, oflags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!dev_file_is_same(&before, st)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out)
+{
+	struct rc_dev *dev = NULL;
+	struct dev_file *df = NULL;
+	struct stat st;
+	int fd = -1, err;
+
+	*out = NULL;
+	err = dev_file_fd_open(path, flags, &fd, &st);
+	if (err)
+		return err;
+	dev = calloc(1, sizeof(*dev));
+	df = calloc(1, sizeof(*df));
+	if (!dev || !df) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = dev_file_size_get(fd, &st, &dev->size);
+	if (err)
+		goto fail;
+	df->fd = fd;
+	df->rdonly = flags & RC_DEV_RDONLY;
+	dev->ops = &dev_file_ops;
+	dev->ctx = df;
+	snprintf(dev->name, sizeof(dev->name), "%s", path);
+	dev->rdev = S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+	dev->ino = st.st_ino;
+	dev->st_dev = st.st_dev;
+	*out = dev;
+	return 0;
+fail:
+	free(df);
+	free(dev);
+	close(fd);
+	return err;
+}
+
+/* Every backend's close frees its device, so this is all there is. */
+void rc_dev_close(struct rc_dev *dev)
+{
+	if (dev)
+		dev->ops->close(dev);
+}

@@ -1,0 +1,81 @@
+/*
+ * rc_fault: a fault-injecting member backend over any other, for tests
+ * (after SQLite's test_vfs and littlefs's emubd).
+ *
+ * Faults are rules over byte ranges of the wrapped device:
+ *   EIO on read or write      transient (the next count hits) or persistent
+ *   bit flips on read         the data returned is corrupt, the media is not
+ *   lost writes               acknowledged, not stored
+ *   vanish                    every later operation fails with -ENXIO
+ * and rc_fault_corrupt() flips bits on the media itself (silent corruption).
+ *
+ * Power: devices wrapped with the same struct rc_power share one power
+ * supply.  Writes are held in a volatile cache per device until sync; the
+ * power is cut after the Nth write counted across the domain (the Nth write
+ * itself is lost), every device's unsynced writes are dropped (or, with
+ * RC_POWER_REORDER, a random subset of them reaches the media, in any
+ * order), and every later operation fails with -EIO.  The lower devices
+ * then hold exactly what a real power cut would have left.
+ */
+#ifndef RC_FAULT_H
+#define RC_FAULT_H
+
+#include "raidcore.h"
+
+struct rc_fault;
+struct rc_power;
+
+enum rc_fault_op {
+	RC_FAULT_READ = 1,
+	RC_FAULT_WRITE = 2,
+};
+
+#define RC_FAULT_PERSISTENT (-1)
+
+/*
+ * Wraps lower; the new device owns lower (closing it closes lower).  power
+ * may be NULL (writes go straight through).  ctl stays valid until the
+ * device is closed.
+ */
+int rc_fault_wrap(struct rc_dev *lower, struct rc_power *power,
+		  struct rc_dev **out, struct rc_fault **ctl);
+
+/* The next count operations (or all, RC_FAULT_PERSISTENT) touching
+ * [off, off + len) fail with -EIO. */
+int rc_fault_eio(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
+		 uint64_t len, int count);
+/* Reads touching the range return data with one bit flipped per block. */
+int rc_fault_flip_on_read(struct rc_fault *f, uint64_t off, uint64_t len,
+			  int count);
+/* Writes touching the range are acknowledged and not stored. */
+int rc_fault_lose_writes(struct rc_fault *f, uint64_t off, uint64_t len,
+			 int count);
+/* Flips nbits random bits (seeded) of the media in [off, off + len). */
+int rc_fault_corrupt(struct rc_fault *f, uint64_t off, uint64_t len,
+		     int nbits, uint64_t seed);
+/* From now on every operation fails with -ENXIO. */
+void rc_fault_vanish(struct rc_fault *f);
+/* Removes every rule (vanish included). */
+void rc_fault_clear(struct rc_fault *f);
+/* Operations seen, for assertions. */
+uint64_t rc_fault_reads(const struct rc_fault *f);
+uint64_t rc_fault_writes(const struct rc_fault *f);
+uint64_t rc_fault_syncs(const struct rc_fault *f);
+
+enum rc_power_mode {
+	RC_POWER_DROP = 0,        /* unsynced writes are all lost */
+	RC_POWER_REORDER = 1,     /* a random subset survives */
+};
+
+struct rc_power *rc_power_create(enum rc_power_mode mode, uint64_t seed);
+/* Cut after the nth write from now (1: the next write is lost).  0: never. */
+void rc_power_cut_after(struct rc_power *p, uint64_t nth);
+/* Cut now. */
+void rc_power_cut(struct rc_power *p);
+bool rc_power_is_off(const struct rc_power *p);
+/* Writes counted so far in the domain. */
+uint64_t rc_power_writes(const struct rc_power *p);
+/* Freed after every device in the domain is closed. */
+void rc_power_destroy(struct rc_power *p);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * rebuild: put a device into a slot that is not active and reconstruct its
+ * columns from the others (md's recovery).
+ *
+ * The slot is REBUILDING with rebuild_pos = the stripes that are current on
+ * it: reads below it use the device, reads above reconstruct, commits write
+ * it only below it.  Each batch of stripes runs under commit_lock (no
+ * commit interleaves), rebuilds every stripe under its lock, writes the
+ * device's blocks and checksum tables in place, then checkpoints: flush
+ * everything and record rebuild_pos in the superblocks.  A crash loses at
+ * most the current batch; the rebuild resumes from the recorded position.
+ * Rows that reconstruct to zeros are left unwritten (table entry 0 reads
+ * as zeros), so the unused part of an array costs no writes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+#include "array.h"
+
+#define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+#define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
+
+static bool block_is_zero(const uint8_t *b)
+{
+	static const uint8_t zero[RC_BLOCK_SIZE];
+
+	return memcmp(b, zero, RC_BLOCK_SIZE) == 0;
+}
+
+static int col_of(const struct rc_stripe_map *mp, int slot)
+{
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		if (mp->col[c].member == (uint32_t)slot)
+			return (int)c;
+	return -1;
+}
+
+/* Rebuilds one row range of one column on the new device. */
+static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
+			int c, uint8_t **cols, uint8_t **state, uint32_t r0,
+			uint32_t nr, uint64_t *lost)
+{
+	const struct rc_col *col = &mp->col[c];
+	int slot = (int)col->member, ret = 0;
+
+	for (uint32_t r = r0; r < r0 + nr && ret == 0; r++) {
+		uint64_t mb = col->offset + r;
+
+		if (!rc_row_recover(a, mp, cols, r, state)) {
+			/* Unrecoverable: poison the entry so it reads as EIO. */
+			(*lost)++;
+			ret = rc_csum_update(a, slot, mb, POISON_CSUM);
+			continue;
+		}
+		if (block_is_zero(BLK(cols[c], r))) {
+			ret = rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);
+			continue;
+		}
+		ret = rc_io_member_write(a, slot, rc_abs(a, mb), 1,
+					 BLK(cols[c], r));
+		if (ret == 0)
+			ret = rc_csum_update(a, slot, mb,
+					     rc_block_csum(BLK(cols[c], r),
+							   rc_abs(a, mb)));
+	}
+	return ret;
+}
+
+static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
+			  uint8_t **cols, uint64_t *lost)
+{
+	uint32_t nr = a->g.chunk_blocks;
+	struct rc_stripe_map map;
+	struct rc_stripe *st;
+	uint8_t **state;
+	int c, ret = 0;
+
+	rc_geom_stripe(&a->g, s, &map);
+	c = col_of(&map, slot);
+	if (c < 0)
+		return 0;
+	state = rc_state_alloc(map.ncols, nr);
+	if (!state)
+		return -ENOMEM;
+	st = rc_stripe_lock(a, s);
+	rc_stripe_load(a, &map, 0, nr, cols, state);
+	memset(state[c], BLK_ABSENT, nr);
+	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, lost);
+	rc_stripe_unlock(a, st);
+	rc_state_free(state, map.ncols);
+	return ret;
+}
+
+/* Writes the slot's changed table blocks straight to the device. */
+static int tables_write(struct rc_array *a, int slot)
+{
+	uint8_t *blocks;
+	uint64_t *targets;
+	uint32_t n;
+	int ret;
+
+	ret = rc_csum_take_dirty(a, slot, &blocks, &targets, &n);
+	for (uint32_t i = 0; i < n && ret == 0; i++)
+		ret = rc_io_member_write(a, slot, targets[i], 1, BLK(blocks, i));
+	free(blocks);
+	free(targets);
+	return ret;
+}
+
+static int zero_tables(struct rc_array *a, struct rc_dev *dev)
+{
+	uint8_t *z = calloc(256, RC_BLOCK_SIZE);
+	int ret = z ? 0 : -ENOMEM;
+
+	for (uint64_t b = 0; b < a->sb.csum_blocks && ret == 0; b += 256) {
+		uint64_t n = a->sb.csum_blocks - b < 256 ?
+			     a->sb.csum_blocks - b : 256;
+
+		ret = rc_dev_write(dev, z, n * RC_BLOCK_SIZE,
+				   (a->sb.csum_offset + b) * RC_BLOCK_SIZE);
+	}
+	if (ret == 0)
+		ret = rc_dev_sync(dev);
+	free(z);
+	return ret;
+}
+
+/* Takes dev out of the spare list if it is there. */
+static void spare_take(struct rc_array *a, struct rc_dev *dev)
+{
+	for (int i = 0; i < a->nspares; i++) {
+		if (a->spare[i] != dev)
+			continue;
+		a->spare[i] = a->spare[a->nspares - 1];
+		a->spare_sb[i] = a->spare_sb[a->nspares - 1];
+		a->nspares--;
+		return;
+	}
+}
+
+static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
+{
+	struct rc_member *m = &a->m[slot];
+	struct rc_dev *old;
+	int ret;
+
+	ret = zero_tables(a, dev);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&a->commit_lock);
+	pthread_mutex_lock(&a->state_lock);
+	spare_take(a, dev);
+	old = m->dev;
+	m->dev = dev;
+	uuid_generate(m->uuid);
+	m->state = RC_MEMBER_REBUILDING;
+	m->rebuild_pos = 0;
+	m->jhead = m->jtail = m->jused = 0;
+	pthread_mutex_unlock(&a->state_lock);
+	rc_csum_drop_slot(a, slot);
+	ret = rc_journal_checkpoint(a, false);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (old && old != dev)
+		rc_dev_close(old);
+	return ret;
+}
+
+static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
+			 uint64_t s1, uint8_t **cols, uint64_t *lost)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&a->commit_lock);
+	for (uint64_t s = s0; s < s1 && ret == 0; s++) {
+		ret = rebuild_stripe(a, slot, s, cols, lost);
+		pthread_mutex_lock(&a->state_lock);
+		a->m[slot].rebuild_pos = s + 1;
+		pthread_mutex_unlock(&a->state_lock);
+	}
+	if (ret == 0)
+		ret = tables_write(a, slot);
+	if (ret == 0 && s1 == a->stripes) {
+		pthread_mutex_lock(&a->state_lock);
+		a->m[slot].state = RC_MEMBER_ACTIVE;
+		a->m[slot].rebuild_pos = 0;
+		pthread_mutex_unlock(&a->state_lock);
+	}
+	if (ret == 0)
+		ret = rc_journal_checkpoint(a, false);
+	pthread_mutex_unlock(&a->commit_lock);
+	return ret;
+}
+
+int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
+		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		      void *ctx)
+{
+	uint8_t *cols[RC_MAX_MEMBERS] = { 0 };
+	uint64_t per = 4096 / a->g.chunk_blocks, lost = 0, s;
+	int ret = 0;
+
+	if (a->rdonly)
+		return -EROFS;
+	if (slot < 0)
+		for (slot = 0; (uint32_t)slot < a->g.members &&
+		     a->m[slot].dev && a->m[slot].state == RC_MEMBER_ACTIVE; slot++)
+			;
+	if ((uint32_t)slot >= a->g.members ||
+	    (a->m[slot].state == RC_MEMBER_ACTIVE && a->m[slot].dev))
+		return -EBUSY;
+	if (!dev && a->m[slot].state == RC_MEMBER_REBUILDING)
+		dev = a->m[slot].dev;            /* resume */
+	else if (!dev && a->nspares)
+		dev = a->spare[0];
+	if (!dev)
+		return -ENODEV;
+	if (dev->size / RC_BLOCK_SIZE < a->sb.data_offset + a->sb.member_blocks)
+		return -ENOSPC;
+	if (a->m[slot].state != RC_MEMBER_REBUILDING || a->m[slot].dev != dev)
+		ret = replace_begin(a, slot, dev);
+	for (uint32_t c = 0; c < a->g.members && ret == 0; c++)
+		if (!(cols[c] = malloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE)))
+			ret = -ENOMEM;
+	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
+		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
+
+		ret = rebuild_batch(a, slot, s, end, cols, &lost);
+		if (progress)
+			progress(ctx, end, a->stripes);
+	}
+	if (ret == 0 && a->stripes == 0)
+		ret = rebuild_batch(a, slot, 0, 0, cols, &lost);
+	if (lost)
+		rc_log("rebuild of slot %d: %llu blocks could not be rebuilt "
+		       "(more columns lost than the level tolerates)", slot,
+		       (unsigned long long)lost);
+	for (uint32_t c = 0; c < a->g.members; c++)
+		free(cols[c]);
+	return ret < 0 ? ret : lost ? -EIO : 0;
+}

@@ -1,0 +1,218 @@
+/*
+ * stripe: the stripe table - one lock per stripe, and the write-back cache
+ * of new data that has not been committed yet.
+ *
+ * Usage: st = rc_stripe_lock(a, s); ... rc_stripe_unlock(a, st).
+ * An entry exists while somebody holds or waits for its lock, or while it
+ * holds dirty data; it is freed when neither is true.  Entries are found
+ * through a hash under cache_lock; the lock itself is a flag in the entry
+ * with waiters on cache_cond, so any number of stripes can be locked in
+ * ascending order without hash collisions deadlocking.
+ *
+ * Invariant: a stripe on the dirty list has data != NULL and ndirty > 0,
+ * and its dirty data is the newest content of those blocks: reads of them
+ * must come from here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+
+#define STRIPE_BUCKETS 8192
+
+int rc_stripe_table_init(struct rc_array *a)
+{
+	a->hsize = STRIPE_BUCKETS;
+	a->htab = calloc(a->hsize, sizeof(*a->htab));
+	if (!a->htab)
+		return -ENOMEM;
+	pthread_mutex_init(&a->cache_lock, NULL);
+	pthread_cond_init(&a->cache_cond, NULL);
+	return 0;
+}
+
+static void stripe_free(struct rc_stripe *st)
+{
+	free(st->data);
+	free(st->dirty);
+	free(st);
+}
+
+void rc_stripe_table_fini(struct rc_array *a)
+{
+	struct rc_stripe *st, *next;
+
+	if (!a->htab)
+		return;
+	for (uint32_t i = 0; i < a->hsize; i++) {
+		for (st = a->htab[i]; st; st = next) {
+			next = st->hnext;
+			stripe_free(st);
+		}
+	}
+	free(a->htab);
+	a->htab = NULL;
+	pthread_mutex_destroy(&a->cache_lock);
+	pthread_cond_destroy(&a->cache_cond);
+}
+
+static struct rc_stripe **stripe_bucket(struct rc_array *a, uint64_t s)
+{
+	return &a->htab[(s * 0x9e3779b97f4a7c15ull >> 32) % a->hsize];
+}
+
+/* Caller holds cache_lock. */
+static struct rc_stripe *stripe_find_or_add(struct rc_array *a, uint64_t s)
+{
+	struct rc_stripe **b = stripe_bucket(a, s), *st;
+
+	for (st = *b; st; st = st->hnext)
+		if (st->stripe == s)
+			return st;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->stripe = s;
+	st->hnext = *b;
+	*b = st;
+	return st;
+}
+
+/* Caller holds cache_lock; st has no holder, waiter or dirty data. */
+static void stripe_remove(struct rc_array *a, struct rc_stripe *st)
+{
+	struct rc_stripe **pp = stripe_bucket(a, st->stripe);
+
+	while (*pp != st)
+		pp = &(*pp)->hnext;
+	*pp = st->hnext;
+	stripe_free(st);
+}
+
+struct rc_stripe *rc_stripe_lock(struct rc_array *a, uint64_t s)
+{
+	struct rc_stripe *st;
+
+	pthread_mutex_lock(&a->cache_lock);
+	while (!(st = stripe_find_or_add(a, s))) {
+		/* Out of memory for a 100-byte struct: wait for frees. */
+		pthread_cond_wait(&a->cache_cond, &a->cache_lock);
+	}
+	st->refs++;
+	while (st->locked)
+		pthread_cond_wait(&a->cache_cond, &a->cache_lock);
+	st->locked = true;
+	pthread_mutex_unlock(&a->cache_lock);
+	return st;
+}
+
+void rc_stripe_unlock(struct rc_array *a, struct rc_stripe *st)
+{
+	pthread_mutex_lock(&a->cache_lock);
+	st->locked = false;
+	if (--st->refs == 0 && !st->dirty_listed)
+		stripe_remove(a, st);
+	pthread_cond_broadcast(&a->cache_cond);
+	pthread_mutex_unlock(&a->cache_lock);
+}
+
+/* Caller holds the stripe lock. */
+int rc_stripe_ensure_data(struct rc_array *a, struct rc_stripe *st)
+{
+	size_t words = RC_DIV_ROUND_UP(a->stripe_blocks, 64);
+
+	if (st->data)
+		return 0;
+	st->data = malloc((size_t)a->stripe_blocks * RC_BLOCK_SIZE);
+	st->dirty = calloc(words, sizeof(uint64_t));
+	if (!st->data || !st->dirty) {
+		free(st->data);
+		free(st->dirty);
+		st->data = NULL;
+		st->dirty = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool rc_stripe_block_dirty(const struct rc_stripe *st, uint32_t i)
+{
+	return st->dirty && (st->dirty[i / 64] >> (i % 64) & 1);
+}
+
+/* Caller holds the stripe lock. */
+void rc_stripe_mark_dirty(struct rc_array *a, struct rc_stripe *st,
+			  uint32_t i)
+{
+	if (rc_stripe_block_dirty(st, i))
+		return;
+	st->dirty[i / 64] |= 1ull << (i % 64);
+	st->ndirty++;
+	if (st->dirty_listed)
+		return;
+	pthread_mutex_lock(&a->cache_lock);
+	st->dirty_listed = true;
+	st->dnext = a->dirty_head;
+	a->dirty_head = st;
+	a->ndirty_stripes++;
+	pthread_mutex_unlock(&a->cache_lock);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Takes up to max stripes off the dirty list and returns their numbers in
+ * ascending order.  The entries stay in the table (dirty_listed is kept set
+ * so they are not freed) until the commit clears them under their locks.
+ * Full stripes are taken first.
+ */
+uint32_t rc_stripe_take_dirty(struct rc_array *a, uint64_t *out,
+			      uint32_t max)
+{
+	struct rc_stripe **pp, *st;
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&a->cache_lock);
+	for (int pass = 0; pass < 2 && n < max; pass++) {
+		pp = &a->dirty_head;
+		while ((st = *pp) && n < max) {
+			if (pass == 0 && st->ndirty != a->stripe_blocks) {
+				pp = &st->dnext;
+				continue;
+			}
+			*pp = st->dnext;
+			st->dnext = NULL;
+			a->ndirty_stripes--;
+			out[n++] = st->stripe;
+		}
+	}
+	pthread_mutex_unlock(&a->cache_lock);
+	qsort(out, n, sizeof(*out), cmp_u64);
+	return n;
+}
+
+void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st)
+{
+	free(st->data);
+	free(st->dirty);
+	st->data = NULL;
+	st->dirty = NULL;
+	st->ndirty = 0;
+	pthread_mutex_lock(&a->cache_lock);
+	st->dirty_listed = false;
+	pthread_mutex_unlock(&a->cache_lock);
+}
+
+void rc_stripe_relist(struct rc_array *a, struct rc_stripe *st)
+{
+	pthread_mutex_lock(&a->cache_lock);
+	st->dnext = a->dirty_head;
+	a->dirty_head = st;
+	a->ndirty_stripes++;
+	pthread_mutex_unlock(&a->cache_lock);
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages raidfs needs to build and test, when missing.
+# Usage: scripts/deps.sh [--check]   (--check: exit 1 if something is missing)
+set -eu
+
+PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
+libconfuse-dev libcmocka-dev uuid-dev libblkid-dev util-linux attr acl \
+xxhash kmod"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" \
+		|| missing="$missing $p"
+done
+
+[ -z "$missing" ] && exit 0
+[ "${1:-}" = "--check" ] && { echo "missing packages:$missing"; exit 1; }
+
+echo "raidfs: installing missing Debian packages:$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

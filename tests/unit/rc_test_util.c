@@ -1,0 +1,144 @@
+/* rc_test_util: see rc_test_util.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "rc_test_util.h"
+
+static int borrow_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
+{
+	return rc_dev_read(d->ctx, b, l, o);
+}
+
+static int borrow_write(struct rc_dev *d, const void *b, size_t l, uint64_t o)
+{
+	return rc_dev_write(d->ctx, b, l, o);
+}
+
+static int borrow_sync(struct rc_dev *d)
+{
+	return rc_dev_sync(d->ctx);
+}
+
+static void borrow_close(struct rc_dev *d)
+{
+	free(d);
+}
+
+static const struct rc_dev_ops borrow_ops = {
+	.read = borrow_read, .write = borrow_write, .sync = borrow_sync,
+	.close = borrow_close,
+};
+
+struct rc_dev *tb_borrow(struct rc_testbed *tb, int i)
+{
+	struct rc_dev *d = calloc(1, sizeof(*d));
+
+	assert_non_null(d);
+	*d = *tb->mem[i];
+	d->ops = &borrow_ops;
+	d->ctx = tb->mem[i];
+	return d;
+}
+
+void tb_init(struct rc_testbed *tb, int n, uint64_t dev_bytes)
+{
+	memset(tb, 0, sizeof(*tb));
+	tb->n = n;
+	tb->dev_bytes = dev_bytes;
+	for (int i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "mem%d", i);
+		assert_int_equal(rc_dev_mem_create(dev_bytes, name, &tb->mem[i]),
+				 0);
+	}
+}
+
+void tb_fini(struct rc_testbed *tb)
+{
+	for (int i = 0; i < tb->n; i++)
+		rc_dev_close(tb->mem[i]);
+	if (tb->power)
+		rc_power_destroy(tb->power);
+	memset(tb, 0, sizeof(*tb));
+}
+
+void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
+	     uint32_t skip)
+{
+	if (tb->power)
+		rc_power_destroy(tb->power);
+	tb->power = power ? rc_power_create(RC_POWER_DROP, 1) : NULL;
+	for (int i = 0; i < tb->n; i++) {
+		tb->fault[i] = NULL;
+		out[i] = NULL;
+		if (skip >> i & 1)
+			continue;
+		assert_int_equal(rc_fault_wrap(tb_borrow(tb, i), tb->power,
+					       &out[i], &tb->fault[i]), 0);
+	}
+}
+
+void tb_create(struct rc_testbed *tb, enum rc_level level, uint32_t chunk,
+	       int nspares)
+{
+	struct rc_create_params p = { .level = level, .chunk_bytes = chunk,
+				      .nspares = nspares };
+	struct rc_dev *devs[TB_MAX];
+	char err[256];
+	int ret;
+
+	for (int i = 0; i < tb->n; i++)
+		devs[i] = tb_borrow(tb, i);
+	ret = rc_array_create_err(&p, devs, tb->n, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "create: %s\n", err);
+	assert_int_equal(ret, 0);
+	for (int i = 0; i < tb->n; i++)
+		rc_dev_close(devs[i]);
+}
+
+struct rc_array *tb_assemble(struct rc_testbed *tb, uint32_t skip,
+			     unsigned flags)
+{
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a = NULL;
+	char err[512];
+	int ret;
+
+	tb_devs(tb, devs, false, skip);
+	ret = rc_array_assemble(devs, tb->n, flags, &a, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "assemble: %s\n", err);
+	assert_int_equal(ret, 0);
+	return a;
+}
+
+uint64_t tb_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void tb_pattern(void *buf, uint64_t b, uint32_t gen)
+{
+	uint64_t s = b * 1000003 + gen, *w = buf;
+
+	for (size_t i = 0; i < RC_BLOCK_SIZE / 8; i++)
+		w[i] = tb_rand(&s);
+}
+
+bool tb_check(const void *buf, uint64_t b, uint32_t gen)
+{
+	uint64_t want[RC_BLOCK_SIZE / 8];
+
+	tb_pattern(want, b, gen);
+	return memcmp(want, buf, RC_BLOCK_SIZE) == 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * rc_test_util: fixtures shared by raidcore's array-level tests.
+ *
+ * A test keeps its members as memory devices in a struct rc_testbed and
+ * hands the array "borrowed" views of them (closing a view leaves the
+ * memory alone), optionally through the fault wrapper, so the same members
+ * can be assembled again and again, with faults, power cuts, members
+ * missing or swapped.
+ */
+#ifndef RC_TEST_UTIL_H
+#define RC_TEST_UTIL_H
+
+#include <stdint.h>
+#include "raidcore.h"
+#include "rc_fault.h"
+
+#define TB_MAX 16
+
+struct rc_testbed {
+	int n;                          /* devices, members then spares */
+	struct rc_dev *mem[TB_MAX];     /* the media */
+	struct rc_fault *fault[TB_MAX]; /* of the last tb_devs() views */
+	struct rc_power *power;         /* of the last tb_devs() views */
+	uint64_t dev_bytes;
+};
+
+/* Makes n memory devices of dev_bytes each. */
+void tb_init(struct rc_testbed *tb, int n, uint64_t dev_bytes);
+void tb_fini(struct rc_testbed *tb);
+/* A view of device i that does not free the media on close. */
+struct rc_dev *tb_borrow(struct rc_testbed *tb, int i);
+/*
+ * Views of every device through the fault wrapper (tb->fault[i]), all in
+ * one power domain (tb->power) when power is true.  skip: bitmask of
+ * devices to give as NULL (missing).
+ */
+void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
+	     uint32_t skip);
+/* Formats the devices: level, chunk bytes, spares (the last ones). */
+void tb_create(struct rc_testbed *tb, enum rc_level level, uint32_t chunk,
+	       int nspares);
+/* Assembles; asserts success unless expect_err is non-zero. */
+struct rc_array *tb_assemble(struct rc_testbed *tb, uint32_t skip,
+			     unsigned flags);
+/* Deterministic pattern for logical block b of generation gen. */
+void tb_pattern(void *buf, uint64_t b, uint32_t gen);
+bool tb_check(const void *buf, uint64_t b, uint32_t gen);
+uint64_t tb_rand(uint64_t *state);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * test_array: raidcore end to end on memory members - every level and
+ * member count, healthy, degraded (members missing at assembly, failing
+ * with EIO mid-run, vanishing), written while degraded, rebuilt.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "rc_test_util.h"
+
+#define DEV_BYTES (6ull << 20)
+
+struct cfg {
+	enum rc_level level;
+	int members;
+	uint32_t chunk;
+};
+
+static const struct cfg cfgs[] = {
+	{ RC_RAID0, 2, 4096 }, { RC_RAID0, 3, 65536 },
+	{ RC_RAID1, 2, 16384 }, { RC_RAID1, 3, 4096 },
+	{ RC_RAID4, 3, 16384 }, { RC_RAID4, 5, 4096 },
+	{ RC_RAID5, 3, 4096 }, { RC_RAID5, 4, 65536 }, { RC_RAID5, 5, 16384 },
+	{ RC_RAID5, 8, 8192 },
+	{ RC_RAID6, 4, 16384 }, { RC_RAID6, 5, 4096 }, { RC_RAID6, 6, 65536 },
+	{ RC_RAID10, 2, 16384 }, { RC_RAID10, 3, 4096 }, { RC_RAID10, 4, 65536 },
+};
+
+/* What the test believes is on the array: generation per block, 0 = never
+ * written (reads as zeros). */
+struct model {
+	uint64_t blocks;
+	uint32_t *gen;
+	uint32_t next_gen;
+};
+
+static void model_init(struct model *m, struct rc_array *a)
+{
+	struct rc_info info;
+
+	rc_array_info(a, &info);
+	m->blocks = info.blocks;
+	m->gen = calloc(m->blocks, sizeof(uint32_t));
+	m->next_gen = 1;
+	assert_non_null(m->gen);
+}
+
+/* Writes count random extents of random length (some whole stripes). */
+static void write_random(struct rc_array *a, struct model *m, uint64_t *seed,
+			 int count)
+{
+	struct rc_info info;
+	uint8_t *buf = malloc(256 * RC_BLOCK_SIZE);
+
+	rc_array_info(a, &info);
+	for (int i = 0; i < count; i++) {
+		uint64_t len = 1 + tb_rand(seed) % (tb_rand(seed) % 3 ? 8 : 200);
+		uint64_t start = tb_rand(seed) % m->blocks;
+		uint32_t gen = m->next_gen++;
+
+		if (i % 5 == 0) {       /* a run of whole stripes */
+			start -= start % info.stripe_blocks;
+			len = info.stripe_blocks * (1 + tb_rand(seed) % 2);
+			len = len > 256 ? 256 : len;
+		}
+		if (start + len > m->blocks)
+			len = m->blocks - start;
+		for (uint64_t b = 0; b < len; b++) {
+			tb_pattern(buf + b * RC_BLOCK_SIZE, start + b, gen);
+			m->gen[start + b] = gen;
+		}
+		assert_int_equal(rc_write(a, start, (uint32_t)len, buf), 0);
+	}
+	free(buf);
+}
+
+static void verify_all(struct rc_array *a, const struct model *m)
+{
+	uint8_t *buf = malloc(64 * RC_BLOCK_SIZE), zero[RC_BLOCK_SIZE] = { 0 };
+
+	for (uint64_t b = 0; b < m->blocks; b += 64) {
+		uint32_t n = m->blocks - b < 64 ? (uint32_t)(m->blocks - b) : 64;
+
+		assert_int_equal(rc_read(a, b, n, buf), 0);
+		for (uint32_t i = 0; i < n; i++) {
+			const uint8_t *p = buf + (size_t)i * RC_BLOCK_SIZE;
+			bool ok = m->gen[b + i] ? tb_check(p, b + i, m->gen[b + i])
+						: !memcmp(p, zero, RC_BLOCK_SIZE);
+			if (!ok)
+				fail_msg("block %llu (gen %u) reads wrong",
+					 (unsigned long long)(b + i), m->gen[b + i]);
+		}
+	}
+	free(buf);
+}
+
+static void test_roundtrip(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct model m;
+		uint64_t seed = i + 1;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		model_init(&m, a);
+		write_random(a, &m, &seed, 60);
+		verify_all(a, &m);          /* from the cache and the media */
+		assert_int_equal(rc_flush(a), 0);
+		verify_all(a, &m);
+		write_random(a, &m, &seed, 30);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		verify_all(a, &m);
+		{
+			struct rc_info info;
+
+			rc_array_info(a, &info);
+			assert_false(info.degraded);
+			assert_false(info.was_unclean);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		free(m.gen);
+		tb_fini(&tb);
+	}
+}
+
+static int redundancy(const struct cfg *c)
+{
+	switch (c->level) {
+	case RC_RAID0: return 0;
+	case RC_RAID1: return c->members - 1;
+	case RC_RAID6: return 2;
+	default: return 1;
+	}
+}
+
+/* Failure sets: every single member, and for RAID 6 every pair. */
+static int fail_sets(const struct cfg *c, uint32_t *sets)
+{
+	int n = 0;
+
+	if (redundancy(c) == 0)
+		return 0;
+	for (int i = 0; i < c->members; i++)
+		sets[n++] = 1u << i;
+	if (c->level == RC_RAID6 || (c->level == RC_RAID1 && c->members > 2))
+		for (int i = 0; i < c->members; i++)
+			for (int j = i + 1; j < c->members; j++)
+				sets[n++] = 1u << i | 1u << j;
+	return n;
+}
+
+static void replace_all(struct rc_testbed *tb, struct rc_array *a,
+			uint32_t set)
+{
+	for (int s = 0; s < tb->n; s++)
+		if (set >> s & 1)
+			assert_int_equal(rc_member_replace(a, s, tb_borrow(tb, s),
+							   NULL, NULL), 0);
+}
+
+/* Missing at assembly, written degraded, re-added, then another member
+ * removed: everything reads back. */
+static void test_degraded_missing(void **state)
+{
+	uint32_t sets[64];
+
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		int nsets = fail_sets(c, sets);
+
+		for (int f = 0; f < nsets; f++) {
+			struct rc_testbed tb;
+			struct rc_array *a;
+			struct rc_info info;
+			struct model m;
+			uint64_t seed = 100 + i * 64 + (uint64_t)f;
+			uint32_t other;
+
+			tb_init(&tb, c->members, DEV_BYTES);
+			tb_create(&tb, c->level, c->chunk, 0);
+			a = tb_assemble(&tb, 0, 0);
+			model_init(&m, a);
+			write_random(a, &m, &seed, 25);
+			assert_int_equal(rc_array_close(a), 0);
+
+			a = tb_assemble(&tb, sets[f], 0);
+			rc_array_info(a, &info);
+			assert_true(info.degraded);
+			verify_all(a, &m);
+			write_random(a, &m, &seed, 25);
+			assert_int_equal(rc_flush(a), 0);
+			verify_all(a, &m);
+			assert_int_equal(rc_array_close(a), 0);
+
+			/* Back with all members: the returning ones are stale. */
+			a = tb_assemble(&tb, 0, 0);
+			rc_array_info(a, &info);
+			assert_true(info.degraded);
+			verify_all(a, &m);
+			replace_all(&tb, a, sets[f]);
+			rc_array_info(a, &info);
+			assert_false(info.degraded);
+			verify_all(a, &m);
+			assert_int_equal(rc_array_close(a), 0);
+
+			/* Fully redundant again: lose a member that was not
+			 * rebuilt. */
+			other = 0;
+			for (int s = 0; s < c->members && !other; s++)
+				if (!(sets[f] >> s & 1))
+					other = 1u << s;
+			a = tb_assemble(&tb, other, 0);
+			verify_all(a, &m);
+			assert_int_equal(rc_array_close(a), 0);
+			free(m.gen);
+			tb_fini(&tb);
+		}
+	}
+}
+
+/* A member fails mid-run: EIO on every read and write, or it vanishes. */
+static void test_degraded_midrun(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+
+		if (redundancy(c) == 0)
+			continue;
+		for (int mode = 0; mode < 2; mode++) {
+			for (int victim = 0; victim < c->members; victim++) {
+				struct rc_testbed tb;
+				struct rc_array *a;
+				struct rc_member_status st;
+				struct model m;
+				uint64_t seed = 7 + i * 100 + (uint64_t)victim;
+
+				tb_init(&tb, c->members, DEV_BYTES);
+				tb_create(&tb, c->level, c->chunk, 0);
+				a = tb_assemble(&tb, 0, 0);
+				model_init(&m, a);
+				write_random(a, &m, &seed, 20);
+				assert_int_equal(rc_flush(a), 0);
+				if (mode == 0)
+					rc_fault_eio(tb.fault[victim],
+						     RC_FAULT_READ | RC_FAULT_WRITE,
+						     0, DEV_BYTES,
+						     RC_FAULT_PERSISTENT);
+				else
+					rc_fault_vanish(tb.fault[victim]);
+				verify_all(a, &m);
+				write_random(a, &m, &seed, 20);
+				assert_int_equal(rc_flush(a), 0);
+				verify_all(a, &m);
+				rc_array_member_status(a, victim, &st);
+				assert_int_equal(st.state, RC_MEMBER_FAULTY);
+				assert_int_equal(rc_array_close(a), 0);
+				/* The survivors' superblocks say so. */
+				a = tb_assemble(&tb, 0, 0);
+				rc_array_member_status(a, victim, &st);
+				assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+				verify_all(a, &m);
+				assert_int_equal(rc_array_close(a), 0);
+				free(m.gen);
+				tb_fini(&tb);
+			}
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_degraded_missing),
+		cmocka_unit_test(test_degraded_midrun),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
