@@ -325,6 +325,15 @@ static int create_check(const struct rc_create_params *p, struct rc_dev **devs,
 			 p->chunk_bytes);
 		return -EINVAL;
 	}
+	/* Level, member count and chunk first, on a one-chunk member. */
+	g = (struct rc_geom){ .level = p->level,
+		.layout = rc_geom_default_layout(p->level),
+		.members = (uint32_t)members, .chunk_blocks = sb->chunk_blocks,
+		.member_blocks = sb->chunk_blocks };
+	if (rc_geom_validate(&g, &why) < 0) {
+		snprintf(err, len, "%s", why);
+		return -EINVAL;
+	}
 	sb->journal_blocks = p->journal_blocks;
 	if (!sb->journal_blocks) {
 		uint64_t j = min_blocks / 64;

@@ -21,7 +21,8 @@ static bool is_mirror(const struct rc_array *a)
 
 /* Verifies nr blocks read from column c; zeroes never-written ones. */
 static void verify_rows(struct rc_array *a, const struct rc_col *col,
-			uint32_t r0, uint32_t nr, uint8_t *buf, uint8_t *state)
+			uint32_t r0, uint32_t nr, uint8_t *buf, uint8_t *state,
+			bool count)
 {
 	bool unwritten;
 
@@ -29,7 +30,8 @@ static void verify_rows(struct rc_array *a, const struct rc_col *col,
 		if (!rc_csum_verify(a, (int)col->member, col->offset + r0 + r,
 				    BLK(buf, r), &unwritten)) {
 			state[r] = BLK_BAD;
-			atomic_fetch_add(&a->m[col->member].csum_errors, 1);
+			if (count)
+				atomic_fetch_add(&a->m[col->member].csum_errors, 1);
 			continue;
 		}
 		state[r] = BLK_OK;
@@ -107,7 +109,7 @@ int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (io[i].err < 0)
 			memset(state[c], BLK_BAD, nr);
 		else
-			verify_rows(a, &mp->col[c], r0, nr, cols[c], state[c]);
+			verify_rows(a, &mp->col[c], r0, nr, cols[c], state[c], true);
 	}
 	return 0;
 }
@@ -214,7 +216,8 @@ int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (!state)
 			return -ENOMEM;
 	}
-	verify_rows(a, cp, r0, nr, buf, state);
+	/* Counted when the slow path reads the bad blocks again. */
+	verify_rows(a, cp, r0, nr, buf, state, false);
 	for (uint32_t r = 0; r < nr; r++) {
 		if (state[r] != BLK_OK) {
 			bad_first = r < bad_first ? r : bad_first;

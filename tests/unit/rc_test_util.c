@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <xxhash.h>
 #include "rc_test_util.h"
 
 static int borrow_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
@@ -67,12 +68,12 @@ void tb_fini(struct rc_testbed *tb)
 	memset(tb, 0, sizeof(*tb));
 }
 
-void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
-	     uint32_t skip)
+static void devs_wrap(struct rc_testbed *tb, struct rc_dev **out,
+		      struct rc_power *power, uint32_t skip)
 {
 	if (tb->power)
 		rc_power_destroy(tb->power);
-	tb->power = power ? rc_power_create(RC_POWER_DROP, 1) : NULL;
+	tb->power = power;
 	for (int i = 0; i < tb->n; i++) {
 		tb->fault[i] = NULL;
 		out[i] = NULL;
@@ -81,6 +82,71 @@ void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
 		assert_int_equal(rc_fault_wrap(tb_borrow(tb, i), tb->power,
 					       &out[i], &tb->fault[i]), 0);
 	}
+}
+
+void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
+	     uint32_t skip)
+{
+	devs_wrap(tb, out, power ? rc_power_create(RC_POWER_DROP, 1) : NULL,
+		  skip);
+}
+
+void tb_devs_power(struct rc_testbed *tb, struct rc_dev **out,
+		   enum rc_power_mode mode, uint64_t seed, uint32_t skip)
+{
+	devs_wrap(tb, out, rc_power_create(mode, seed), skip);
+}
+
+uint8_t **tb_snapshot(struct rc_testbed *tb)
+{
+	uint8_t **snap = calloc((size_t)tb->n, sizeof(*snap));
+
+	assert_non_null(snap);
+	for (int i = 0; i < tb->n; i++) {
+		snap[i] = malloc(tb->dev_bytes);
+		assert_non_null(snap[i]);
+		assert_int_equal(rc_dev_read(tb->mem[i], snap[i], tb->dev_bytes,
+					     0), 0);
+	}
+	return snap;
+}
+
+void tb_restore(struct rc_testbed *tb, uint8_t **snap)
+{
+	for (int i = 0; i < tb->n; i++)
+		assert_int_equal(rc_dev_write(tb->mem[i], snap[i],
+					      tb->dev_bytes, 0), 0);
+}
+
+void tb_snapshot_free(struct rc_testbed *tb, uint8_t **snap)
+{
+	for (int i = 0; i < tb->n; i++)
+		free(snap[i]);
+	free(snap);
+}
+
+uint64_t tb_media_hash(struct rc_testbed *tb)
+{
+	uint8_t **snap = tb_snapshot(tb);
+	uint64_t h = 0;
+
+	for (int i = 0; i < tb->n; i++)
+		h = h * 31 + XXH3_64bits(snap[i], tb->dev_bytes);
+	tb_snapshot_free(tb, snap);
+	return h;
+}
+
+int tb_try_assemble(struct rc_testbed *tb, struct rc_dev **devs,
+		    unsigned flags, struct rc_array **out, char *err,
+		    size_t len)
+{
+	int ret = rc_array_assemble(devs, tb->n, flags, out, err, len);
+
+	if (ret < 0) {
+		for (int i = 0; i < tb->n; i++)
+			rc_dev_close(devs[i]);
+	}
+	return ret;
 }
 
 void tb_create(struct rc_testbed *tb, enum rc_level level, uint32_t chunk,

@@ -36,6 +36,19 @@ struct rc_dev *tb_borrow(struct rc_testbed *tb, int i);
  */
 void tb_devs(struct rc_testbed *tb, struct rc_dev **out, bool power,
 	     uint32_t skip);
+/* The same with a power domain of the given mode and seed. */
+void tb_devs_power(struct rc_testbed *tb, struct rc_dev **out,
+		   enum rc_power_mode mode, uint64_t seed, uint32_t skip);
+/* Copies of every device's media, to restore the same crash image. */
+uint8_t **tb_snapshot(struct rc_testbed *tb);
+void tb_restore(struct rc_testbed *tb, uint8_t **snap);
+void tb_snapshot_free(struct rc_testbed *tb, uint8_t **snap);
+/* XXH3 of all media, to show that nothing was written. */
+uint64_t tb_media_hash(struct rc_testbed *tb);
+/* Assembles into *out; returns the error (err gets the reason). */
+int tb_try_assemble(struct rc_testbed *tb, struct rc_dev **devs,
+		    unsigned flags, struct rc_array **out, char *err,
+		    size_t len);
 /* Formats the devices: level, chunk bytes, spares (the last ones). */
 void tb_create(struct rc_testbed *tb, enum rc_level level, uint32_t chunk,
 	       int nspares);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include "rc_test_util.h"
 
 #define DEV_BYTES (6ull << 20)
@@ -276,12 +277,105 @@ static void test_degraded_midrun(void **state)
 	}
 }
 
+struct worker {
+	struct rc_array *a;
+	uint64_t first, count;      /* this thread's region */
+	uint64_t seed;
+	uint32_t *gen;              /* per block of the region */
+	int errors;
+};
+
+/* Random writes, reads and flushes in its own region, verifying as it
+ * goes; regions share stripes with the neighbours'. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t *buf = malloc(32 * RC_BLOCK_SIZE);
+
+	for (int i = 0; i < 300; i++) {
+		uint64_t off = tb_rand(&w->seed) % w->count;
+		uint32_t len = 1 + (uint32_t)(tb_rand(&w->seed) % 32);
+		int op = (int)(tb_rand(&w->seed) % 10);
+
+		if (off + len > w->count)
+			len = (uint32_t)(w->count - off);
+		if (op < 5) {
+			uint32_t gen = (uint32_t)i + 1;
+
+			for (uint32_t b = 0; b < len; b++) {
+				tb_pattern(buf + (size_t)b * RC_BLOCK_SIZE,
+					   w->first + off + b, gen);
+				w->gen[off + b] = gen;
+			}
+			w->errors += rc_write(w->a, w->first + off, len, buf) != 0;
+		} else if (op < 9) {
+			w->errors += rc_read(w->a, w->first + off, len, buf) != 0;
+			for (uint32_t b = 0; b < len; b++)
+				if (w->gen[off + b] &&
+				    !tb_check(buf + (size_t)b * RC_BLOCK_SIZE,
+					      w->first + off + b, w->gen[off + b]))
+					w->errors++;
+		} else {
+			w->errors += rc_flush(w->a) != 0;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	const enum rc_level levels[] = { RC_RAID5, RC_RAID6, RC_RAID10 };
+
+	for (int l = 0; l < 3; l++) {
+		struct rc_testbed tb;
+		struct worker w[4];
+		pthread_t th[4];
+		struct rc_array *a;
+		struct rc_info info;
+
+		tb_init(&tb, 5, DEV_BYTES);
+		tb_create(&tb, levels[l], 16384, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_cache(a, 1 << 20);   /* write back under pressure */
+		rc_array_info(a, &info);
+		for (int t = 0; t < 4; t++) {
+			/* 101 blocks: regions do not align to stripes. */
+			w[t] = (struct worker){ .a = a, .first = (uint64_t)t * 101,
+				.count = 101, .seed = (uint64_t)t + 1,
+				.gen = calloc(101, sizeof(uint32_t)) };
+			pthread_create(&th[t], NULL, worker_main, &w[t]);
+		}
+		for (int t = 0; t < 4; t++)
+			pthread_join(th[t], NULL);
+		for (int t = 0; t < 4; t++)
+			assert_int_equal(w[t].errors, 0);
+		assert_int_equal(rc_array_close(a), 0);
+		/* And on the media, after a fresh assembly. */
+		a = tb_assemble(&tb, 0, 0);
+		for (int t = 0; t < 4; t++) {
+			uint8_t buf[RC_BLOCK_SIZE];
+
+			for (uint64_t b = 0; b < w[t].count; b++) {
+				if (!w[t].gen[b])
+					continue;
+				assert_int_equal(rc_read(a, w[t].first + b, 1, buf), 0);
+				assert_true(tb_check(buf, w[t].first + b, w[t].gen[b]));
+			}
+			free(w[t].gen);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_degraded_missing),
 		cmocka_unit_test(test_degraded_midrun),
+		cmocka_unit_test(test_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

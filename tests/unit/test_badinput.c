@@ -1,0 +1,348 @@
+/*
+ * test_badinput: what assembly and creation do with input they must not
+ * trust - corrupt superblocks, a newer format, unknown incompat features,
+ * members of two arrays, the same member twice, stale members, members in
+ * the wrong order, too many members missing.  Each gets a clear error (or
+ * a degraded array with the bad device left out) and nothing is written
+ * when assembly is refused.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <xxhash.h>
+#include "rc_test_util.h"
+#include "ondisk.h"
+
+#define DEV_BYTES (4ull << 20)
+
+static void setup_raid5(struct rc_testbed *tb, int n)
+{
+	struct rc_array *a;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	tb_init(tb, n, DEV_BYTES);
+	tb_create(tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(tb, 0, 0);
+	for (uint64_t b = 0; b < 100; b++) {
+		tb_pattern(buf, b, 1);
+		assert_int_equal(rc_write(a, b, 1, buf), 0);
+	}
+	assert_int_equal(rc_array_close(a), 0);
+}
+
+static void check_data(struct rc_array *a)
+{
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	for (uint64_t b = 0; b < 100; b++) {
+		assert_int_equal(rc_read(a, b, 1, buf), 0);
+		assert_true(tb_check(buf, b, 1));
+	}
+}
+
+/* Refused, with a message containing want, and no byte written. */
+static void expect_refused(struct rc_testbed *tb, struct rc_dev **devs,
+			   unsigned flags, int err_want, const char *want)
+{
+	uint64_t before = tb_media_hash(tb);
+	struct rc_array *a = NULL;
+	char err[512];
+	int ret;
+
+	ret = tb_try_assemble(tb, devs, flags, &a, err, sizeof(err));
+	assert_int_equal(ret, err_want);
+	if (!strstr(err, want))
+		fail_msg("error \"%s\" does not say \"%s\"", err, want);
+	assert_true(tb_media_hash(tb) == before);
+}
+
+static struct rc_array *expect_degraded(struct rc_testbed *tb,
+					struct rc_dev **devs)
+{
+	struct rc_array *a = NULL;
+	struct rc_info info;
+	char err[512];
+
+	assert_int_equal(tb_try_assemble(tb, devs, 0, &a, err, sizeof(err)), 0);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	check_data(a);
+	return a;
+}
+
+/* Rewrites superblock copy c of device i through fn, re-sealed. */
+static void sb_edit(struct rc_testbed *tb, int i, int c,
+		    void (*fn)(uint8_t *raw))
+{
+	uint8_t raw[RC_BLOCK_SIZE];
+	uint64_t sum;
+
+	assert_int_equal(rc_dev_read(tb->mem[i], raw, RC_BLOCK_SIZE,
+				     (uint64_t)c * RC_BLOCK_SIZE), 0);
+	fn(raw);
+	memset(raw + 4088, 0, 8);
+	sum = htole64(XXH3_64bits(raw, RC_BLOCK_SIZE));
+	memcpy(raw + 4088, &sum, 8);
+	assert_int_equal(rc_dev_write(tb->mem[i], raw, RC_BLOCK_SIZE,
+				      (uint64_t)c * RC_BLOCK_SIZE), 0);
+}
+
+static void newer_major(uint8_t *raw)
+{
+	uint16_t v = htole16(RC_SB_VERSION_MAJOR + 1);
+
+	memcpy(raw + offsetof(struct rc_sb_disk, version_major), &v, 2);
+}
+
+static void unknown_incompat(uint8_t *raw)
+{
+	uint64_t v = htole64(1ull << 40);
+
+	memcpy(raw + offsetof(struct rc_sb_disk, feature_incompat), &v, 8);
+}
+
+static void flip_byte(struct rc_testbed *tb, int i, uint64_t off)
+{
+	uint8_t b;
+
+	rc_dev_read(tb->mem[i], &b, 1, off);
+	b ^= 0x20;
+	rc_dev_write(tb->mem[i], &b, 1, off);
+}
+
+static void test_bad_checksum(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	struct rc_info info;
+
+	setup_raid5(&tb, 4);
+	/* One copy torn: the other copy serves, nothing is degraded. */
+	flip_byte(&tb, 1, 300);
+	tb_devs(&tb, devs, false, 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, NULL, 0), 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	check_data(a);
+	assert_int_equal(rc_array_close(a), 0);
+	/* Both copies bad: the member is left out, the array degraded. */
+	flip_byte(&tb, 2, 300);
+	flip_byte(&tb, 2, RC_BLOCK_SIZE + 300);
+	tb_devs(&tb, devs, false, 0);
+	a = expect_degraded(&tb, devs);
+	assert_int_equal(rc_array_close(a), 0);
+	/* Two members with bad superblocks: refused, naming the slots. */
+	tb_fini(&tb);
+	setup_raid5(&tb, 4);
+	for (int i = 0; i < 2; i++)
+		for (int c = 0; c < 2; c++)
+			flip_byte(&tb, i, (uint64_t)c * RC_BLOCK_SIZE + 100);
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -ENODEV, "slot 0");
+	tb_fini(&tb);
+}
+
+static void test_newer_format(void **state)
+{
+	void (*edits[])(uint8_t *) = { newer_major, unknown_incompat };
+
+	for (int e = 0; e < 2; e++) {
+		struct rc_testbed tb;
+		struct rc_dev *devs[TB_MAX];
+
+		setup_raid5(&tb, 3);
+		sb_edit(&tb, 0, 0, edits[e]);
+		sb_edit(&tb, 0, 1, edits[e]);
+		tb_devs(&tb, devs, false, 0);
+		expect_refused(&tb, devs, 0, -EPROTONOSUPPORT, "mem0");
+		tb_fini(&tb);
+	}
+}
+
+static void test_two_arrays(void **state)
+{
+	struct rc_testbed x, y;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+
+	setup_raid5(&x, 4);
+	setup_raid5(&y, 4);
+	/* Two of each: ambiguous, refused. */
+	tb_devs(&x, devs, false, 0);
+	rc_dev_close(devs[2]);
+	rc_dev_close(devs[3]);
+	devs[2] = tb_borrow(&y, 2);
+	devs[3] = tb_borrow(&y, 3);
+	expect_refused(&x, devs, 0, -EINVAL, "different arrays");
+	/* Three of x and one of y: x assembles, y's member left out. */
+	tb_devs(&x, devs, false, 0);
+	rc_dev_close(devs[3]);
+	devs[3] = tb_borrow(&y, 3);
+	a = expect_degraded(&x, devs);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&x);
+	tb_fini(&y);
+}
+
+static void test_duplicates(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	struct rc_create_params p = { .level = RC_RAID5, .chunk_bytes = 16384 };
+	char err[256];
+
+	setup_raid5(&tb, 4);
+	/* Member 2 given twice (as member 3's place): left out once. */
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[3]);
+	devs[3] = tb_borrow(&tb, 2);
+	a = expect_degraded(&tb, devs);
+	assert_int_equal(rc_array_close(a), 0);
+	/* Creating over the same device twice is refused. */
+	for (int i = 0; i < 3; i++)
+		devs[i] = tb_borrow(&tb, i);
+	devs[3] = tb_borrow(&tb, 1);
+	assert_int_equal(rc_array_create_err(&p, devs, 4, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "same device"));
+	for (int i = 0; i < 4; i++)
+		rc_dev_close(devs[i]);
+	tb_fini(&tb);
+}
+
+static void test_stale_member(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_member_status st;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	setup_raid5(&tb, 4);
+	a = tb_assemble(&tb, 1u << 1, 0);       /* member 1 away */
+	tb_pattern(buf, 3, 2);
+	assert_int_equal(rc_write(a, 3, 1, buf), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	/* Member 1 comes back with old data: not trusted. */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(rc_read(a, 3, 1, buf), 0);
+	assert_true(tb_check(buf, 3, 2));
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static void test_wrong_order(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX], *rev[TB_MAX];
+	struct rc_array *a;
+	struct rc_info info;
+
+	setup_raid5(&tb, 5);
+	tb_devs(&tb, devs, false, 0);
+	for (int i = 0; i < 5; i++)
+		rev[i] = devs[4 - i];
+	assert_int_equal(tb_try_assemble(&tb, rev, 0, &a, NULL, 0), 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	check_data(a);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static void test_too_many_missing(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+
+	setup_raid5(&tb, 4);
+	tb_devs(&tb, devs, false, 1u << 0 | 1u << 3);
+	expect_refused(&tb, devs, 0, -ENODEV, "slot 3");
+	/* degraded=refuse: one missing is already too many. */
+	tb_devs(&tb, devs, false, 1u << 2);
+	expect_refused(&tb, devs, RC_ASSEMBLE_NO_DEGRADED, -ENODEV, "slot 2");
+	/* Nothing that is a member at all. */
+	tb_devs(&tb, devs, false, 0xf);
+	expect_refused(&tb, devs, 0, -ENODEV, "no raidfs member");
+	tb_fini(&tb);
+}
+
+static void test_not_a_member(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+
+	setup_raid5(&tb, 4);
+	/* A device of zeros (a new disk) in member 0's place. */
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[0]);
+	assert_int_equal(rc_dev_mem_create(DEV_BYTES, "blank", &devs[0]), 0);
+	a = expect_degraded(&tb, devs);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static void test_create_checks(void **state)
+{
+	struct {
+		enum rc_level level;
+		int n;
+		uint32_t chunk;
+		uint64_t bytes;
+		int want;
+	} cases[] = {
+		{ RC_RAID5, 2, 16384, DEV_BYTES, -EINVAL },   /* too few */
+		{ RC_RAID6, 3, 16384, DEV_BYTES, -EINVAL },
+		{ RC_RAID5, 3, 12288, DEV_BYTES, -EINVAL },   /* not 2^n */
+		{ RC_RAID5, 3, 2u << 20, DEV_BYTES, -EINVAL },/* > 1 MiB */
+		{ RC_RAID5, 3, 16384, 64 * 1024, -ENOSPC },    /* too small */
+		{ (enum rc_level)7, 3, 16384, DEV_BYTES, -EINVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rc_testbed tb;
+		struct rc_dev *devs[TB_MAX];
+		struct rc_create_params p = { .level = cases[i].level,
+					      .chunk_bytes = cases[i].chunk };
+		char err[256] = "";
+		uint64_t before;
+
+		tb_init(&tb, cases[i].n, cases[i].bytes);
+		before = tb_media_hash(&tb);
+		for (int d = 0; d < cases[i].n; d++)
+			devs[d] = tb_borrow(&tb, d);
+		assert_int_equal(rc_array_create_err(&p, devs, cases[i].n, err,
+						     sizeof(err)), cases[i].want);
+		assert_true(err[0] != 0);
+		assert_true(tb_media_hash(&tb) == before);
+		for (int d = 0; d < cases[i].n; d++)
+			rc_dev_close(devs[d]);
+		tb_fini(&tb);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_checksum),
+		cmocka_unit_test(test_newer_format),
+		cmocka_unit_test(test_two_arrays),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_stale_member),
+		cmocka_unit_test(test_wrong_order),
+		cmocka_unit_test(test_too_many_missing),
+		cmocka_unit_test(test_not_a_member),
+		cmocka_unit_test(test_create_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
