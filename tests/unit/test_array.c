@@ -277,6 +277,43 @@ static void test_degraded_midrun(void **state)
 	}
 }
 
+/* A member fails; the spare takes its place and is rebuilt. */
+static void test_spare_takes_over(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_member_status st;
+	struct model m;
+	uint64_t seed = 5;
+
+	tb_init(&tb, 5, DEV_BYTES);               /* 4 members + 1 spare */
+	tb_create(&tb, RC_RAID5, 16384, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_int_equal(info.members, 4);
+	assert_int_equal(info.spares, 1);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 30);
+	assert_int_equal(rc_member_fail(a, 2), 0);
+	write_random(a, &m, &seed, 10);
+	assert_int_equal(rc_member_replace(a, -1, NULL, NULL, NULL), 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	rc_array_member_status(a, 2, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_string_equal(st.name, "mem4");
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	/* The former spare is member 2 now; the failed device is out. */
+	a = tb_assemble(&tb, 1u << 1, 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 struct worker {
 	struct rc_array *a;
 	uint64_t first, count;      /* this thread's region */
@@ -376,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_degraded_missing),
 		cmocka_unit_test(test_degraded_midrun),
 		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_spare_takes_over),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,27 @@ static void verify(struct rc_testbed *tb, const struct model *m,
 	char err[512];
 	int ret;
 
+	if (!skip) {
+		/* Read-only first: the replayed journal is seen through an
+		 * overlay and no byte reaches the media. */
+		uint64_t before = tb_media_hash(tb);
+
+		tb_devs(tb, devs, false, 0);
+		ret = tb_try_assemble(tb, devs, RC_ASSEMBLE_RDONLY, &a, err,
+				      sizeof(err));
+		if (ret)
+			fail_msg("cut %zu: read-only assemble: %s", cut, err);
+		for (uint32_t b = 0; b < BASE_BLOCKS + 64; b += 64) {
+			assert_int_equal(rc_read(a, b, 64, buf), 0);
+			for (uint32_t i = 0; i < 64; i++)
+				if (!block_ok(m, b + i,
+					      buf + (size_t)i * RC_BLOCK_SIZE))
+					fail_msg("cut %zu, read-only: block %u "
+						 "wrong", cut, b + i);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		assert_true(tb_media_hash(tb) == before);
+	}
 	tb_devs(tb, devs, false, skip);
 	ret = tb_try_assemble(tb, devs, 0, &a, err, sizeof(err));
 	if (ret)

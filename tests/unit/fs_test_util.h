@@ -1,0 +1,114 @@
+/*
+ * fs_test_util: helpers shared by the tests/unit/test_fs_*.c programs
+ * (header-only so that other areas' tests do not link them).
+ */
+#ifndef FS_TEST_UTIL_H
+#define FS_TEST_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <sys/sysmacros.h>
+#include <cmocka.h>
+#include "fs.h"
+#include "bdev.h"
+
+struct tfs {
+	struct fs_bdev *bdev;
+	struct fs *fs;
+	struct fs_ctx ctx;
+};
+
+static inline void tfs_mount(struct tfs *t)
+{
+	assert_int_equal(fs_mount(t->bdev, 0, &t->fs), 0);
+}
+
+static inline void tfs_umount(struct tfs *t)
+{
+	assert_int_equal(fs_unmount(t->fs), 0);
+	t->fs = NULL;
+}
+
+static inline void tfs_remount(struct tfs *t)
+{
+	tfs_umount(t);
+	tfs_mount(t);
+}
+
+static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
+{
+	struct tfs *t = calloc(1, sizeof(*t));
+	struct fs_format_params p = { .label = "test" };
+
+	assert_non_null(t);
+	assert_int_equal(fs_bdev_mem_create(blocks, stripe, &t->bdev), 0);
+	assert_int_equal(fs_format(t->bdev, &p), 0);
+	tfs_mount(t);
+	t->ctx.uid = 1000;
+	t->ctx.gid = 1000;
+	t->ctx.umask = 022;
+	return t;
+}
+
+static inline void tfs_free(struct tfs *t)
+{
+	if (t->fs)
+		tfs_umount(t);
+	fs_bdev_close(t->bdev);
+	free(t);
+}
+
+/* Creates a file, returns its inode (the lookup reference is dropped). */
+static inline uint64_t tfs_create(struct tfs *t, uint64_t dir, const char *name)
+{
+	struct fs_attr a;
+	uint64_t fh;
+
+	assert_int_equal(fs_create(t->fs, &t->ctx, dir, name, 0644, O_RDWR,
+				   &a, &fh), 0);
+	fs_release(t->fs, a.ino, fh);
+	fs_forget(t->fs, a.ino, 1);
+	return a.ino;
+}
+
+static inline uint64_t tfs_mkdir(struct tfs *t, uint64_t dir, const char *name)
+{
+	struct fs_attr a;
+
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, dir, name, 0755, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	return a.ino;
+}
+
+/* Looks name up: its inode, or 0 when absent. */
+static inline uint64_t tfs_lookup(struct tfs *t, uint64_t dir, const char *name)
+{
+	struct fs_attr a;
+
+	if (fs_lookup(t->fs, dir, name, &a))
+		return 0;
+	fs_forget(t->fs, a.ino, 1);
+	return a.ino;
+}
+
+static inline void tfs_pattern(uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+#endif

@@ -1,0 +1,362 @@
+/*
+ * test_fs_basic: the filesystem API over a memory device: every namespace
+ * operation with its errors, file data, attributes, persistence across
+ * unmount/mount.
+ */
+#include "fs_test_util.h"
+#include <sys/stat.h>
+#include <linux/falloc.h>
+#include <unistd.h>
+
+#define ROOT FS_ROOT_INO
+
+static int setup(void **state)
+{
+	*state = tfs_new(16384, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tfs_free(*state);
+	return 0;
+}
+
+static void test_format_mount_root(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	struct fs_info info;
+
+	assert_int_equal(fs_getattr(t->fs, ROOT, &a), 0);
+	assert_true(S_ISDIR(a.mode));
+	assert_int_equal(a.nlink, 2);
+	assert_int_equal(fs_get_info(t->fs, &info), 0);
+	assert_string_equal(info.label, "test");
+	tfs_remount(t);
+	assert_int_equal(fs_get_info(t->fs, &info), 0);
+	assert_true(info.was_clean);
+	assert_int_equal(info.replayed_txns, 0);
+}
+
+static void test_mount_rejects_garbage(void **state)
+{
+	struct fs_bdev *b;
+	struct fs *fs;
+
+	(void)state;
+	assert_int_equal(fs_bdev_mem_create(4096, 1, &b), 0);
+	assert_int_equal(fs_mount(b, 0, &fs), -EINVAL);
+	fs_bdev_close(b);
+}
+
+static void test_create_lookup_errors(void **state)
+{
+	struct tfs *t = *state;
+	char longname[300];
+	struct fs_attr a;
+	uint64_t fh, f, d;
+
+	f = tfs_create(t, ROOT, "file");
+	d = tfs_mkdir(t, ROOT, "dir");
+	assert_int_equal(tfs_lookup(t, ROOT, "file"), f);
+	assert_int_equal(tfs_lookup(t, ROOT, "dir"), d);
+	assert_int_equal(fs_lookup(t->fs, ROOT, "nope", &a), -ENOENT);
+	assert_int_equal(fs_lookup(t->fs, f, "x", &a), -ENOTDIR);
+	memset(longname, 'a', 256);
+	longname[256] = '\0';
+	assert_int_equal(fs_lookup(t->fs, ROOT, longname, &a), -ENAMETOOLONG);
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, ROOT, longname, 0755, &a),
+			 -ENAMETOOLONG);
+	longname[255] = '\0';
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, ROOT, longname, 0755, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, ROOT, "file", 0755, &a),
+			 -EEXIST);
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "file", 0644,
+				   O_RDWR | O_CREAT | O_EXCL, &a, &fh), -EEXIST);
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "dir", 0644,
+				   O_RDWR | O_CREAT, &a, &fh), -EISDIR);
+	assert_int_equal(fs_create(t->fs, &t->ctx, f, "x", 0644, O_RDWR, &a,
+				   &fh), -ENOTDIR);
+	/* create without O_EXCL opens the existing file */
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "file", 0644,
+				   O_RDWR | O_CREAT, &a, &fh), 0);
+	assert_int_equal(a.ino, f);
+	fs_release(t->fs, f, fh);
+	fs_forget(t->fs, f, 1);
+	assert_int_equal(fs_lookup(t->fs, d, "..", &a), 0);
+	assert_int_equal(a.ino, ROOT);
+	fs_forget(t->fs, ROOT, 1);
+}
+
+static void test_mode_owner_setgid(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a, in = { 0 };
+	uint64_t d;
+
+	d = tfs_mkdir(t, ROOT, "sg");
+	in.mode = 02775;
+	in.gid = 4242;
+	assert_int_equal(fs_setattr(t->fs, d, &in,
+				    FS_SET_ATTR_MODE | FS_SET_ATTR_GID, &a), 0);
+	assert_int_equal(a.mode & 07777, 02775);
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, d, "sub", 0777, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.gid, 4242);
+	assert_true(a.mode & S_ISGID);
+	assert_int_equal(a.mode & 0777, 0755);   /* umask 022 */
+	assert_int_equal(a.uid, 1000);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, d, "f", S_IFREG | 0666, 0,
+				  &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.gid, 4242);
+	assert_false(a.mode & S_ISGID);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "fifo", S_IFIFO | 0600,
+				  0, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_true(S_ISFIFO(a.mode));
+	assert_int_equal(a.gid, 1000);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "chr", S_IFCHR | 0600,
+				  makedev(1, 3), &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.rdev, makedev(1, 3));
+}
+
+static void test_write_read(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[300000], r[300000];
+	struct fs_attr a;
+	uint64_t f;
+
+	tfs_pattern(w, sizeof(w), 1);
+	f = tfs_create(t, ROOT, "data");
+	assert_int_equal(fs_write(t->fs, f, 0, 100, w), 100);
+	assert_int_equal(fs_write(t->fs, f, 100, sizeof(w) - 100, w + 100),
+			 sizeof(w) - 100);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, sizeof(w));
+	assert_int_equal(a.blocks, (sizeof(w) + 4095) / 4096 * 8);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(w));
+	assert_memory_equal(w, r, sizeof(w));
+	assert_int_equal(fs_read(t->fs, f, 12345, 10, r), 10);
+	assert_memory_equal(w + 12345, r, 10);
+	assert_int_equal(fs_read(t->fs, f, sizeof(w) - 5, 100, r), 5);
+	assert_int_equal(fs_read(t->fs, f, sizeof(w) + 5, 100, r), 0);
+	tfs_remount(t);
+	memset(r, 0, sizeof(r));
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(w));
+	assert_memory_equal(w, r, sizeof(w));
+}
+
+static void test_truncate_and_holes(void **state)
+{
+	struct tfs *t = *state;
+	uint8_t w[10000], r[10000], z[10000] = { 0 };
+	struct fs_attr a, in = { 0 };
+	uint64_t f;
+
+	tfs_pattern(w, sizeof(w), 2);
+	f = tfs_create(t, ROOT, "t");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	in.size = 5000;
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, &a), 0);
+	assert_int_equal(a.size, 5000);
+	assert_int_equal(a.blocks, 16);
+	in.size = 10000;
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, &a), 0);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), 10000);
+	assert_memory_equal(r, w, 5000);
+	assert_memory_equal(r + 5000, z, 5000);
+	/* a write far away leaves a hole that reads as zeros */
+	assert_int_equal(fs_write(t->fs, f, 1 << 20, 10, w), 10);
+	assert_int_equal(fs_read(t->fs, f, 500000, 1000, r), 1000);
+	assert_memory_equal(r, z, 1000);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.blocks, 3 * 8);
+	assert_int_equal(fs_lseek(t->fs, f, 0, SEEK_HOLE), 8192);
+	assert_int_equal(fs_lseek(t->fs, f, 8192, SEEK_DATA), 1 << 20);
+	assert_int_equal(fs_lseek(t->fs, f, (1 << 20) + 20, SEEK_DATA), -ENXIO);
+	assert_int_equal(fs_lseek(t->fs, f, (1 << 20) + 2, SEEK_HOLE),
+			 (1 << 20) + 10);
+}
+
+static void test_unlink_rmdir(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	uint64_t d, f;
+
+	d = tfs_mkdir(t, ROOT, "d");
+	f = tfs_create(t, d, "f");
+	assert_int_equal(fs_rmdir(t->fs, ROOT, "d"), -ENOTEMPTY);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "d"), -EISDIR);
+	assert_int_equal(fs_rmdir(t->fs, d, "f"), -ENOTDIR);
+	assert_int_equal(fs_unlink(t->fs, d, "nope"), -ENOENT);
+	assert_int_equal(fs_unlink(t->fs, d, "f"), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), -ENOENT);
+	assert_int_equal(fs_getattr(t->fs, ROOT, &a), 0);
+	assert_int_equal(a.nlink, 3);
+	assert_int_equal(fs_rmdir(t->fs, ROOT, "d"), 0);
+	assert_int_equal(fs_getattr(t->fs, ROOT, &a), 0);
+	assert_int_equal(a.nlink, 2);
+	assert_int_equal(tfs_lookup(t, ROOT, "d"), 0);
+}
+
+static void test_hard_links(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	uint64_t f, d;
+
+	f = tfs_create(t, ROOT, "f");
+	d = tfs_mkdir(t, ROOT, "d");
+	assert_int_equal(fs_link(t->fs, f, d, "g", &a), 0);
+	fs_forget(t->fs, f, 1);
+	assert_int_equal(a.nlink, 2);
+	assert_int_equal(fs_link(t->fs, f, d, "g", &a), -EEXIST);
+	assert_int_equal(fs_link(t->fs, d, ROOT, "dd", &a), -EPERM);
+	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello"), 5);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.nlink, 1);
+	tfs_remount(t);
+	assert_int_equal(tfs_lookup(t, d, "g"), f);
+	char buf[8];
+	assert_int_equal(fs_read(t->fs, f, 0, 8, buf), 5);
+	assert_memory_equal(buf, "hello", 5);
+}
+
+static void test_open_unlinked(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	struct statvfs s0, s1, s2;
+	uint64_t fh, f;
+	char buf[6];
+	static uint8_t big[1 << 20];
+
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "tmp", 0644, O_RDWR,
+				   &a, &fh), 0);
+	f = a.ino;
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(big), big), sizeof(big));
+	assert_int_equal(fs_write(t->fs, f, 0, 6, "alive"), 6);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "tmp"), 0);
+	assert_int_equal(tfs_lookup(t, ROOT, "tmp"), 0);
+	assert_int_equal(fs_read(t->fs, f, 0, 6, buf), 6);
+	assert_string_equal(buf, "alive");
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_true(s1.f_bfree + 256 <= s0.f_bfree);
+	fs_release(t->fs, f, fh);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);   /* still looked up */
+	fs_forget(t->fs, f, 1);
+	assert_int_equal(fs_getattr(t->fs, f, &a), -ENOENT);
+	assert_int_equal(fs_statfs(t->fs, &s2), 0);
+	assert_int_equal(s2.f_bfree, s0.f_bfree);
+	assert_int_equal(s2.f_ffree, s0.f_ffree);
+}
+
+static void test_orphan_freed_at_mount(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	struct statvfs s0, s1;
+	struct fs_info info;
+	uint64_t fh;
+	static uint8_t big[1 << 20];
+
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "tmp", 0644, O_RDWR,
+				   &a, &fh), 0);
+	assert_int_equal(fs_write(t->fs, a.ino, 0, sizeof(big), big),
+			 sizeof(big));
+	assert_int_equal(fs_unlink(t->fs, ROOT, "tmp"), 0);
+	/* unmount with the file still open: it stays an orphan */
+	tfs_remount(t);
+	assert_int_equal(fs_get_info(t->fs, &info), 0);
+	assert_int_equal(info.orphans_freed, 1);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(s1.f_bfree, s0.f_bfree);
+	assert_int_equal(s1.f_ffree, s0.f_ffree);
+}
+
+static void test_symlink(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	char buf[FS_SYMLINK_MAX + 1], target[FS_SYMLINK_MAX + 2];
+
+	assert_int_equal(fs_symlink(t->fs, &t->ctx, "../some/where", ROOT, "l",
+				    &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_true(S_ISLNK(a.mode));
+	assert_int_equal(a.size, 13);
+	assert_int_equal(fs_readlink(t->fs, a.ino, buf, sizeof(buf)), 13);
+	assert_memory_equal(buf, "../some/where", 13);
+	assert_int_equal(fs_readlink(t->fs, ROOT, buf, sizeof(buf)), -EINVAL);
+	memset(target, 'x', sizeof(target));
+	target[FS_SYMLINK_MAX + 1] = '\0';
+	assert_int_equal(fs_symlink(t->fs, &t->ctx, target, ROOT, "l2", &a),
+			 -ENAMETOOLONG);
+	target[FS_SYMLINK_MAX] = '\0';
+	assert_int_equal(fs_symlink(t->fs, &t->ctx, target, ROOT, "l2", &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	tfs_remount(t);
+	assert_int_equal(fs_readlink(t->fs, a.ino, buf, sizeof(buf)),
+			 FS_SYMLINK_MAX);
+	assert_memory_equal(buf, target, FS_SYMLINK_MAX);
+}
+
+static void test_times(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a, b, in = { 0 };
+	uint64_t f;
+
+	f = tfs_create(t, ROOT, "f");
+	in.atime.tv_sec = 1000;
+	in.atime.tv_nsec = 123456789;
+	in.mtime.tv_sec = 2000;
+	in.mtime.tv_nsec = 987654321;
+	assert_int_equal(fs_setattr(t->fs, f, &in,
+				    FS_SET_ATTR_ATIME | FS_SET_ATTR_MTIME, &a), 0);
+	tfs_remount(t);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.atime.tv_sec, 1000);
+	assert_int_equal(a.atime.tv_nsec, 123456789);
+	assert_int_equal(a.mtime.tv_sec, 2000);
+	assert_int_equal(a.mtime.tv_nsec, 987654321);
+	assert_int_equal(fs_write(t->fs, f, 0, 1, "x"), 1);
+	assert_int_equal(fs_getattr(t->fs, f, &b), 0);
+	assert_true(b.mtime.tv_sec > 2000);
+	assert_true(b.ctime.tv_sec >= a.ctime.tv_sec);
+	assert_int_equal(fs_getattr(t->fs, ROOT, &a), 0);
+	tfs_create(t, ROOT, "g");
+	assert_int_equal(fs_getattr(t->fs, ROOT, &b), 0);
+	assert_true(b.mtime.tv_sec > a.mtime.tv_sec ||
+		    (b.mtime.tv_sec == a.mtime.tv_sec &&
+		     b.mtime.tv_nsec > a.mtime.tv_nsec));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_format_mount_root, setup, teardown),
+		cmocka_unit_test(test_mount_rejects_garbage),
+		cmocka_unit_test_setup_teardown(test_create_lookup_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mode_owner_setgid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncate_and_holes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unlink_rmdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hard_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_unlinked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphan_freed_at_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_times, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

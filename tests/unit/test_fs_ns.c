@@ -1,0 +1,398 @@
+/*
+ * test_fs_ns: rename (replace, exchange, noreplace, loops), readdir cookies
+ * and plus mode, extended attributes, fallocate, copy_file_range, statfs.
+ */
+#include "fs_test_util.h"
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <linux/falloc.h>
+#include <unistd.h>
+
+#define ROOT FS_ROOT_INO
+
+static int setup(void **state)
+{
+	*state = tfs_new(16384, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tfs_free(*state);
+	return 0;
+}
+
+/* ---- rename ------------------------------------------------------------------ */
+struct rename_case {
+	const char *what;
+	const char *src, *dst;          /* in /a (dirs: trailing /) */
+	unsigned flags;
+	int expect;
+};
+
+/* Layout: /a/f1 /a/f2 /a/d1/ /a/d2/ /a/d3/x /a/d1/sub/ */
+static void rename_fixture(struct tfs *t, uint64_t *a)
+{
+	uint64_t d1;
+
+	*a = tfs_mkdir(t, ROOT, "a");
+	tfs_create(t, *a, "f1");
+	tfs_create(t, *a, "f2");
+	d1 = tfs_mkdir(t, *a, "d1");
+	tfs_mkdir(t, *a, "d2");
+	tfs_create(t, tfs_mkdir(t, *a, "d3"), "x");
+	tfs_mkdir(t, d1, "sub");
+}
+
+static const struct rename_case rename_cases[] = {
+	{ "file to new name", "f1", "new", 0, 0 },
+	{ "file over file", "f1", "f2", 0, 0 },
+	{ "file over dir", "f1", "d2", 0, -EISDIR },
+	{ "dir over file", "d2", "f1", 0, -ENOTDIR },
+	{ "dir over empty dir", "d2", "d1/sub", 0, 0 },
+	{ "dir over non-empty dir", "d2", "d3", 0, -ENOTEMPTY },
+	{ "noreplace existing", "f1", "f2", RENAME_NOREPLACE, -EEXIST },
+	{ "noreplace new", "f1", "g", RENAME_NOREPLACE, 0 },
+	{ "exchange files", "f1", "f2", RENAME_EXCHANGE, 0 },
+	{ "exchange file and dir", "f1", "d3", RENAME_EXCHANGE, 0 },
+	{ "exchange missing", "f1", "none", RENAME_EXCHANGE, -ENOENT },
+	{ "both flags", "f1", "f2", RENAME_EXCHANGE | RENAME_NOREPLACE, -EINVAL },
+	{ "dir into itself", "d1", "d1/sub/x", 0, -EINVAL },
+	{ "missing source", "nope", "x", 0, -ENOENT },
+	{ "same file", "f1", "f1", 0, 0 },
+};
+
+/* Resolves "dir/name" below a: parent inode and last component. */
+static uint64_t rn_parent(struct tfs *t, uint64_t a, const char *path,
+			  const char **last)
+{
+	char buf[64], *slash, *p = buf;
+	uint64_t d = a;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	while ((slash = strchr(p, '/'))) {
+		*slash = '\0';
+		d = tfs_lookup(t, d, p);
+		assert_true(d != 0);
+		p = slash + 1;
+	}
+	*last = path + (p - buf);
+	return d;
+}
+
+static void test_rename_table(void **state)
+{
+	struct tfs *t = *state;
+	size_t i;
+
+	for (i = 0; i < sizeof(rename_cases) / sizeof(rename_cases[0]); i++) {
+		const struct rename_case *c = &rename_cases[i];
+		struct fs_attr before, after;
+		const char *sl, *dl;
+		uint64_t a, sp, dp, src, dst;
+		int err;
+
+		tfs_free(t);
+		t = *state = tfs_new(16384, 1);
+		rename_fixture(t, &a);
+		sp = rn_parent(t, a, c->src, &sl);
+		dp = rn_parent(t, a, c->dst, &dl);
+		src = tfs_lookup(t, sp, sl);
+		dst = tfs_lookup(t, dp, dl);
+		err = fs_rename(t->fs, sp, sl, dp, dl, c->flags);
+		if (err != c->expect)
+			fail_msg("%s: got %d, want %d", c->what, err, c->expect);
+		if (err || src == dst)
+			continue;
+		assert_int_equal(tfs_lookup(t, dp, dl), src);
+		if (c->flags & RENAME_EXCHANGE) {
+			assert_int_equal(tfs_lookup(t, sp, sl), dst);
+		} else {
+			assert_int_equal(tfs_lookup(t, sp, sl), 0);
+			if (dst)
+				assert_int_equal(fs_getattr(t->fs, dst, &after),
+						 -ENOENT);
+		}
+		/* link counts of the parents add up after a remount */
+		tfs_remount(t);
+		assert_int_equal(fs_getattr(t->fs, a, &before), 0);
+		assert_int_equal(tfs_lookup(t, dp, dl), src);
+		(void)before;
+	}
+}
+
+static void test_rename_dir_nlink_and_dotdot(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	uint64_t p, q, d;
+
+	p = tfs_mkdir(t, ROOT, "p");
+	q = tfs_mkdir(t, ROOT, "q");
+	d = tfs_mkdir(t, p, "d");
+	assert_int_equal(fs_rename(t->fs, p, "d", q, "e", 0), 0);
+	assert_int_equal(fs_getattr(t->fs, p, &a), 0);
+	assert_int_equal(a.nlink, 2);
+	assert_int_equal(fs_getattr(t->fs, q, &a), 0);
+	assert_int_equal(a.nlink, 3);
+	assert_int_equal(tfs_lookup(t, d, ".."), q);
+	tfs_remount(t);
+	assert_int_equal(tfs_lookup(t, d, ".."), q);
+	assert_int_equal(fs_rename(t->fs, ROOT, "q", d, "q", 0), -EINVAL);
+}
+
+/* ---- readdir ------------------------------------------------------------------- */
+struct dirlist {
+	char names[600][16];
+	uint64_t inos[600];
+	int n;
+	int limit;              /* stop after this many per call */
+	int taken;
+	uint64_t cookie;
+};
+
+static int fill(void *arg, const char *name, const struct fs_attr *a,
+		uint64_t next)
+{
+	struct dirlist *l = arg;
+
+	if (l->taken == l->limit)
+		return 1;
+	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", name);
+	l->inos[l->n++] = a->ino;
+	l->taken++;
+	l->cookie = next;
+	return 0;
+}
+
+static int count_name(struct dirlist *l, const char *name)
+{
+	int i, c = 0;
+
+	for (i = 0; i < l->n; i++)
+		c += !strcmp(l->names[i], name);
+	return c;
+}
+
+static void test_readdir_cookies_stable(void **state)
+{
+	struct tfs *t = *state;
+	struct dirlist *l = calloc(1, sizeof(*l));
+	char name[16];
+	uint64_t d;
+	int i;
+
+	d = tfs_mkdir(t, ROOT, "d");
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		tfs_create(t, d, name);
+	}
+	/* read 7 entries per call; meanwhile delete and add others */
+	l->limit = 7;
+	for (;;) {
+		l->taken = 0;
+		assert_int_equal(fs_readdir(t->fs, d, 0, l->cookie, false, fill,
+					    l), 0);
+		if (l->taken == 0)
+			break;
+		snprintf(name, sizeof(name), "new%d", l->n);
+		tfs_create(t, d, name);
+	}
+	assert_int_equal(count_name(l, "."), 1);
+	assert_int_equal(count_name(l, ".."), 1);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(count_name(l, name), 1);
+	}
+	for (i = 0; i < l->n; i++)
+		assert_int_equal(count_name(l, l->names[i]), 1);
+	free(l);
+}
+
+static void test_readdir_plus_refs(void **state)
+{
+	struct tfs *t = *state;
+	struct dirlist *l = calloc(1, sizeof(*l));
+	struct fs_attr a;
+	uint64_t d, f;
+
+	d = tfs_mkdir(t, ROOT, "d");
+	f = tfs_create(t, d, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, 3, "abc"), 3);
+	l->limit = 100;
+	assert_int_equal(fs_readdir(t->fs, d, 0, 0, true, fill, l), 0);
+	assert_int_equal(l->n, 3);
+	assert_int_equal(l->inos[2], f);
+	/* the plus entry holds a lookup reference: unlink keeps the inode */
+	assert_int_equal(fs_unlink(t->fs, d, "f"), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.nlink, 0);
+	fs_forget(t->fs, f, 1);
+	assert_int_equal(fs_getattr(t->fs, f, &a), -ENOENT);
+	free(l);
+}
+
+/* ---- xattrs ------------------------------------------------------------------------ */
+static void test_xattr_semantics(void **state)
+{
+	struct tfs *t = *state;
+	char buf[4096], big[5000];
+	uint64_t f = tfs_create(t, ROOT, "f");
+
+	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, sizeof(buf)),
+			 -ENODATA);
+	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 0);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "one", 3, 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "x", 1, XATTR_CREATE),
+			 -EEXIST);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.b", "x", 1, XATTR_REPLACE),
+			 -ENODATA);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.b", "", 0, XATTR_CREATE), 0);
+	assert_int_equal(fs_setxattr(t->fs, f, "system.posix_acl_access",
+				     "\x02\0\0\0", 4, 0), 0);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.a", NULL, 0), 3);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, 2), -ERANGE);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, 3), 3);
+	assert_memory_equal(buf, "one", 3);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.b", buf, 10), 0);
+	assert_int_equal(fs_listxattr(t->fs, f, NULL, 0), 7 + 7 + 24);
+	assert_int_equal(fs_listxattr(t->fs, f, buf, 5), -ERANGE);
+	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 38);
+	assert_string_equal(buf, "user.a");
+	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "replaced", 8,
+				     XATTR_REPLACE), 0);
+	memset(big, 'v', sizeof(big));
+	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, sizeof(big), 0),
+			 -E2BIG);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, 3900, 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.c", big, 200, 0), -ENOSPC);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.big", buf, sizeof(buf)),
+			 3900);
+	assert_int_equal(fs_removexattr(t->fs, f, "user.big"), 0);
+	assert_int_equal(fs_setxattr(t->fs, f, "", "x", 1, 0), -ERANGE);
+	tfs_remount(t);
+	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, sizeof(buf)), 8);
+	assert_memory_equal(buf, "replaced", 8);
+	assert_int_equal(fs_removexattr(t->fs, f, "user.a"), 0);
+	assert_int_equal(fs_removexattr(t->fs, f, "user.a"), -ENODATA);
+	assert_int_equal(fs_removexattr(t->fs, f, "user.b"), 0);
+	assert_int_equal(fs_removexattr(t->fs, f, "system.posix_acl_access"), 0);
+	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 0);
+}
+
+/* ---- fallocate, copy_file_range, statfs --------------------------------------------- */
+static void test_fallocate_punch(void **state)
+{
+	struct tfs *t = *state;
+	uint8_t w[5 * 4096], r[5 * 4096], z[5 * 4096] = { 0 };
+	struct fs_attr a;
+	uint64_t f = tfs_create(t, ROOT, "f");
+
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_KEEP_SIZE, 0, 8192), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, 0);
+	assert_int_equal(a.blocks, 16);
+	assert_int_equal(fs_fallocate(t->fs, f, 0, 0, 10000), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, 10000);
+	assert_int_equal(fs_read(t->fs, f, 0, 10000, r), 10000);
+	assert_memory_equal(r, z, 10000);
+	tfs_pattern(w, sizeof(w), 3);
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, 100, 3 * 4096), 0);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, w, 100);
+	assert_memory_equal(r + 100, z, 3 * 4096);
+	assert_memory_equal(r + 100 + 3 * 4096, w + 100 + 3 * 4096,
+			    sizeof(w) - 100 - 3 * 4096);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.blocks, 3 * 8);       /* blocks 1 and 2 freed */
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE, 0, 1),
+			 -EOPNOTSUPP);
+	assert_int_equal(fs_fallocate(t->fs, ROOT, 0, 0, 1), -EISDIR);
+}
+
+static void test_copy_file_range(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[3 << 20], r[3 << 20];
+	uint64_t f = tfs_create(t, ROOT, "f"), g = tfs_create(t, ROOT, "g");
+
+	tfs_pattern(w, sizeof(w), 4);
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_copy_file_range(t->fs, f, 10, g, 5, sizeof(w), 0),
+			 sizeof(w) - 10);
+	assert_int_equal(fs_read(t->fs, g, 5, sizeof(r), r), sizeof(w) - 10);
+	assert_memory_equal(r, w + 10, sizeof(w) - 10);
+}
+
+static void test_statfs_adds_up(void **state)
+{
+	struct tfs *t = *state;
+	struct statvfs s0, s1;
+	static uint8_t w[1 << 20];
+	uint64_t f;
+
+	tfs_create(t, ROOT, "first");   /* the directory's first leaf */
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	assert_true(s0.f_bfree <= s0.f_blocks);
+	assert_true(s0.f_bavail <= s0.f_bfree);
+	assert_int_equal(s0.f_namemax, 255);
+	f = tfs_create(t, ROOT, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(s0.f_bfree - s1.f_bfree, 256);
+	assert_int_equal(s0.f_ffree - s1.f_ffree, 1);
+	tfs_remount(t);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(s0.f_bfree - s1.f_bfree, 256);
+}
+
+static void test_enospc_consistent(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[1 << 20];
+	struct statvfs s0, s1;
+	char name[32];
+	ssize_t n = 0;
+	uint64_t f;
+	int i;
+
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	for (i = 0; ; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		f = tfs_create(t, ROOT, name);
+		n = fs_write(t->fs, f, 0, sizeof(w), w);
+		if (n < 0)
+			break;
+	}
+	assert_int_equal(n, -ENOSPC);
+	/* still usable: small writes into the space left, deletes, remount */
+	for (; i >= 0; i--) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(fs_unlink(t->fs, ROOT, name), 0);
+	}
+	tfs_remount(t);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(s1.f_bfree, s0.f_bfree);
+	f = tfs_create(t, ROOT, "again");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rename_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_dir_nlink_and_dotdot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_cookies_stable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_plus_refs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xattr_semantics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fallocate_punch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_file_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_statfs_adds_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_consistent, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
