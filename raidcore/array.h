@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include "raidcore.h"
 #include "geom.h"
 #include "ondisk.h"
@@ -206,6 +207,7 @@ int rc_commit_tables(struct rc_array *a);
 struct rc_jwrite {
 	uint64_t target;                /* absolute member block */
 	const void *data;
+	uint64_t csum;                  /* rc_block_csum(data, target), 0: compute */
 };
 /* Writes one transaction's records (one per member with n[m] > 0). */
 int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
@@ -220,5 +222,14 @@ static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 }
 
 #define RC_DIV_ROUND_UP(x, y) (((x) + (y) - 1) / (y))
+
+/* Block buffers: 4 KiB aligned, so SIMD parity takes its fast path (and
+ * O_DIRECT would work).  Free with free(). */
+static inline void *rc_buf_alloc(size_t bytes)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, RC_BLOCK_SIZE, bytes ? bytes : 1) ? NULL : p;
+}
 
 #endif

@@ -242,7 +242,9 @@ static int array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->csum_lock, NULL);
 	rc_array_set_cache(a, 64ull << 20);
-	a->zero = calloc(a->g.chunk_blocks, RC_BLOCK_SIZE);
+	a->zero = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
+	if (a->zero)
+		memset(a->zero, 0, (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	if (!a->zero)
 		return -ENOMEM;
 	ret = rc_stripe_table_init(a);

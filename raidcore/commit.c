@@ -28,6 +28,7 @@ struct wrun {
 	uint32_t count;
 	const uint8_t *data;
 	bool abs;
+	uint64_t *csum;         /* per block, filled by wset_checksum */
 };
 
 struct wset {
@@ -63,7 +64,7 @@ static uint8_t *wset_alloc(struct wset *w, size_t bytes)
 			return NULL;
 		w->bufs = nb;
 	}
-	p = malloc(bytes);
+	p = rc_buf_alloc(bytes);
 	if (p)
 		w->bufs[w->nbufs++] = p;
 	return p;
@@ -254,12 +255,15 @@ static int wset_checksum(struct rc_array *a, struct wset *w)
 	for (uint32_t i = 0; i < w->n && ret == 0; i++) {
 		struct wrun *run = &w->runs[i];
 
+		run->csum = (uint64_t *)wset_alloc(w, run->count * sizeof(uint64_t));
+		if (!run->csum)
+			return -ENOMEM;
 		for (uint32_t b = 0; b < run->count && ret == 0; b++) {
 			uint64_t mb = run->mblock + b;
 
-			ret = rc_csum_update(a, run->member, mb,
-					     rc_block_csum(BLK(run->data, b),
-							   rc_abs(a, mb)));
+			run->csum[b] = rc_block_csum(BLK(run->data, b),
+						     rc_abs(a, mb));
+			ret = rc_csum_update(a, run->member, mb, run->csum[b]);
 		}
 	}
 	return ret;
@@ -320,7 +324,8 @@ static int wset_journal(struct rc_array *a, struct wset *w)
 			jw[run->member][n[run->member]++] = (struct rc_jwrite){
 				.target = run->abs ? run->mblock + b :
 					  rc_abs(a, run->mblock + b),
-				.data = BLK(run->data, b) };
+				.data = BLK(run->data, b),
+				.csum = run->csum ? run->csum[b] : 0 };
 	}
 	ret = rc_journal_write(a, jw, n);
 out:

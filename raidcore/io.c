@@ -258,14 +258,23 @@ void rc_io_stop(struct rc_array *a)
 	}
 }
 
-/* Runs tasks[0] here and the others on their members' workers. */
+/* Below this, handing work to other threads costs more than it saves. */
+#define PARALLEL_MIN_BYTES (1u << 20)
+
+/* Runs tasks[0] here and the others on their members' workers (or all
+ * here, when the batch is small). */
 static void tasks_run(struct rc_array *a, struct rc_task *tasks, int ntasks,
-		      const int *slots)
+		      const int *slots, bool small)
 {
 	struct rc_batch b;
 
 	if (ntasks == 0)
 		return;
+	if (small) {
+		for (int i = 0; i < ntasks; i++)
+			task_run(a, &tasks[i]);
+		return;
+	}
 	pthread_mutex_init(&b.lock, NULL);
 	pthread_cond_init(&b.done, NULL);
 	b.pending = ntasks - 1;
@@ -287,10 +296,13 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 	struct rc_task tasks[RC_MAX_MEMBERS];
 	int slots[RC_MAX_MEMBERS] = { 0 }, of_slot[RC_MAX_MEMBERS];
 	int *idx, ntasks = 0, pos = 0;
+	uint64_t bytes = 0;
 
-	if (n == 0)
+	if (n <= 0)
 		return;
-	idx = malloc((size_t)n * sizeof(int));
+	for (int i = 0; i < n; i++)
+		bytes += (uint64_t)io[i].count * RC_BLOCK_SIZE;
+	idx = malloc((size_t)(unsigned)n * sizeof(int));
 	if (!idx) {
 		for (int i = 0; i < n; i++)
 			io[i].err = -ENOMEM;
@@ -318,7 +330,7 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 
 		((int *)t->idx)[t->n++] = i;
 	}
-	tasks_run(a, tasks, ntasks, slots);
+	tasks_run(a, tasks, ntasks, slots, bytes < PARALLEL_MIN_BYTES);
 	free(idx);
 }
 
@@ -341,7 +353,7 @@ int rc_io_sync_all(struct rc_array *a)
 		tasks[ntasks].sync_err = &errs[ntasks];
 		ntasks++;
 	}
-	tasks_run(a, tasks, ntasks, slots);
+	tasks_run(a, tasks, ntasks, slots, false);
 	for (int t = 0; t < ntasks; t++) {
 		if (errs[t] < 0) {
 			atomic_fetch_add(&a->m[slots[t]].write_errors, 1);

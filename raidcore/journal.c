@@ -85,7 +85,7 @@ static uint8_t *record_build(struct rc_array *a, uint32_t m,
 			     uint64_t participants, uint64_t pos)
 {
 	struct rc_jhdr *h = calloc(1, sizeof(*h));
-	uint8_t *rec = malloc((size_t)(1 + nent) * RC_BLOCK_SIZE);
+	uint8_t *rec = rc_buf_alloc((size_t)(1 + nent) * RC_BLOCK_SIZE);
 
 	if (!h || !rec) {
 		free(h);
@@ -101,7 +101,8 @@ static uint8_t *record_build(struct rc_array *a, uint32_t m,
 	h->batch_end = batch_end;
 	for (uint32_t i = 0; i < nent; i++) {
 		h->target[i] = w[i].target;
-		h->csum[i] = rc_block_csum(w[i].data, w[i].target);
+		h->csum[i] = w[i].csum ? w[i].csum :
+			     rc_block_csum(w[i].data, w[i].target);
 		memcpy(BLK(rec, 1 + i), w[i].data, RC_BLOCK_SIZE);
 	}
 	rc_jhdr_encode(h, rec);
@@ -210,7 +211,7 @@ static uint8_t *record_payload(struct rc_array *a, uint32_t m,
 			       const struct jrec *r)
 {
 	uint32_t n = r->h->nentries;
-	uint8_t *p = malloc((size_t)(n ? n : 1) * RC_BLOCK_SIZE);
+	uint8_t *p = rc_buf_alloc((size_t)(n ? n : 1) * RC_BLOCK_SIZE);
 
 	if (!p)
 		return NULL;

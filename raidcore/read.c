@@ -183,7 +183,7 @@ static int col_read_slow(struct rc_array *a, const struct rc_stripe_map *mp,
 	int ret = 0;
 
 	for (uint32_t c = 0; c < mp->ncols; c++) {
-		cols[c] = c == col ? buf : malloc((size_t)nr * RC_BLOCK_SIZE);
+		cols[c] = c == col ? buf : rc_buf_alloc((size_t)nr * RC_BLOCK_SIZE);
 		if (!cols[c]) {
 			ret = -ENOMEM;
 			goto out;

@@ -220,7 +220,8 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 	if (a->m[slot].state != RC_MEMBER_REBUILDING || a->m[slot].dev != dev)
 		ret = replace_begin(a, slot, dev);
 	for (uint32_t c = 0; c < a->g.members && ret == 0; c++)
-		if (!(cols[c] = malloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE)))
+		if (!(cols[c] = rc_buf_alloc((size_t)a->g.chunk_blocks *
+					     RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
 		uint64_t end = s + per < a->stripes ? s + per : a->stripes;

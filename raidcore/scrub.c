@@ -122,9 +122,9 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	int ret = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	pq = malloc(2 * RC_BLOCK_SIZE);
+	pq = rc_buf_alloc(2 * RC_BLOCK_SIZE);
 	for (uint32_t c = 0; c < a->g.members && pq; c++)
-		if (!(cols[c] = malloc(chunk)))
+		if (!(cols[c] = rc_buf_alloc(chunk)))
 			ret = -ENOMEM;
 	if (!pq)
 		ret = -ENOMEM;

@@ -123,7 +123,7 @@ int rc_stripe_ensure_data(struct rc_array *a, struct rc_stripe *st)
 
 	if (st->data)
 		return 0;
-	st->data = malloc((size_t)a->stripe_blocks * RC_BLOCK_SIZE);
+	st->data = rc_buf_alloc((size_t)a->stripe_blocks * RC_BLOCK_SIZE);
 	st->dirty = calloc(words, sizeof(uint64_t));
 	if (!st->data || !st->dirty) {
 		free(st->data);
