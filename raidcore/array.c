@@ -429,3 +429,30 @@ int rc_array_create(const struct rc_create_params *p, struct rc_dev **devs,
 		rc_log("create: %s", err);
 	return ret;
 }
+
+int rc_member_probe(struct rc_dev *dev, struct rc_probe *p)
+{
+	struct rc_sb *sb = malloc(sizeof(*sb));
+	const char *why = NULL;
+	int ret;
+
+	if (!sb)
+		return -ENOMEM;
+	ret = rc_sb_read_best(dev, sb, &why);
+	if (ret == 0) {
+		memset(p, 0, sizeof(*p));
+		memcpy(p->array_uuid, sb->array_uuid, RC_UUID_SIZE);
+		memcpy(p->member_uuid, sb->member_uuid, RC_UUID_SIZE);
+		p->role = sb->role;
+		p->level = sb->level;
+		p->members = sb->members;
+		p->spares = sb->nspares;
+		p->chunk_blocks = sb->chunk_blocks;
+		p->events = sb->events;
+		p->array_blocks = sb->array_blocks;
+		p->clean = sb->array_state == RC_STATE_CLEAN;
+		memcpy(p->label, sb->label, RC_LABEL_MAX);
+	}
+	free(sb);
+	return ret;
+}

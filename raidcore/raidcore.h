@@ -139,6 +139,25 @@ int rc_array_create_err(const struct rc_create_params *p, struct rc_dev **devs,
 int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		      struct rc_array **out, char *err, size_t errlen);
 
+/* What a device's superblock says, without assembling anything. */
+struct rc_probe {
+	uint8_t array_uuid[RC_UUID_SIZE];
+	uint8_t member_uuid[RC_UUID_SIZE];
+	uint32_t role;                 /* slot, or 0xffffffff for a spare */
+	enum rc_level level;
+	uint32_t members, spares, chunk_blocks;
+	uint64_t events, array_blocks;
+	bool clean;
+	char label[RC_LABEL_MAX];
+};
+
+/*
+ * 0 when dev carries a raidfs superblock (the better of its two copies);
+ * -ENODATA when it does not; -EBADMSG when both copies are damaged;
+ * -EPROTONOSUPPORT for a newer format.  Reads only.
+ */
+int rc_member_probe(struct rc_dev *dev, struct rc_probe *p);
+
 /* Flushes, marks the array clean and closes every member. */
 int rc_array_close(struct rc_array *a);
 
