@@ -42,21 +42,24 @@
 
 /*
  * rc_block_csum must map a hash of 0 to 1, but no block and seed hashing to
- * 0 can be found.  So this binary interposes XXH3_64bits_withSeed (the
- * executable's definition wins over libxxhash's): while force_zero_hash is
- * set it returns 0, otherwise it forwards to the real one.
+ * 0 can be found.  So this binary interposes XXH3_64bits_withSeed_dispatch
+ * (the entry point ondisk.c uses; the executable's definition wins over
+ * libxxhash's): while force_zero_hash is set it returns 0, otherwise it
+ * forwards to the real one.
  */
 static bool force_zero_hash;
 
-XXH64_hash_t XXH3_64bits_withSeed(const void *data, size_t len,
-				  XXH64_hash_t seed)
+XXH64_hash_t XXH3_64bits_withSeed_dispatch(const void *data, size_t len,
+					   XXH64_hash_t seed);
+XXH64_hash_t XXH3_64bits_withSeed_dispatch(const void *data, size_t len,
+					   XXH64_hash_t seed)
 {
 	static XXH64_hash_t (*real)(const void *, size_t, XXH64_hash_t);
 
 	if (force_zero_hash)
 		return 0;
 	if (!real) {
-		void *sym = dlsym(RTLD_NEXT, "XXH3_64bits_withSeed");
+		void *sym = dlsym(RTLD_NEXT, "XXH3_64bits_withSeed_dispatch");
 
 		memcpy(&real, &sym, sizeof(real));
 	}
