@@ -102,10 +102,27 @@ build/bench/%: build/obj/bench/%.o build/libraidfs.a build/libraidcore.a
 UNIT_BINS := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))
 UNIT_HELPER_OBJS := $(patsubst %.c,build/asan/obj/%.o,$(UNIT_HELPERS))
 
-build/asan/tests/%: build/asan/obj/tests/unit/%.o $(UNIT_HELPER_OBJS) \
+# raidcore's tests link raidcore alone; the filesystem's link both.
+RC_TEST_HELPERS := $(filter build/asan/obj/tests/unit/rc_%,$(UNIT_HELPER_OBJS))
+FS_TEST_HELPERS := $(filter-out $(RC_TEST_HELPERS),$(UNIT_HELPER_OBJS))
+
+build/asan/tests/test_%: build/asan/obj/tests/unit/test_%.o $(RC_TEST_HELPERS) \
+		build/asan/libraidcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+build/asan/tests/test_fs_%: build/asan/obj/tests/unit/test_fs_%.o $(UNIT_HELPER_OBJS) \
 		build/asan/libraidfs.a build/asan/libraidcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+build/asan/tests/test_config: build/asan/obj/tests/unit/test_config.o \
+		$(FS_TEST_HELPERS) build/asan/libraidfs.a build/asan/libraidcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+# Keep objects make would otherwise delete as intermediate.
+.SECONDARY:
 
 test: check-deps unit integration
 

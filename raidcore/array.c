@@ -89,6 +89,16 @@ static bool geom_lost(const struct rc_geom *g, const bool *gone)
 	return false;
 }
 
+bool rc_array_failed_beyond(struct rc_array *a)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t i = 0; i < a->g.members; i++)
+		gone[i] = !a->m[i].dev || (a->m[i].state != RC_MEMBER_ACTIVE &&
+					   a->m[i].state != RC_MEMBER_REBUILDING);
+	return geom_lost(&a->g, gone);
+}
+
 bool rc_array_failed(struct rc_array *a)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };
@@ -212,6 +222,7 @@ void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
 	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
 	       slot, a->m[slot].dev ? a->m[slot].dev->name : "?", why);
 	rc_sb_write_all(a);
+	rc_recovery_kick(a);
 }
 
 int rc_member_fail(struct rc_array *a, int slot)

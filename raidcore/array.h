@@ -96,6 +96,13 @@ struct rc_array {
 
 	atomic_uint_fast64_t unrecoverable;
 	uint8_t *zero;                  /* one zero chunk */
+
+	/* recovery.c; recovery_lock is a leaf lock. */
+	pthread_t recovery_thread;
+	pthread_mutex_t recovery_lock;
+	pthread_cond_t recovery_cond;
+	bool recovery_running, recovery_stop, recovery_kick;
+	atomic_bool rebuild_abort;      /* set at close: stop between batches */
 };
 
 /* ---- array.c: superblocks and member states ---- */
@@ -104,6 +111,11 @@ void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
 bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
 /* More slots unusable than the level tolerates. */
 bool rc_array_failed(struct rc_array *a);
+/* The same, counting a rebuilding slot as usable (it is, up to its
+ * position): true when rebuilding cannot help any more. */
+bool rc_array_failed_beyond(struct rc_array *a);
+void rc_recovery_kick(struct rc_array *a);
+void rc_recovery_stop(struct rc_array *a);
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
 void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -241,6 +241,8 @@ static int array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->commit_lock, NULL);
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->csum_lock, NULL);
+	pthread_mutex_init(&a->recovery_lock, NULL);
+	pthread_cond_init(&a->recovery_cond, NULL);
 	rc_array_set_cache(a, 64ull << 20);
 	a->zero = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	if (a->zero)
@@ -259,6 +261,7 @@ static int array_init(struct rc_array *a, unsigned flags)
 
 static void array_free(struct rc_array *a)
 {
+	rc_recovery_stop(a);
 	rc_io_stop(a);
 	rc_csum_fini(a);
 	rc_stripe_table_fini(a);
@@ -271,6 +274,8 @@ static void array_free(struct rc_array *a)
 	pthread_mutex_destroy(&a->commit_lock);
 	pthread_mutex_destroy(&a->state_lock);
 	pthread_mutex_destroy(&a->csum_lock);
+	pthread_mutex_destroy(&a->recovery_lock);
+	pthread_cond_destroy(&a->recovery_cond);
 	free(a);
 }
 
@@ -377,6 +382,10 @@ int rc_array_close(struct rc_array *a)
 
 	if (!a)
 		return 0;
+	/* A rebuild in progress stops between batches; it resumes at the
+	 * next assembly from its checkpoint. */
+	atomic_store(&a->rebuild_abort, true);
+	rc_recovery_stop(a);
 	if (!a->rdonly) {
 		ret = rc_flush(a);
 		pthread_mutex_lock(&a->commit_lock);

@@ -230,6 +230,15 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		      void *ctx);
 
+/*
+ * Starts the background recovery thread: it resumes an interrupted rebuild
+ * and rebuilds onto a spare when a member fails (now or later), as md does.
+ * The daemon calls this after mounting; tools that want to stay passive do
+ * not.  It stops at rc_array_close (an unfinished rebuild resumes from its
+ * checkpoint next time).
+ */
+int rc_array_start_recovery(struct rc_array *a);
+
 struct rc_scrub_report {
 	uint64_t stripes;
 	uint64_t csum_errors;        /* blocks whose checksum did not match */

@@ -224,6 +224,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 					     RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
+		if (atomic_load(&a->rebuild_abort)) {
+			ret = -EINTR;
+			break;
+		}
 		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
 
 		ret = rebuild_batch(a, slot, s, end, cols, &lost);

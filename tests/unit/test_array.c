@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <time.h>
 #include "rc_test_util.h"
 
 #define DEV_BYTES (6ull << 20)
@@ -314,6 +315,42 @@ static void test_spare_takes_over(void **state)
 	tb_fini(&tb);
 }
 
+/* With recovery running, a failure is rebuilt onto the spare unasked. */
+static void test_spare_automatic(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint64_t seed = 9;
+	int waited = 0;
+
+	tb_init(&tb, 6, DEV_BYTES);               /* RAID 6 of 5 + 1 spare */
+	tb_create(&tb, RC_RAID6, 8192, 1);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 30);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	rc_fault_vanish(tb.fault[1]);
+	write_random(a, &m, &seed, 10);           /* finds member 1 gone */
+	assert_int_equal(rc_flush(a), 0);
+	do {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		rc_array_info(a, &info);
+	} while (info.degraded && ++waited < 1500);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 1 | 1u << 2, 0);   /* still 2 to spare */
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 struct worker {
 	struct rc_array *a;
 	uint64_t first, count;      /* this thread's region */
@@ -414,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_degraded_midrun),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
+		cmocka_unit_test(test_spare_automatic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,97 @@
+/*
+ * recovery: the background thread that keeps an array redundant, like md's
+ * recovery thread.  Once started (rc_array_start_recovery) it
+ *   - resumes a rebuild that was interrupted (a REBUILDING slot), and
+ *   - puts a spare into a failed or missing slot and rebuilds it,
+ * now and whenever a member turns faulty later.  It stops at close.
+ *
+ * Lock order: recovery_lock is taken alone (never while holding another
+ * raidcore lock); the rebuild itself takes commit_lock and stripe locks as
+ * rebuild.c says.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "array.h"
+
+/* The slot to work on, or -1. */
+static int recovery_next(struct rc_array *a, bool *resume)
+{
+	int slot = -1;
+
+	pthread_mutex_lock(&a->state_lock);
+	for (uint32_t s = 0; s < a->g.members && slot < 0; s++) {
+		if (a->m[s].dev && a->m[s].state == RC_MEMBER_REBUILDING) {
+			slot = (int)s;
+			*resume = true;
+		}
+	}
+	for (uint32_t s = 0; s < a->g.members && slot < 0 && a->nspares; s++) {
+		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE) {
+			slot = (int)s;
+			*resume = false;
+		}
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return slot;
+}
+
+static void *recovery_main(void *arg)
+{
+	struct rc_array *a = arg;
+	bool resume = false;
+	int slot, ret = 0;
+
+	pthread_mutex_lock(&a->recovery_lock);
+	while (!a->recovery_stop) {
+		pthread_mutex_unlock(&a->recovery_lock);
+		slot = recovery_next(a, &resume);
+		if (slot >= 0 && !rc_array_failed_beyond(a)) {
+			rc_log("%s slot %d", resume ? "resuming the rebuild of" :
+			       "rebuilding onto a spare:", slot);
+			ret = rc_member_replace(a, slot, NULL, NULL, NULL);
+			rc_log("rebuild of slot %d %s", slot,
+			       ret == 0 ? "done: the array is redundant again" :
+			       "stopped");
+		}
+		pthread_mutex_lock(&a->recovery_lock);
+		if (slot < 0 || ret < 0)
+			while (!a->recovery_stop && !a->recovery_kick)
+				pthread_cond_wait(&a->recovery_cond,
+						  &a->recovery_lock);
+		a->recovery_kick = false;
+	}
+	pthread_mutex_unlock(&a->recovery_lock);
+	return NULL;
+}
+
+int rc_array_start_recovery(struct rc_array *a)
+{
+	if (a->rdonly)
+		return 0;
+	if (a->recovery_running)
+		return 0;
+	if (pthread_create(&a->recovery_thread, NULL, recovery_main, a))
+		return -EAGAIN;
+	a->recovery_running = true;
+	return 0;
+}
+
+void rc_recovery_kick(struct rc_array *a)
+{
+	pthread_mutex_lock(&a->recovery_lock);
+	a->recovery_kick = true;
+	pthread_cond_signal(&a->recovery_cond);
+	pthread_mutex_unlock(&a->recovery_lock);
+}
+
+void rc_recovery_stop(struct rc_array *a)
+{
+	if (!a->recovery_running)
+		return;
+	pthread_mutex_lock(&a->recovery_lock);
+	a->recovery_stop = true;
+	pthread_cond_signal(&a->recovery_cond);
+	pthread_mutex_unlock(&a->recovery_lock);
+	pthread_join(a->recovery_thread, NULL);
+	a->recovery_running = false;
+}
