@@ -50,7 +50,8 @@ struct rc_stripe {
 	uint32_t refs;                  /* holders and waiters */
 	bool locked;
 	bool dirty_listed;
-	uint32_t ndirty;                /* dirty data blocks */
+	atomic_uint ndirty;             /* dirty data blocks; read as a hint
+					   under cache_lock */
 	uint8_t *data;                  /* stripe_blocks blocks, column-major */
 	uint64_t *dirty;                /* bitmap over stripe_blocks */
 };
@@ -80,7 +81,7 @@ struct rc_array {
 	struct rc_stripe **htab;
 	uint32_t hsize;
 	struct rc_stripe *dirty_head;   /* stripes with dirty data */
-	uint32_t ndirty_stripes;
+	atomic_uint ndirty_stripes;     /* read without cache_lock as a hint */
 	uint32_t max_dirty_stripes;
 
 	pthread_mutex_t csum_lock;

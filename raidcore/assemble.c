@@ -403,12 +403,12 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->level = a->g.level;
 	info->layout = a->g.layout;
 	info->members = a->g.members;
-	info->spares = (uint32_t)a->nspares;
 	info->chunk_blocks = a->g.chunk_blocks;
 	info->data_columns = a->ndata;
 	info->stripe_blocks = a->stripe_blocks;
 	info->blocks = a->sb.array_blocks;
 	pthread_mutex_lock(&a->state_lock);
+	info->spares = (uint32_t)a->nspares;
 	info->events = a->sb.events;
 	for (uint32_t s = 0; s < a->g.members; s++)
 		info->degraded |= !a->m[s].dev ||
