@@ -296,18 +296,7 @@ static int check_distinct(struct rc_dev **devs, int n, char *err, size_t len)
 
 static int zero_range(struct rc_dev *dev, uint64_t block, uint64_t count)
 {
-	const uint64_t step = 256;
-	uint8_t *z = calloc(step, RC_BLOCK_SIZE);
-	int ret = z ? 0 : -ENOMEM;
-
-	for (uint64_t b = 0; b < count && ret == 0; b += step) {
-		uint64_t n = count - b < step ? count - b : step;
-
-		ret = rc_dev_write(dev, z, n * RC_BLOCK_SIZE,
-				   (block + b) * RC_BLOCK_SIZE);
-	}
-	free(z);
-	return ret;
+	return rc_dev_zero(dev, block * RC_BLOCK_SIZE, count * RC_BLOCK_SIZE);
 }
 
 static int create_check(const struct rc_create_params *p, struct rc_dev **devs,

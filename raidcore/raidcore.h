@@ -62,6 +62,9 @@ struct rc_dev_ops {
 	int (*write)(struct rc_dev *dev, const void *buf, size_t len, uint64_t off);
 	int (*sync)(struct rc_dev *dev);
 	void (*close)(struct rc_dev *dev);   /* frees dev */
+	/* Optional: make [off, off + len) read as zeros, cheaply (a hole, or
+	 * BLKZEROOUT).  NULL: rc_dev_zero writes zeros. */
+	int (*zero)(struct rc_dev *dev, uint64_t off, uint64_t len);
 };
 
 struct rc_dev {
@@ -79,7 +82,15 @@ enum rc_dev_flags {
 	RC_DEV_EXCL = 1 << 1,     /* O_EXCL on block devices */
 };
 
+/*
+ * Opens a member.  Besides O_EXCL for block devices, the file is locked
+ * with flock (exclusive, or shared with RC_DEV_RDONLY), so a second daemon
+ * or a writing tool on the same member fails with -EBUSY instead of
+ * running alongside the first.
+ */
 int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out);
+/* Makes a byte range read as zeros (ops->zero, or by writing zeros). */
+int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len);
 int rc_dev_mem_create(uint64_t size, const char *name, struct rc_dev **out);
 void rc_dev_close(struct rc_dev *dev);
 

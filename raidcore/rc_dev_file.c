@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,12 +112,57 @@ static void dev_file_close(struct rc_dev *dev)
 	free(dev);
 }
 
+/* A hole in a file, BLKZEROOUT on a device; -EOPNOTSUPP lets the caller
+ * fall back to writing zeros. */
+static int dev_file_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
+{
+	struct dev_file *df = dev->ctx;
+	uint64_t range[2] = { off, len };
+
+	if (df->rdonly)
+		return -EROFS;
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	if (dev->rdev)
+		return ioctl(df->fd, BLKZEROOUT, range) < 0 ? -EOPNOTSUPP : 0;
+	if (fallocate(df->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)off, (off_t)len) < 0)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 static const struct rc_dev_ops dev_file_ops = {
 	.read = dev_file_read,
 	.write = dev_file_write,
 	.sync = dev_file_sync,
 	.close = dev_file_close,
+	.zero = dev_file_zero,
 };
+
+int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
+{
+	const uint64_t step = 1 << 20;
+	uint8_t *z;
+	int ret;
+
+	if (dev->ops->zero) {
+		ret = dev->ops->zero(dev, off, len);
+		if (ret != -EOPNOTSUPP)
+			return ret;
+	}
+	z = calloc(1, step);
+	if (!z)
+		return -ENOMEM;
+	for (ret = 0; len && ret == 0;) {
+		uint64_t n = len < step ? len : step;
+
+		ret = rc_dev_write(dev, z, n, off);
+		off += n;
+		len -= n;
+	}
+	free(z);
+	return ret;
+}
 
 /* Only regular files and block devices can hold a member. */
 static int dev_file_check_type(const struct stat *st)
@@ -168,6 +214,10 @@ static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 	}
 	if (!dev_file_is_same(&before, st)) {
 		err = -EAGAIN;
+		goto fail;
+	}
+	if (flock(fd, ((flags & RC_DEV_RDONLY) ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		goto fail;
 	}
 	*fdp = fd;

@@ -110,20 +110,10 @@ static int tables_write(struct rc_array *a, int slot)
 
 static int zero_tables(struct rc_array *a, struct rc_dev *dev)
 {
-	uint8_t *z = calloc(256, RC_BLOCK_SIZE);
-	int ret = z ? 0 : -ENOMEM;
+	int ret = rc_dev_zero(dev, a->sb.csum_offset * RC_BLOCK_SIZE,
+			      a->sb.csum_blocks * RC_BLOCK_SIZE);
 
-	for (uint64_t b = 0; b < a->sb.csum_blocks && ret == 0; b += 256) {
-		uint64_t n = a->sb.csum_blocks - b < 256 ?
-			     a->sb.csum_blocks - b : 256;
-
-		ret = rc_dev_write(dev, z, n * RC_BLOCK_SIZE,
-				   (a->sb.csum_offset + b) * RC_BLOCK_SIZE);
-	}
-	if (ret == 0)
-		ret = rc_dev_sync(dev);
-	free(z);
-	return ret;
+	return ret ? ret : rc_dev_sync(dev);
 }
 
 /* Takes dev out of the spare list if it is there. */

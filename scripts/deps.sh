@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
 libconfuse-dev libcmocka-dev uuid-dev libblkid-dev util-linux attr acl \
-xxhash kmod"
+xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk"
 
 missing=""
 for p in $PKGS; do

@@ -23,7 +23,19 @@ struct tfs {
 	struct fs_bdev *bdev;
 	struct fs *fs;
 	struct fs_ctx ctx;
+	bool damaged;           /* the test broke it on purpose: no fs_check */
 };
+
+/* The whole filesystem must be consistent (fs_check). */
+static inline void tfs_check(struct tfs *t)
+{
+	struct fs_check_report r;
+	int err = fs_check(t->fs, &r);
+
+	if (err)
+		fail_msg("fs_check: %d, %llu errors, first: %s", err,
+			 (unsigned long long)r.errors, r.first_error);
+}
 
 static inline void tfs_mount(struct tfs *t)
 {
@@ -38,8 +50,12 @@ static inline void tfs_umount(struct tfs *t)
 
 static inline void tfs_remount(struct tfs *t)
 {
+	if (!t->damaged)
+		tfs_check(t);
 	tfs_umount(t);
 	tfs_mount(t);
+	if (!t->damaged)
+		tfs_check(t);
 }
 
 static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
@@ -59,6 +75,8 @@ static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
 
 static inline void tfs_free(struct tfs *t)
 {
+	if (t->fs && !t->damaged)
+		tfs_check(t);
 	if (t->fs)
 		tfs_umount(t);
 	fs_bdev_close(t->bdev);

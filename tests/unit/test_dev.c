@@ -176,6 +176,51 @@ static const struct io_extent file_extents[] = {
 	{ 100 * KiB + 5, 70 * KiB }, { 256 * KiB - 1, 1 },
 };
 
+/* A member is locked: one writer, or any number of readers. */
+static void test_file_lock(void **state)
+{
+	char path[PATH_MAX];
+	struct rc_dev *w, *r1, *r2, *x;
+
+	tmp_file_create(path, sizeof(path), "lock.img", 64 * KiB);
+	assert_int_equal(rc_dev_open_file(path, 0, &w), 0);
+	assert_int_equal(rc_dev_open_file(path, 0, &x), -EBUSY);
+	assert_int_equal(rc_dev_open_file(path, RC_DEV_RDONLY, &x), -EBUSY);
+	rc_dev_close(w);
+	assert_int_equal(rc_dev_open_file(path, RC_DEV_RDONLY, &r1), 0);
+	assert_int_equal(rc_dev_open_file(path, RC_DEV_RDONLY, &r2), 0);
+	assert_int_equal(rc_dev_open_file(path, 0, &x), -EBUSY);
+	rc_dev_close(r1);
+	rc_dev_close(r2);
+}
+
+/* rc_dev_zero: a hole in a file, written zeros elsewhere. */
+static void test_zero_range(void **state)
+{
+	char path[PATH_MAX];
+	struct rc_dev *dev, *mem;
+	struct stat st;
+
+	tmp_file_create(path, sizeof(path), "zero.img", 4096 * KiB);
+	assert_int_equal(rc_dev_open_file(path, 0, &dev), 0);
+	assert_int_equal(dev_write_pat(dev, 0, 4096 * KiB, 7), 0);
+	assert_int_equal(rc_dev_sync(dev), 0);
+	assert_int_equal(rc_dev_zero(dev, 1024 * KiB, 2048 * KiB), 0);
+	assert_true(dev_is_pat(dev, 1024 * KiB, 2048 * KiB, 0));
+	assert_true(dev_is_pat(dev, 0, 1024 * KiB, 7));
+	assert_true(dev_is_pat(dev, 3072 * KiB, 1024 * KiB, 7));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((uint64_t)st.st_blocks * 512 <= 2048 * KiB + 64 * KiB);
+	assert_int_equal(rc_dev_zero(dev, 4095 * KiB, 2 * KiB), -EINVAL);
+	rc_dev_close(dev);
+	assert_int_equal(rc_dev_mem_create(64 * KiB, "m", &mem), 0);
+	assert_int_equal(dev_write_pat(mem, 0, 64 * KiB, 3), 0);
+	assert_int_equal(rc_dev_zero(mem, 4 * KiB, 8 * KiB), 0);
+	assert_true(dev_is_pat(mem, 4 * KiB, 8 * KiB, 0));
+	assert_true(dev_is_pat(mem, 0, 4 * KiB, 3));
+	rc_dev_close(mem);
+}
+
 static void test_file_roundtrip(void **state)
 {
 	char path[PATH_MAX];
@@ -1152,6 +1197,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_roundtrip),
+		cmocka_unit_test(test_file_lock),
+		cmocka_unit_test(test_zero_range),
 		cmocka_unit_test(test_file_bounds),
 		cmocka_unit_test(test_file_rdonly),
 		cmocka_unit_test(test_file_refused),

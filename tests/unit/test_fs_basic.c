@@ -4,7 +4,9 @@
  * unmount/mount.
  */
 #include "fs_test_util.h"
+#include "fs_int.h"
 #include <sys/stat.h>
+#include <xxhash.h>
 #include <linux/falloc.h>
 #include <unistd.h>
 
@@ -341,6 +343,210 @@ static void test_times(void **state)
 		     b.mtime.tv_nsec > a.mtime.tv_nsec));
 }
 
+/* Error cases not covered elsewhere, as a table over one fixture. */
+static void test_errors_table(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a, in = { .size = 0 };
+	uint64_t f, d, gone, fifo, fh;
+	char buf[16];
+	struct {
+		const char *what;
+		long got, want;
+	} c[24];
+	int n = 0, i;
+
+	f = tfs_create(t, ROOT, "f");
+	d = tfs_mkdir(t, ROOT, "d");
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "p", S_IFIFO | 0644, 0,
+				  &a), 0);
+	fifo = a.ino;
+	fs_forget(t->fs, fifo, 1);
+	/* a directory removed while the kernel still holds it */
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, ROOT, "gone", 0755, &a), 0);
+	gone = a.ino;
+	assert_int_equal(fs_rmdir(t->fs, ROOT, "gone"), 0);
+#define CASE(w, g, e) c[n++] = (typeof(c[0])){ w, (long)(g), (long)(e) }
+	CASE("truncate a directory", fs_setattr(t->fs, d, &in, FS_SET_ATTR_SIZE,
+		NULL), -EISDIR);
+	CASE("truncate a fifo", fs_setattr(t->fs, fifo, &in, FS_SET_ATTR_SIZE,
+		NULL), -EINVAL);
+	CASE("open a directory for writing", fs_open(t->fs, d, O_WRONLY, &fh),
+	     -EISDIR);
+	CASE("read a directory", fs_read(t->fs, d, 0, 1, buf), -EISDIR);
+	CASE("write a directory", fs_write(t->fs, d, 0, 1, "x"), -EISDIR);
+	CASE("readlink a file", fs_readlink(t->fs, f, buf, sizeof(buf)), -EINVAL);
+	CASE("create in a removed directory", fs_mknod(t->fs, &t->ctx, gone,
+		"x", S_IFREG, 0, &a), -ENOENT);
+	CASE("lookup in a removed directory", fs_lookup(t->fs, gone, "x", &a),
+	     -ENOENT);
+	CASE("rename into a removed directory", fs_rename(t->fs, ROOT, "f",
+		gone, "f", 0), -ENOENT);
+	CASE("mkdir in a file", fs_mkdir(t->fs, &t->ctx, f, "x", 0755, &a),
+	     -ENOTDIR);
+	CASE("readdir a file", fs_opendir(t->fs, f, &fh), -ENOTDIR);
+	CASE("rmdir .", fs_rmdir(t->fs, d, "."), -EINVAL);
+	CASE("rmdir ..", fs_rmdir(t->fs, d, ".."), -ENOTEMPTY);
+	CASE("rename ..", fs_rename(t->fs, d, "..", ROOT, "x", 0), -EBUSY);
+	CASE("getattr of an unused inode", fs_getattr(t->fs, 999, &a), -ENOENT);
+	CASE("getattr of inode 0", fs_getattr(t->fs, 0, &a), -ENOENT);
+	CASE("xattr of an unused inode", fs_setxattr(t->fs, 999, "user.x", "",
+		0, 0), -ENOENT);
+	CASE("bad xattr flags", fs_setxattr(t->fs, f, "user.x", "", 0, 7),
+	     -EINVAL);
+	CASE("fallocate a fifo", fs_fallocate(t->fs, fifo, 0, 0, 10), -ENODEV);
+	CASE("fallocate zero length", fs_fallocate(t->fs, f, 0, 0, 0), -EINVAL);
+	CASE("seek data past the end", fs_lseek(t->fs, f, 10, SEEK_DATA), -ENXIO);
+	CASE("seek hole past the end", fs_lseek(t->fs, f, 0, SEEK_HOLE), -ENXIO);
+	CASE("link into a file", fs_link(t->fs, f, f, "x", &a), -ENOTDIR);
+	CASE("mknod a directory", fs_mknod(t->fs, &t->ctx, ROOT, "x",
+		S_IFDIR | 0755, 0, &a), -EINVAL);
+#undef CASE
+	for (i = 0; i < n; i++)
+		if (c[i].got != c[i].want)
+			fail_msg("%s: got %ld, want %ld", c[i].what, c[i].got,
+				 c[i].want);
+	fs_forget(t->fs, gone, 1);
+}
+
+static void test_inodes_run_out(void **state)
+{
+	struct tfs *t = calloc(1, sizeof(*t));
+	struct fs_format_params p = { .inodes = 30 };
+	struct fs_attr a;
+	struct statvfs st;
+	char name[16];
+	int i, err = 0;
+
+	(void)state;
+	assert_int_equal(fs_bdev_mem_create(4096, 1, &t->bdev), 0);
+	assert_int_equal(fs_format(t->bdev, &p), 0);
+	tfs_mount(t);
+	assert_int_equal(fs_statfs(t->fs, &st), 0);
+	for (i = 0; i < 100 && !err; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		err = fs_mknod(t->fs, &t->ctx, ROOT, name, S_IFREG, 0, &a);
+		if (!err)
+			fs_forget(t->fs, a.ino, 1);
+	}
+	assert_int_equal(err, -ENOSPC);
+	assert_int_equal(i - 1, (int)st.f_ffree);
+	assert_int_equal(fs_statfs(t->fs, &st), 0);
+	assert_int_equal(st.f_ffree, 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f0"), 0);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "again", S_IFREG, 0, &a),
+			 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_true(a.generation > 1);
+	tfs_free(t);
+}
+
+/* A damaged metadata block is reported, never used. */
+static void test_corruption_detected(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_inode *ip;
+	struct fs_attr a;
+	uint8_t blk[4096];
+	uint64_t d, node;
+
+	d = tfs_mkdir(t, ROOT, "d");
+	tfs_create(t, d, "victim");
+	assert_int_equal(fs_iget(t->fs, d, &ip), 0);
+	node = ip->d.map_root;
+	fs_iput(t->fs, ip);
+	assert_true(node != 0);
+	tfs_umount(t);
+	assert_int_equal(fs_bdev_read(t->bdev, node, 1, blk), 0);
+	blk[1000] ^= 0x40;
+	assert_int_equal(fs_bdev_write(t->bdev, node, 1, blk), 0);
+	t->damaged = true;
+	tfs_mount(t);
+	assert_int_equal(fs_lookup(t->fs, d, "victim", &a), -EUCLEAN);
+	/* superblock copy 0 damaged: copy 1 is used */
+	tfs_umount(t);
+	assert_int_equal(fs_bdev_read(t->bdev, 0, 1, blk), 0);
+	blk[200] ^= 1;
+	assert_int_equal(fs_bdev_write(t->bdev, 0, 1, blk), 0);
+	tfs_mount(t);
+	assert_int_equal(fs_getattr(t->fs, d, &a), 0);
+}
+
+/* fs_check finds what a crash-free filesystem never has. */
+static void test_check_finds_damage(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_check_report r;
+	struct fs_attr a, in = { .nlink = 0 };
+	uint8_t blk[4096];
+	uint64_t bb, f;
+
+	f = tfs_create(t, ROOT, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello"), 5);
+	assert_int_equal(fs_check(t->fs, &r), 0);
+	assert_int_equal(r.files, 1);
+	assert_int_equal(r.dirs, 1);
+	/* a leaked block: set a free block's bit in the on-disk bitmap */
+	tfs_umount(t);
+	bb = 0;
+	{
+		struct fs_bdev *b = t->bdev;
+		uint8_t sb[4096];
+
+		assert_int_equal(fs_bdev_read(b, 0, 1, sb), 0);
+		bb = le64toh(*(uint64_t *)(sb + 160));
+	}
+	assert_int_equal(fs_bdev_read(t->bdev, bb, 1, blk), 0);
+	blk[32 + 1250] |= 0x01;         /* block 10000: free, far away */
+	*(uint64_t *)(blk + 8) = 0;
+	*(uint64_t *)(blk + 8) = htole64(XXH3_64bits_withSeed(blk, 4096, bb));
+	assert_int_equal(fs_bdev_write(t->bdev, bb, 1, blk), 0);
+	t->damaged = true;
+	tfs_mount(t);
+	assert_int_equal(fs_check(t->fs, &r), -EUCLEAN);
+	assert_int_equal(r.errors, 1);
+	assert_non_null(strstr(r.first_error, "unreferenced"));
+	(void)a;
+	(void)in;
+}
+
+static void test_file_bdev(void **state)
+{
+	char path[] = "/tmp/raidfs-test-XXXXXX";
+	struct fs_bdev *b;
+	struct fs *fs;
+	struct fs_ctx ctx = { 0, 0, 022 };
+	struct fs_attr a;
+	uint64_t fh;
+	char buf[8];
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 32 << 20), 0);
+	close(fd);
+	assert_int_equal(fs_bdev_file_open(path, &b), 0);
+	assert_int_equal(b->blocks, 8192);
+	assert_int_equal(fs_format(b, NULL), 0);
+	assert_int_equal(fs_mount(b, 0, &fs), 0);
+	assert_int_equal(fs_create(fs, &ctx, ROOT, "x", 0644, O_RDWR, &a, &fh), 0);
+	assert_int_equal(fs_write(fs, a.ino, 0, 5, "file!"), 5);
+	assert_int_equal(fs_unmount(fs), 0);
+	fs_bdev_close(b);
+	assert_int_equal(fs_bdev_file_open(path, &b), 0);
+	assert_int_equal(fs_mount(b, FS_MOUNT_RDONLY, &fs), 0);
+	assert_int_equal(fs_lookup(fs, ROOT, "x", &a), 0);
+	assert_int_equal(fs_read(fs, a.ino, 0, 8, buf), 5);
+	assert_memory_equal(buf, "file!", 5);
+	assert_int_equal(fs_write(fs, a.ino, 0, 1, "x"), -EROFS);
+	assert_int_equal(fs_mkdir(fs, &ctx, ROOT, "d", 0755, &a), -EROFS);
+	assert_int_equal(fs_unmount(fs), 0);
+	fs_bdev_close(b);
+	unlink(path);
+	assert_int_equal(fs_bdev_file_open(path, &b), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +562,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_orphan_freed_at_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_times, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_table, setup, teardown),
+		cmocka_unit_test(test_inodes_run_out),
+		cmocka_unit_test_setup_teardown(test_corruption_detected, setup, teardown),
+		cmocka_unit_test(test_file_bdev),
+		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

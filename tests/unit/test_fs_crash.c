@@ -16,6 +16,7 @@
 #include "fs_test_util.h"
 #include <sys/stat.h>
 #include <xxhash.h>
+#include <linux/falloc.h>
 
 #define ROOT FS_ROOT_INO
 #define NDIRS 3                 /* root, d1, d2 */
@@ -272,6 +273,25 @@ static void op_truncate(struct run *r, int d, int n)
 	mi->size = size;
 }
 
+static void op_fallocate(struct run *r, int d, int n)
+{
+	struct mino *mi;
+	uint64_t off, len;
+	bool keep = rnd(r) & 1;
+
+	if (r->m.ent[d][n] < 0)
+		return;
+	mi = &r->m.ino[r->m.ent[d][n]];
+	off = rnd(r) % MAXSIZE;
+	len = rnd(r) % (MAXSIZE - off) + 1;
+	CHECK(fs_fallocate(r->t.fs, lookup_ino(r, d, n), keep ?
+			   FALLOC_FL_KEEP_SIZE : 0, off, len));
+	if (!keep && off + len > mi->size) {
+		memset(mi->data + mi->size, 0, off + len - mi->size);
+		mi->size = off + len;
+	}
+}
+
 static void op_rename(struct run *r, int d, int n, int d2, int n2)
 {
 	char a[16], b[16];
@@ -344,23 +364,46 @@ static void model_dump(const struct model *m)
 					m->ino[m->ent[d][n]].size));
 }
 
+/* A file that is unlinked while open: an orphan at the time of the cut. */
+static void op_open_unlink(struct run *r, int n)
+{
+	static uint8_t data[3 * 4096];
+	struct fs_attr a;
+	uint64_t fh;
+	char name[16];
+
+	sprintf(name, "tmp%d", n);
+	tfs_pattern(data, sizeof(data), (uint64_t)n);
+	CHECK(fs_create(r->t.fs, &r->t.ctx, ROOT, name, 0644, O_RDWR, &a, &fh));
+	if (fs_write(r->t.fs, a.ino, 0, sizeof(data), data) < 0 ||
+	    fs_unlink(r->t.fs, ROOT, name) < 0)
+		(void)fs_unlink(r->t.fs, ROOT, name);
+	/* the handle and the lookup stay: nobody closes them before the cut */
+}
+
 static void op_one(struct run *r, int i)
 {
 	int d = (int)(rnd(r) % NDIRS), n = (int)(rnd(r) % NNAMES);
 	int d2 = (int)(rnd(r) % NDIRS), n2 = (int)(rnd(r) % NNAMES);
-	uint64_t kind = rnd(r) % 10;
+	uint64_t kind = rnd(r) % 11;
 
 	if (getenv("FS_CRASH_TRACE"))
 		printf("op %d kind %llu %d/%d -> %d/%d\n", i + 1,
 		       (unsigned long long)kind, d, n, d2, n2);
 	switch (kind) {
+	case 10: op_fallocate(r, d, n); break;
 	case 0: case 1: op_create(r, d, n); break;
 	case 2: case 3: op_append(r, d, n); break;
 	case 4: op_truncate(r, d, n); break;
 	case 5: op_rename(r, d, n, d2, n2); break;
 	case 6: op_link(r, d, n, d2, n2); break;
 	case 7: op_unlink(r, d, n); break;
-	case 8: op_dir(r, (int)(rnd(r) % NEMPTY)); break;
+	case 8:
+		if (n == 0)
+			op_open_unlink(r, i);
+		else
+			op_dir(r, (int)(rnd(r) % NEMPTY));
+		break;
 	default:
 		if (fs_fsync(r->t.fs, ROOT, 0) == 0)
 			r->last_sync = i + 1;
@@ -389,7 +432,7 @@ static void run_setup(struct run *r, uint64_t seed)
 	for (d = 0; d < NDIRS; d++)
 		for (n = 0; n < NNAMES; n++)
 			r->m.ent[d][n] = -1;
-	assert_int_equal(fs_bdev_mem_create(8192, 16, &r->t.bdev), 0);
+	assert_int_equal(fs_bdev_mem_create(4096, 16, &r->t.bdev), 0);
 	assert_int_equal(fs_format(r->t.bdev, &p), 0);
 	assert_int_equal(fs_mount_opts(r->t.bdev, &o, &r->t.fs), 0);
 	r->t.ctx.umask = 022;
@@ -441,8 +484,16 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 	/* power cut: no unmount, unflushed writes are lost */
 	fs_abandon(r->t.fs);
 	fs_bdev_mem_crash(r->t.bdev);
-	assert_int_equal(fs_mount(r->t.bdev, 0, &r->t.fs), 0);
+	/* a read-only mount replays in memory and writes nothing */
+	fs_bdev_mem_stats(r->t.bdev, &w0, NULL, NULL);
+	assert_int_equal(fs_mount(r->t.bdev, FS_MOUNT_RDONLY, &r->t.fs), 0);
 	h = fs_hash(&r->t, r->dirs, &sc);
+	tfs_umount(&r->t);
+	fs_bdev_mem_stats(r->t.bdev, &w1, NULL, NULL);
+	assert_int_equal(w1, w0);
+	sc.n = 0;
+	assert_int_equal(fs_mount(r->t.bdev, 0, &r->t.fs), 0);
+	assert_int_equal(fs_hash(&r->t, r->dirs, &sc), h);
 	for (i = NOPS; i >= r->last_sync; i--)
 		if (r->hashes[i] == h)
 			break;
@@ -456,6 +507,7 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 		printf("seed %llu limit %lld: last fsync op %d, state = op %d\n",
 		       (unsigned long long)seed, (long long)limit, r->last_sync, i);
 	check_accounting(&r->t, &sc, r->dirs);
+	tfs_check(&r->t);
 	/* the filesystem goes on working */
 	tfs_create(&r->t, ROOT, "after");
 	assert_int_equal(fs_write(r->t.fs, tfs_lookup(&r->t, ROOT, "after"), 0,
@@ -469,10 +521,10 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 
 static void test_crash_points(void **state)
 {
-	uint64_t seeds[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint64_t seeds[] = { 1, 2, 3, 4, 5, 6 };
 	int64_t limit, step;
+	size_t s, nseeds;
 	bool cut;
-	size_t s;
 
 	(void)state;
 	if (getenv("FS_CRASH_SEED")) {
@@ -480,19 +532,95 @@ static void test_crash_points(void **state)
 			 strtoll(getenv("FS_CRASH_LIMIT"), NULL, 0), &cut);
 		return;
 	}
-	for (s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+	/* FS_CRASH_SEEDS / FS_CRASH_STEP: a longer run by hand */
+	nseeds = getenv("FS_CRASH_SEEDS") ?
+		 strtoull(getenv("FS_CRASH_SEEDS"), NULL, 0) :
+		 sizeof(seeds) / sizeof(seeds[0]);
+	step = getenv("FS_CRASH_STEP") ?
+	       strtoll(getenv("FS_CRASH_STEP"), NULL, 0) : 5;
+	for (s = 0; s < nseeds; s++) {
+		uint64_t seed = s < sizeof(seeds) / sizeof(seeds[0]) ?
+				seeds[s] : s + 1;
+
 		/* an uncut run tells how many block writes the workload makes */
-		crash_at(seeds[s], -1, &cut);
-		step = 3;
+		crash_at(seed, -1, &cut);
 		for (limit = 0, cut = true; cut; limit += step)
-			crash_at(seeds[s], limit, &cut);
+			crash_at(seed, limit, &cut);
 	}
+}
+
+/*
+ * A truncate of a file with ~700 extents spans several transactions: cut
+ * at every point of it, the file is either whole or empty and no block
+ * leaks (the orphan list finishes the truncate at mount).
+ */
+static void truncate_cut(int64_t limit, bool *cut)
+{
+	struct tfs t = { 0 };
+	struct fs_format_params p = { .journal_blocks = 64 };
+	static uint8_t blk[4096], rd[4096];
+	struct fs_attr a, in = { .size = 0 };
+	struct statvfs s0, s1;
+	uint64_t f, w0, w1, k;
+
+	assert_int_equal(fs_bdev_mem_create(4096, 1, &t.bdev), 0);
+	assert_int_equal(fs_format(t.bdev, &p), 0);
+	tfs_mount(&t);
+	f = tfs_create(&t, ROOT, "frag");
+	for (k = 0; k < 1400; k += 2) {
+		tfs_pattern(blk, sizeof(blk), k);
+		assert_int_equal(fs_write(t.fs, f, k * 4096, 4096, blk), 4096);
+	}
+	assert_int_equal(fs_syncfs(t.fs), 0);
+	assert_int_equal(fs_statfs(t.fs, &s0), 0);
+	assert_int_equal(fs_bdev_mem_record(t.bdev, true), 0);
+	fs_bdev_mem_stats(t.bdev, &w0, NULL, NULL);
+	if (limit >= 0)
+		fs_bdev_mem_set_write_limit(t.bdev, limit);
+	(void)fs_setattr(t.fs, f, &in, FS_SET_ATTR_SIZE, NULL);
+	(void)fs_syncfs(t.fs);
+	fs_bdev_mem_stats(t.bdev, &w1, NULL, NULL);
+	*cut = limit >= 0 && (int64_t)(w1 - w0) >= limit;
+	fs_abandon(t.fs);
+	fs_bdev_mem_crash(t.bdev);
+	tfs_mount(&t);
+	tfs_check(&t);
+	assert_int_equal(fs_getattr(t.fs, f, &a), 0);
+	assert_int_equal(fs_statfs(t.fs, &s1), 0);
+	if (a.size) {
+		assert_int_equal(a.size, 1399 * 4096);
+		assert_true(a.blocks >= 700 * 8);
+		for (k = 0; k < 1400; k += 2) {
+			tfs_pattern(blk, sizeof(blk), k);
+			assert_int_equal(fs_read(t.fs, f, k * 4096, 4096, rd), 4096);
+			assert_memory_equal(rd, blk, 4096);
+		}
+		assert_int_equal(s1.f_bfree, s0.f_bfree);
+	} else {
+		/* the extent tree's nodes went with the data */
+		assert_int_equal(a.blocks, 0);
+		assert_true(s1.f_bfree >= s0.f_bfree + 700);
+	}
+	assert_int_equal(s1.f_blocks - s1.f_bfree, a.blocks / 8 + 1);
+	tfs_umount(&t);
+	fs_bdev_close(t.bdev);
+}
+
+static void test_crash_in_long_truncate(void **state)
+{
+	int64_t limit;
+	bool cut = true;
+
+	(void)state;
+	for (limit = 0; cut; limit += 3)
+		truncate_cut(limit, &cut);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_points),
+		cmocka_unit_test(test_crash_in_long_truncate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * and plus mode, extended attributes, fallocate, copy_file_range, statfs.
  */
 #include "fs_test_util.h"
+#include "fs_int.h"
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <linux/falloc.h>
@@ -232,6 +233,51 @@ static void test_readdir_plus_refs(void **state)
 	free(l);
 }
 
+/* Hash collisions: with 4 hash bits, names share keys by the dozen. */
+static void test_dir_hash_collisions(void **state)
+{
+	struct tfs *t = *state;
+	struct dirlist *l = calloc(1, sizeof(*l));
+	char name[16];
+	uint64_t d, ino[300];
+	int i;
+
+	fs_dir_hash_mask = 0xf00;
+	d = tfs_mkdir(t, ROOT, "c");
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ino[i] = tfs_create(t, d, name);
+	}
+	for (i = 0; i < 300; i += 3) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(fs_unlink(t->fs, d, name), 0);
+	}
+	/* new names reuse the freed collision indexes */
+	for (i = 0; i < 300; i += 3) {
+		snprintf(name, sizeof(name), "m%d", i);
+		ino[i] = tfs_create(t, d, name);
+	}
+	tfs_remount(t);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "%c%d", i % 3 ? 'n' : 'm', i);
+		assert_int_equal(tfs_lookup(t, d, name), ino[i]);
+		snprintf(name, sizeof(name), "%c%d", i % 3 ? 'm' : 'n', i);
+		assert_int_equal(tfs_lookup(t, d, name), 0);
+	}
+	assert_int_equal(fs_rename(t->fs, d, "n1", d, "n2", 0), 0);
+	assert_int_equal(tfs_lookup(t, d, "n2"), ino[1]);
+	assert_int_equal(tfs_lookup(t, d, "n1"), 0);
+	l->limit = 1000;
+	assert_int_equal(fs_readdir(t->fs, d, 0, 0, false, fill, l), 0);
+	assert_int_equal(l->n, 2 + 299);
+	for (i = 0; i < l->n; i++)
+		assert_int_equal(count_name(l, l->names[i]), 1);
+	tfs_check(t);
+	fs_dir_hash_mask = 0x7fffffffffffff00ull;
+	t->damaged = true;      /* its keys follow the test's hash from now on */
+	free(l);
+}
+
 /* ---- xattrs ------------------------------------------------------------------------ */
 static void test_xattr_semantics(void **state)
 {
@@ -280,6 +326,71 @@ static void test_xattr_semantics(void **state)
 	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 0);
 }
 
+static size_t acl_build(uint8_t *b, const uint16_t (*ent)[2],
+			const uint32_t *ids, int n)
+{
+	int i;
+
+	memset(b, 0, 4 + 8 * (size_t)n);
+	b[0] = 2;
+	for (i = 0; i < n; i++) {
+		uint8_t *e = b + 4 + 8 * i;
+
+		e[0] = (uint8_t)ent[i][0];
+		e[2] = (uint8_t)ent[i][1];
+		e[4] = (uint8_t)ids[i];
+		e[5] = (uint8_t)(ids[i] >> 8);
+	}
+	return 4 + 8 * (size_t)n;
+}
+
+static void test_acl_inherit(void **state)
+{
+	struct tfs *t = *state;
+	static const uint16_t def[][2] = {
+		{ 0x01, 7 }, { 0x02, 7 }, { 0x04, 5 }, { 0x10, 7 }, { 0x20, 5 },
+	};
+	static const uint16_t want_file[][2] = {
+		{ 0x01, 6 }, { 0x02, 7 }, { 0x04, 5 }, { 0x10, 6 }, { 0x20, 4 },
+	};
+	static const uint32_t ids[] = { 0, 1234, 0, 0, 0 };
+	uint8_t acl[64], want[64], got[64];
+	struct fs_attr a;
+	size_t len;
+	uint64_t d, plain;
+
+	d = tfs_mkdir(t, ROOT, "acl");
+	len = acl_build(acl, def, ids, 5);
+	assert_int_equal(fs_setxattr(t->fs, d, "system.posix_acl_default", acl,
+				     len, 0), 0);
+	/* a file: mode masked by the ACL, not by the umask */
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, d, "f", S_IFREG | 0666, 0,
+				  &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.mode & 07777, 0664);
+	acl_build(want, want_file, ids, 5);
+	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_access",
+				     got, sizeof(got)), len);
+	assert_memory_equal(got, want, len);
+	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_default",
+				     got, sizeof(got)), -ENODATA);
+	/* a directory also inherits the default ACL itself */
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, d, "sub", 0777, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.mode & 07777, 0775);
+	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_default",
+				     got, sizeof(got)), len);
+	assert_memory_equal(got, acl, len);
+	/* without a default ACL the umask applies and no ACL appears */
+	plain = tfs_mkdir(t, ROOT, "plain");
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, plain, "f", S_IFREG | 0666,
+				  0, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(a.mode & 07777, 0644);
+	assert_int_equal(fs_listxattr(t->fs, a.ino, (char *)got, sizeof(got)),
+			 0);
+}
+
 /* ---- fallocate, copy_file_range, statfs --------------------------------------------- */
 static void test_fallocate_punch(void **state)
 {
@@ -311,6 +422,51 @@ static void test_fallocate_punch(void **state)
 	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE, 0, 1),
 			 -EOPNOTSUPP);
 	assert_int_equal(fs_fallocate(t->fs, ROOT, 0, 0, 1), -EISDIR);
+}
+
+/* fallocate allocates unwritten extents: no data is written, reads are
+ * zeros, and writes convert exactly what they cover. */
+static void test_fallocate_unwritten(void **state)
+{
+	struct tfs *t = tfs_new(65536, 16);
+	static uint8_t r[3 << 20], z[3 << 20];
+	uint8_t w[10000];
+	struct fs_attr a;
+	struct statvfs s0, s1;
+	uint64_t f, wr0, wr1;
+
+	(void)state;
+	f = tfs_create(t, ROOT, "pre");
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	fs_bdev_mem_stats(t->bdev, &wr0, NULL, NULL);
+	assert_int_equal(fs_fallocate(t->fs, f, 0, 0, 200 << 20), 0);
+	fs_bdev_mem_stats(t->bdev, &wr1, NULL, NULL);
+	assert_true(wr1 - wr0 < 64);                     /* metadata only */
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_true(s0.f_bfree - s1.f_bfree >= 51200);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, 200 << 20);
+	assert_int_equal(fs_read(t->fs, f, 100 << 20, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, z, sizeof(r));
+	tfs_pattern(w, sizeof(w), 11);
+	assert_int_equal(fs_write(t->fs, f, (100 << 20) + 1000, sizeof(w), w),
+			 sizeof(w));
+	tfs_remount(t);
+	assert_int_equal(fs_read(t->fs, f, 100 << 20, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, z, 1000);
+	assert_memory_equal(r + 1000, w, sizeof(w));
+	assert_memory_equal(r + 1000 + sizeof(w), z, sizeof(r) - 1000 - sizeof(w));
+	assert_int_equal(fs_lseek(t->fs, f, 0, SEEK_DATA), 0);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, 0, 200 << 20), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, 200 << 20);
+	assert_int_equal(fs_read(t->fs, f, (100 << 20), sizeof(w), r), sizeof(w));
+	assert_memory_equal(r, z, sizeof(w));
+	assert_int_equal(fs_lseek(t->fs, f, 0, SEEK_DATA), -ENXIO);
+	tfs_free(t);
 }
 
 static void test_copy_file_range(void **state)
@@ -387,8 +543,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename_dir_nlink_and_dotdot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_cookies_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_plus_refs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_hash_collisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xattr_semantics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_acl_inherit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_punch, setup, teardown),
+		cmocka_unit_test(test_fallocate_unwritten),
 		cmocka_unit_test_setup_teardown(test_copy_file_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statfs_adds_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_consistent, setup, teardown),

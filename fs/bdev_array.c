@@ -1,0 +1,63 @@
+/*
+ * bdev_array: the filesystem's device over a raidcore array.  The stripe
+ * width from rc_array_info becomes stripe_blocks so the allocator can hand
+ * large files whole stripes (full-stripe writes, no read-modify-write).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "bdev.h"
+#include "raidcore.h"
+
+static struct rc_array *array_of(struct fs_bdev *b)
+{
+	return b->ctx;
+}
+
+static int array_read(struct fs_bdev *b, uint64_t block, uint32_t count,
+		      void *buf)
+{
+	return rc_read(array_of(b), block, count, buf);
+}
+
+static int array_write(struct fs_bdev *b, uint64_t block, uint32_t count,
+		       const void *buf)
+{
+	return rc_write(array_of(b), block, count, buf);
+}
+
+static int array_flush(struct fs_bdev *b)
+{
+	return rc_flush(array_of(b));
+}
+
+static void array_close(struct fs_bdev *b)
+{
+	free(b);
+}
+
+static const struct fs_bdev_ops array_ops = {
+	.read = array_read,
+	.write = array_write,
+	.flush = array_flush,
+	.close = array_close,
+};
+
+int fs_bdev_from_array(struct rc_array *a, struct fs_bdev **out)
+{
+	struct rc_info info;
+	struct fs_bdev *b;
+	int err;
+
+	err = rc_array_info(a, &info);
+	if (err)
+		return err;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->ops = &array_ops;
+	b->ctx = a;
+	b->blocks = info.blocks;
+	b->stripe_blocks = info.stripe_blocks ? info.stripe_blocks : 1;
+	*out = b;
+	return 0;
+}

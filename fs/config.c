@@ -1,0 +1,607 @@
+/*
+ * config: SOURCE and -o parsing for raidfs and mount.raidfs (see config.h;
+ * the file format is docs/CONFIG.md).
+ *
+ * Options are looked up in one table.  mount(8) hands a helper whatever is
+ * in fstab, so an option raidfs does not know must never stop a mount: it
+ * is either one mount(8) itself acts on (ignored), one libfuse knows
+ * (passed through), or collected and reported once as ignored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <confuse.h>
+#include <uuid/uuid.h>
+
+#include "config.h"
+
+enum opt_kind {
+	OPT_IGNORE,     /* for mount(8), fstab or systemd; nothing to do */
+	OPT_FUSE,       /* libfuse / the kernel knows it: pass it on */
+	OPT_RO,
+	OPT_RW,
+	OPT_ALLOW_OTHER,
+	OPT_DEFAULT_PERMISSIONS,   /* always on; accepted */
+	OPT_DEBUG,
+	OPT_DEGRADED,   /* =allow|refuse */
+	OPT_CACHE_MB,   /* =N mebibytes */
+	OPT_CACHE,      /* =SIZE with K/M/G */
+};
+
+/* name ending in '=' or '-' matches as a prefix; others match exactly. */
+struct opt_rule {
+	const char *name;
+	enum opt_kind kind;
+};
+
+static const struct opt_rule opt_rules[] = {
+	{ "ro", OPT_RO },
+	{ "rw", OPT_RW },
+	{ "allow_other", OPT_ALLOW_OTHER },
+	{ "default_permissions", OPT_DEFAULT_PERMISSIONS },
+	{ "debug", OPT_DEBUG },
+	{ "degraded=", OPT_DEGRADED },
+	{ "cache_mb=", OPT_CACHE_MB },
+	{ "cache=", OPT_CACHE },
+	/* mount(8), fstab and systemd options */
+	{ "defaults", OPT_IGNORE }, { "auto", OPT_IGNORE },
+	{ "noauto", OPT_IGNORE }, { "nofail", OPT_IGNORE },
+	{ "user", OPT_IGNORE }, { "users", OPT_IGNORE },
+	{ "nouser", OPT_IGNORE }, { "user=", OPT_IGNORE },
+	{ "owner", OPT_IGNORE }, { "group", OPT_IGNORE },
+	{ "_netdev", OPT_IGNORE }, { "x-", OPT_IGNORE },
+	{ "comment=", OPT_IGNORE }, { "helper=", OPT_IGNORE },
+	/* atime policies libfuse rejects: the filesystem keeps its own */
+	{ "relatime", OPT_IGNORE }, { "norelatime", OPT_IGNORE },
+	{ "strictatime", OPT_IGNORE }, { "nostrictatime", OPT_IGNORE },
+	{ "nodiratime", OPT_IGNORE }, { "diratime", OPT_IGNORE },
+	{ "lazytime", OPT_IGNORE }, { "nolazytime", OPT_IGNORE },
+	{ "iversion", OPT_IGNORE }, { "noiversion", OPT_IGNORE },
+	{ "mand", OPT_IGNORE }, { "nomand", OPT_IGNORE },
+	{ "silent", OPT_IGNORE }, { "loud", OPT_IGNORE },
+	/* what libfuse 3.14's fuse_session_new accepts (checked by trying) */
+	{ "suid", OPT_FUSE }, { "nosuid", OPT_FUSE },
+	{ "dev", OPT_FUSE }, { "nodev", OPT_FUSE },
+	{ "exec", OPT_FUSE }, { "noexec", OPT_FUSE },
+	{ "sync", OPT_FUSE }, { "async", OPT_FUSE },
+	{ "dirsync", OPT_FUSE },
+	{ "atime", OPT_FUSE }, { "noatime", OPT_FUSE },
+	{ "allow_root", OPT_FUSE }, { "auto_unmount", OPT_FUSE },
+	{ "fsname=", OPT_FUSE }, { "subtype=", OPT_FUSE },
+	{ "max_read=", OPT_FUSE },
+	{ "context=", OPT_FUSE }, { "fscontext=", OPT_FUSE },
+	{ "defcontext=", OPT_FUSE }, { "rootcontext=", OPT_FUSE },
+};
+
+static void err_set(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void config_opts_init(struct config_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->degraded = CONFIG_DEGRADED_ALLOW;
+}
+
+void config_opts_free(struct config_opts *o)
+{
+	free(o->fuse_opts);
+	free(o->ignored);
+	o->fuse_opts = NULL;
+	o->ignored = NULL;
+}
+
+/* Appends item to a comma list held in *list. */
+static int list_append(char **list, const char *item, size_t len)
+{
+	size_t old = *list ? strlen(*list) : 0;
+	char *p = realloc(*list, old + len + 2);
+
+	if (!p)
+		return -ENOMEM;
+	if (old)
+		p[old++] = ',';
+	memcpy(p + old, item, len);
+	p[old + len] = '\0';
+	*list = p;
+	return 0;
+}
+
+int config_size_parse(const char *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B') && shift)
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+static const struct opt_rule *opt_rule_find(const char *opt, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(opt_rules) / sizeof(opt_rules[0]); i++) {
+		const char *name = opt_rules[i].name;
+		size_t n = strlen(name);
+		bool prefix = name[n - 1] == '=' || name[n - 1] == '-';
+
+		if (prefix ? (len >= n && !strncmp(opt, name, n))
+			   : (len == n && !strncmp(opt, name, n)))
+			return &opt_rules[i];
+	}
+	return NULL;
+}
+
+static int opt_degraded_set(const char *val, struct config_opts *o)
+{
+	if (!strcmp(val, "allow"))
+		o->degraded = CONFIG_DEGRADED_ALLOW;
+	else if (!strcmp(val, "refuse"))
+		o->degraded = CONFIG_DEGRADED_REFUSE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int opt_cache_mb_set(const char *val, struct config_opts *o)
+{
+	unsigned long long mb;
+	char *end;
+
+	if (*val < '0' || *val > '9')
+		return -EINVAL;
+	errno = 0;
+	mb = strtoull(val, &end, 10);
+	if (errno || *end || mb > (UINT64_MAX >> 20))
+		return -EINVAL;
+	o->cache_bytes = (uint64_t)mb << 20;
+	return 0;
+}
+
+/* Applies one option (opt[0..len), not NUL-terminated) to o. */
+static int opt_apply(const char *opt, size_t len, struct config_opts *o,
+		     char *err, size_t errlen)
+{
+	const struct opt_rule *r = opt_rule_find(opt, len);
+	char val[256] = "";
+	const char *eq = memchr(opt, '=', len);
+	int ret = 0;
+
+	if (!r)
+		return list_append(&o->ignored, opt, len);
+	if (eq) {
+		size_t vlen = len - (size_t)(eq + 1 - opt);
+
+		if (vlen >= sizeof(val))
+			vlen = sizeof(val) - 1;
+		memcpy(val, eq + 1, vlen);
+		val[vlen] = '\0';
+	}
+	switch (r->kind) {
+	case OPT_IGNORE:
+	case OPT_DEFAULT_PERMISSIONS:
+		break;
+	case OPT_FUSE:
+		if (len == 7 && !strncmp(opt, "noatime", len))
+			o->noatime = true;
+		else if (len == 5 && !strncmp(opt, "atime", len))
+			o->noatime = false;
+		ret = list_append(&o->fuse_opts, opt, len);
+		break;
+	case OPT_RO: o->ro = true; break;
+	case OPT_RW: o->ro = false; break;
+	case OPT_ALLOW_OTHER: o->allow_other = true; break;
+	case OPT_DEBUG: o->debug = true; break;
+	case OPT_DEGRADED:
+		ret = opt_degraded_set(val, o);
+		break;
+	case OPT_CACHE_MB:
+		ret = opt_cache_mb_set(val, o);
+		break;
+	case OPT_CACHE:
+		ret = config_size_parse(val, &o->cache_bytes);
+		break;
+	}
+	if (ret == -EINVAL)
+		err_set(err, errlen, "bad value in option '%.*s'%s", (int)len,
+			opt, r->kind == OPT_DEGRADED ?
+			" (allow or refuse)" : "");
+	return ret;
+}
+
+/* Length of the option at s: up to a comma outside double quotes. */
+static size_t opt_len(const char *s)
+{
+	bool quoted = false;
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '"')
+			quoted = !quoted;
+		else if (s[i] == ',' && !quoted)
+			break;
+	}
+	return i;
+}
+
+int config_opts_parse(const char *optstr, struct config_opts *o, char *err,
+		      size_t errlen)
+{
+	const char *s = optstr;
+	int ret = 0;
+
+	while (s && *s && !ret) {
+		size_t len = opt_len(s);
+
+		if (len)
+			ret = opt_apply(s, len, o, err, errlen);
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	if (ret == -ENOMEM)
+		err_set(err, errlen, "out of memory");
+	return ret;
+}
+
+int config_opts_filter(const char *optstr, char **out)
+{
+	const char *s = optstr;
+	int ret = 0;
+
+	*out = NULL;
+	while (s && *s && !ret) {
+		size_t len = opt_len(s);
+		const struct opt_rule *r = len ? opt_rule_find(s, len) : NULL;
+
+		if (len && (!r || r->kind != OPT_IGNORE))
+			ret = list_append(out, s, len);
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	if (!ret && !*out)
+		*out = strdup("");
+	if (!ret && !*out)
+		ret = -ENOMEM;
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/* ---- SOURCE ------------------------------------------------------------ */
+
+bool config_source_is_file(const char *source)
+{
+	char buf[4096];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(source, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(source, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	return n >= 0 && !memchr(buf, '\0', (size_t)n);
+}
+
+void config_source_free(struct config_source *src)
+{
+	int i;
+
+	for (i = 0; i < src->nmembers; i++)
+		free(src->members[i]);
+	for (i = 0; i < src->nspares; i++)
+		free(src->spares[i]);
+	free(src->members);
+	free(src->spares);
+	free(src->config_path);
+	memset(src, 0, sizeof(*src));
+}
+
+static int path_list_add(char ***list, int *n, const char *path, size_t len)
+{
+	char **l = realloc(*list, (size_t)(*n + 1) * sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	*list = l;
+	l[*n] = strndup(path, len);
+	if (!l[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int source_list_parse(const char *source, struct config_source *src,
+			     char *err, size_t errlen)
+{
+	const char *s = source;
+	int ret = 0;
+
+	if (!*source) {
+		err_set(err, errlen, "empty SOURCE");
+		return -EINVAL;
+	}
+	while (!ret) {
+		const char *colon = strchr(s, ':');
+		size_t len = colon ? (size_t)(colon - s) : strlen(s);
+
+		if (!len) {
+			err_set(err, errlen,
+				"empty member name in '%s' (members are joined by ':')",
+				source);
+			return -EINVAL;
+		}
+		ret = path_list_add(&src->members, &src->nmembers, s, len);
+		if (!colon)
+			break;
+		s = colon + 1;
+	}
+	if (ret)
+		err_set(err, errlen, "out of memory");
+	return ret;
+}
+
+/*
+ * libconfuse reports errors through a function without a context pointer:
+ * the message goes to a thread-local buffer for the duration of a parse.
+ */
+static __thread char *cfg_errbuf;
+static __thread size_t cfg_errlen;
+
+static void cfg_errfunc(cfg_t *cfg, const char *fmt, va_list ap)
+{
+	char msg[CONFIG_ERR_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!cfg_errbuf || cfg_errbuf[0])
+		return;   /* keep the first error: later ones are consequences */
+	if (cfg && cfg->filename && cfg->line)
+		snprintf(cfg_errbuf, cfg_errlen, "%s:%d: %s", cfg->filename,
+			 cfg->line, msg);
+	else if (cfg && cfg->filename)
+		snprintf(cfg_errbuf, cfg_errlen, "%s: %s", cfg->filename, msg);
+	else
+		snprintf(cfg_errbuf, cfg_errlen, "%s", msg);
+}
+
+static int cfg_validate_degraded(cfg_t *cfg, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
+
+	if (v && (!strcmp(v, "allow") || !strcmp(v, "refuse")))
+		return 0;
+	cfg_error(cfg, "degraded must be \"allow\" or \"refuse\", not \"%s\"",
+		  v ? v : "");
+	return -1;
+}
+
+static int cfg_validate_uuid(cfg_t *cfg, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
+	uuid_t u;
+
+	if (v && !uuid_parse(v, u))
+		return 0;
+	cfg_error(cfg, "uuid \"%s\" is not a UUID", v ? v : "");
+	return -1;
+}
+
+static int cfg_validate_cache(cfg_t *cfg, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
+	uint64_t bytes;
+
+	if (v && !config_size_parse(v, &bytes))
+		return 0;
+	cfg_error(cfg, "cache \"%s\" is not a size (like 256M or 1G)",
+		  v ? v : "");
+	return -1;
+}
+
+static int cfg_validate_cache_mb(cfg_t *cfg, cfg_opt_t *opt)
+{
+	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
+
+	if (v >= 0)
+		return 0;
+	cfg_error(cfg, "cache_mb must not be negative");
+	return -1;
+}
+
+static cfg_t *cfg_new(void)
+{
+	static cfg_opt_t array_opts[] = {
+		CFG_STR("uuid", NULL, CFGF_NODEFAULT),
+		CFG_STR_LIST("members", NULL, CFGF_NODEFAULT),
+		CFG_STR_LIST("spares", NULL, CFGF_NODEFAULT),
+		CFG_END()
+	};
+	static cfg_opt_t options_opts[] = {
+		CFG_INT("cache_mb", 0, CFGF_NODEFAULT),
+		CFG_STR("cache", NULL, CFGF_NODEFAULT),
+		CFG_STR("degraded", NULL, CFGF_NODEFAULT),
+		CFG_BOOL("ro", cfg_false, CFGF_NODEFAULT),
+		CFG_BOOL("allow_other", cfg_false, CFGF_NODEFAULT),
+		CFG_END()
+	};
+	static cfg_opt_t top_opts[] = {
+		/* MULTI only so that a second section is an error, not a
+		 * silent override */
+		CFG_SEC("array", array_opts, CFGF_MULTI),
+		CFG_SEC("options", options_opts, CFGF_MULTI),
+		CFG_END()
+	};
+	cfg_t *cfg = cfg_init(top_opts, CFGF_NONE);
+
+	if (!cfg)
+		return NULL;
+	cfg_set_error_function(cfg, cfg_errfunc);
+	cfg_set_validate_func(cfg, "array|uuid", cfg_validate_uuid);
+	cfg_set_validate_func(cfg, "options|degraded", cfg_validate_degraded);
+	cfg_set_validate_func(cfg, "options|cache", cfg_validate_cache);
+	cfg_set_validate_func(cfg, "options|cache_mb", cfg_validate_cache_mb);
+	return cfg;
+}
+
+/* Member paths in a file are relative to the file's directory. */
+static int cfg_path_add(char ***list, int *n, const char *dir, const char *p)
+{
+	char buf[PATH_MAX];
+
+	if (p[0] == '/' || !dir)
+		return path_list_add(list, n, p, strlen(p));
+	if (snprintf(buf, sizeof(buf), "%s/%s", dir, p) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	return path_list_add(list, n, buf, strlen(buf));
+}
+
+static int cfg_array_read(cfg_t *arr, const char *dir,
+			  struct config_source *src)
+{
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < cfg_size(arr, "members"); i++)
+		ret = cfg_path_add(&src->members, &src->nmembers, dir,
+				   cfg_getnstr(arr, "members", i));
+	for (i = 0; !ret && i < cfg_size(arr, "spares"); i++)
+		ret = cfg_path_add(&src->spares, &src->nspares, dir,
+				   cfg_getnstr(arr, "spares", i));
+	if (!ret && cfg_size(arr, "uuid")) {
+		uuid_parse(cfg_getstr(arr, "uuid"), src->uuid);
+		src->has_uuid = true;
+	}
+	return ret;
+}
+
+static void cfg_options_read(cfg_t *op, struct config_opts *o)
+{
+	if (cfg_size(op, "cache_mb"))
+		o->cache_bytes = (uint64_t)cfg_getint(op, "cache_mb") << 20;
+	if (cfg_size(op, "cache"))
+		config_size_parse(cfg_getstr(op, "cache"), &o->cache_bytes);
+	if (cfg_size(op, "degraded"))
+		opt_degraded_set(cfg_getstr(op, "degraded"), o);
+	if (cfg_size(op, "ro"))
+		o->ro = cfg_getbool(op, "ro");
+	if (cfg_size(op, "allow_other"))
+		o->allow_other = cfg_getbool(op, "allow_other");
+}
+
+static char *path_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return NULL;
+	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
+static int source_file_parse(const char *path, struct config_source *src,
+			     struct config_opts *o, char *err, size_t errlen)
+{
+	char msg[CONFIG_ERR_MAX] = "";
+	char *dir = path_dirname(path);
+	cfg_t *cfg = cfg_new();
+	int ret = -ENOMEM;
+
+	if (!cfg)
+		goto out;
+	cfg_errbuf = msg;
+	cfg_errlen = sizeof(msg);
+	ret = cfg_parse(cfg, path);
+	cfg_errbuf = NULL;
+	if (ret != CFG_SUCCESS) {
+		if (!msg[0])
+			snprintf(msg, sizeof(msg), "%s: cannot read: %s", path,
+				 strerror(errno));
+		err_set(err, errlen, "%s", msg);
+		ret = ret == CFG_FILE_ERROR ? -ENOENT : -EINVAL;
+		goto out_cfg;
+	}
+	ret = -EINVAL;
+	if (cfg_size(cfg, "array") > 1 || cfg_size(cfg, "options") > 1) {
+		err_set(err, errlen, "%s: more than one %s section", path,
+			cfg_size(cfg, "array") > 1 ? "array" : "options");
+		goto out_cfg;
+	}
+	if (!cfg_size(cfg, "array") ||
+	    !cfg_size(cfg_getsec(cfg, "array"), "members")) {
+		err_set(err, errlen, "%s: no members (array { members = {...} })",
+			path);
+		goto out_cfg;
+	}
+	ret = cfg_array_read(cfg_getsec(cfg, "array"), dir, src);
+	if (ret) {
+		err_set(err, errlen, "%s: %s", path, strerror(-ret));
+		goto out_cfg;
+	}
+	if (cfg_size(cfg, "options"))
+		cfg_options_read(cfg_getsec(cfg, "options"), o);
+	src->config_path = strdup(path);
+	ret = src->config_path ? 0 : -ENOMEM;
+out_cfg:
+	cfg_free(cfg);
+out:
+	free(dir);
+	return ret;
+}
+
+int config_source_parse(const char *source, struct config_source *src,
+			struct config_opts *o, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(src, 0, sizeof(*src));
+	if (config_source_is_file(source))
+		ret = source_file_parse(source, src, o, err, errlen);
+	else
+		ret = source_list_parse(source, src, err, errlen);
+	if (ret)
+		config_source_free(src);
+	return ret;
+}

@@ -1,0 +1,99 @@
+/*
+ * config: what raidfs is told to mount, and how.
+ *
+ * Two inputs, both from the command line of raidfs / mount.raidfs:
+ *   SOURCE    the members joined by ':' ("/srv/a.img:/srv/b.img"), or the
+ *             path of an array configuration file (docs/CONFIG.md)
+ *   -o OPTS   comma-separated mount options, as mount(8) passes them
+ *
+ * Usage pattern:
+ *   config_opts_init(&o)
+ *   config_source_parse(source, &src, &o, ...)  file options become defaults
+ *   config_opts_parse(optstr, &o, ...)          -o overrides them
+ *   ... use src and o ...
+ *   config_source_free(&src); config_opts_free(&o)
+ *
+ * Nothing here opens a member or talks to the kernel: it is pure parsing
+ * (apart from reading the configuration file), so it is unit-tested whole.
+ */
+#ifndef RAIDFS_CONFIG_H
+#define RAIDFS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_UUID_SIZE 16
+#define CONFIG_ERR_MAX 512
+
+enum config_degraded {
+	CONFIG_DEGRADED_ALLOW = 0,   /* mount with members missing, if redundancy allows */
+	CONFIG_DEGRADED_REFUSE = 1,  /* mount only with full redundancy */
+};
+
+struct config_source {
+	char **members;          /* paths, in the order given */
+	int nmembers;
+	char **spares;           /* only from a configuration file */
+	int nspares;
+	bool has_uuid;           /* the file named the array's uuid */
+	uint8_t uuid[CONFIG_UUID_SIZE];
+	char *config_path;       /* the file SOURCE named, or NULL for a list */
+};
+
+/*
+ * Options after parsing.  Fields a user did not set keep the values from
+ * config_opts_init() (or from the configuration file).
+ */
+struct config_opts {
+	bool ro;
+	bool allow_other;
+	bool debug;                   /* -o debug: libfuse traces every request */
+	bool noatime;                 /* also passed on to libfuse */
+	enum config_degraded degraded;
+	uint64_t cache_bytes;         /* 0: the library's default */
+	char *fuse_opts;              /* comma list for libfuse, or NULL */
+	char *ignored;                /* unknown options, for one warning, or NULL */
+};
+
+void config_opts_init(struct config_opts *o);
+void config_opts_free(struct config_opts *o);
+
+/*
+ * Parses a comma-separated option string (may be NULL or empty) into o.
+ * Options mount(8) and fstab pass that mean nothing to raidfs are accepted
+ * silently; options libfuse knows go to o->fuse_opts; anything else is
+ * collected in o->ignored and is not an error.  A known option with a
+ * garbage value (degraded=maybe, cache_mb=abc) is -EINVAL with err set.
+ */
+int config_opts_parse(const char *optstr, struct config_opts *o, char *err,
+		      size_t errlen);
+
+/*
+ * Copies optstr into *out (malloc'd, "" when nothing is left) without the
+ * options only mount(8), fstab or systemd act on (defaults, nofail,
+ * _netdev, x-*, comment=, ...): what mount.raidfs hands to raidfs.
+ */
+int config_opts_filter(const char *optstr, char **out);
+
+/*
+ * True when SOURCE names a configuration file rather than a member list:
+ * an existing regular file whose first 4 KiB hold no NUL byte.  Member
+ * images and devices always do (a raidcore superblock is binary), text
+ * configuration never does.
+ */
+bool config_source_is_file(const char *source);
+
+/*
+ * Fills src from SOURCE.  A configuration file's options section is
+ * applied to o (call config_opts_parse afterwards so -o overrides it).
+ * Errors name the file and line: "/etc/raidfs/a.conf:3: no such option 'x'".
+ */
+int config_source_parse(const char *source, struct config_source *src,
+			struct config_opts *o, char *err, size_t errlen);
+void config_source_free(struct config_source *src);
+
+/* Parses "256M", "1G", "4096", "64k" into bytes; -EINVAL on garbage. */
+int config_size_parse(const char *s, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * dir: the names of a directory, in a B+tree keyed by name hash.
+ *
+ * key = (XXH3-64(name, hash_seed) & FS_DIR_HASH_MASK) | index, where index
+ * (0..255) tells apart names whose hashes collide in the upper 56 bits: a
+ * new name takes the lowest index not used by another name with the same
+ * hash.  Keys are at least 0x100, so readdir cookies 0 and 1 stay free for
+ * "." and "..".  A key never changes while its entry exists, which is what
+ * makes readdir cookies stable across concurrent inserts and deletes.
+ *
+ * Caller holds fs->ns_lock (write for changes, inside a transaction) and
+ * marks dp dirty after a change.
+ */
+#include <string.h>
+#include "fs_int.h"
+
+#define FS_DIR_HASH_MASK 0x7fffffffffffff00ull
+#define FS_DIR_KEY_MIN 0x100ull
+
+static struct fs_bt dir_tree(struct fs *fs, struct fs_inode *dp)
+{
+	return (struct fs_bt){ fs, &dp->d.map_root, &dp->d.map_depth,
+			       sizeof(struct fs_dirent_disk), FS_TREE_DIR,
+			       dp->ino, &dp->d.blocks, 0 };
+}
+
+/* FS_DIR_HASH_MASK; tests narrow it to make collisions common. */
+uint64_t fs_dir_hash_mask = FS_DIR_HASH_MASK;
+
+static uint64_t name_base(struct fs *fs, const char *name, size_t len)
+{
+	uint64_t k = fs_csum(name, len, fs_le64(fs->sb.hash_seed)) &
+		     fs_dir_hash_mask;
+
+	return k < FS_DIR_KEY_MIN ? FS_DIR_KEY_MIN : k;
+}
+
+static bool name_is(const struct fs_dirent_disk *d, const char *name,
+		    size_t len)
+{
+	return d->name_len == len && !memcmp(d->name, name, len);
+}
+
+/*
+ * Walks the entries sharing name's hash: finds name (0, rec filled) or
+ * returns -ENOENT with used[] marking the collision indexes taken.
+ */
+static int dir_scan(struct fs *fs, struct fs_inode *dp, const char *name,
+		    struct fs_dirent_disk *rec, uint64_t used[4])
+{
+	size_t len = strlen(name);
+	uint64_t base = name_base(fs, name, len), k = base;
+	struct fs_bt t = dir_tree(fs, dp);
+	int err;
+
+	if (used)
+		memset(used, 0, 4 * sizeof(uint64_t));
+	for (;;) {
+		err = fs_bt_find(&t, k, FS_BT_GE, rec);
+		if (err)
+			return err;
+		k = fs_rec_key(rec);
+		if (k > (base | 0xff))
+			return -ENOENT;
+		if (name_is(rec, name, len))
+			return 0;
+		if (used)
+			used[(k & 0xff) / 64] |= 1ull << (k & 63);
+		k++;
+	}
+}
+
+int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
+		  uint64_t *ino, uint8_t *type)
+{
+	struct fs_dirent_disk rec;
+	int err;
+
+	err = dir_scan(fs, dp, name, &rec, NULL);
+	if (err)
+		return err;
+	*ino = fs_le64(rec.ino);
+	if (type)
+		*type = rec.type;
+	return 0;
+}
+
+int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+	       const char *name, uint64_t ino, uint8_t type)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	struct fs_dirent_disk rec;
+	size_t len = strlen(name);
+	uint64_t used[4];
+	unsigned idx;
+	int err;
+
+	if (len > FS_NAME_MAX)
+		return -ENAMETOOLONG;
+	err = dir_scan(fs, dp, name, &rec, used);
+	if (!err)
+		return -EEXIST;
+	if (err != -ENOENT)
+		return err;
+	for (idx = 0; idx < 256 && (used[idx / 64] >> (idx % 64) & 1); idx++)
+		;
+	if (idx == 256)
+		return -ENOSPC;
+	memset(&rec, 0, sizeof(rec));
+	rec.key = fs_cpu64(name_base(fs, name, len) | idx);
+	rec.ino = fs_cpu64(ino);
+	rec.type = type;
+	rec.name_len = (uint8_t)len;
+	memcpy(rec.name, name, len);
+	err = fs_bt_insert(&t, tx, &rec);
+	if (err)
+		return err;
+	dp->d.dir_entries++;
+	dp->d.size = dp->d.blocks * FS_BSIZE;
+	return 0;
+}
+
+int fs_dir_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+		  const char *name)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	struct fs_dirent_disk rec;
+	int err;
+
+	err = dir_scan(fs, dp, name, &rec, NULL);
+	if (!err)
+		err = fs_bt_delete(&t, tx, fs_rec_key(&rec));
+	if (err)
+		return err;
+	dp->d.dir_entries--;
+	dp->d.size = dp->d.blocks * FS_BSIZE;
+	return 0;
+}
+
+int fs_dir_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+	       const char *name, uint64_t ino, uint8_t type)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	struct fs_dirent_disk rec;
+	int err;
+
+	err = dir_scan(fs, dp, name, &rec, NULL);
+	if (err)
+		return err;
+	rec.ino = fs_cpu64(ino);
+	rec.type = type;
+	return fs_bt_update(&t, tx, &rec);
+}
+
+int fs_dir_next(struct fs *fs, struct fs_inode *dp, uint64_t cookie,
+		char *name, uint64_t *ino, uint8_t *type, uint64_t *key)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	struct fs_dirent_disk rec;
+	int err;
+
+	err = fs_bt_find(&t, cookie, FS_BT_GE, &rec);
+	if (err)
+		return err;
+	memcpy(name, rec.name, rec.name_len);
+	name[rec.name_len] = '\0';
+	*ino = fs_le64(rec.ino);
+	*type = rec.type;
+	*key = fs_rec_key(&rec);
+	return 0;
+}
+
+int fs_dir_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	int err = fs_bt_destroy(&t, tx);
+
+	if (!err)
+		dp->d.dir_entries = 0;
+	return err;
+}

@@ -1,0 +1,265 @@
+/*
+ * fs: the raidfs filesystem library, the API the FUSE low-level daemon calls.
+ *
+ * Modelled on fuse_lowlevel_ops but free of FUSE types.  Inode numbers are
+ * 64-bit; FS_ROOT_INO equals FUSE_ROOT_ID, so the daemon passes inode
+ * numbers through unchanged.  Every function returns 0 (or a non-negative
+ * count) on success and a negative errno on failure; the daemon negates it
+ * for fuse_reply_err().  Permission checks are the kernel's
+ * (default_permissions, sticky directories included); the filesystem
+ * applies what the kernel leaves to it: setgid directory inheritance, the
+ * umask from fs_ctx, and POSIX default ACL inheritance at creation (a new
+ * inode gets the ACLs its directory's default ACL implies, in the same
+ * transaction, and then the umask does not apply).  Access ACLs are stored
+ * as plain xattrs: keeping mode and ACL in step on chmod/setfacl is the
+ * daemon's (fs/fuse_acl.c).
+ *
+ * Usage pattern:
+ *   fs_format(bdev, params)                     once, from mkfs
+ *   fs_mount(bdev, flags, &fs)                  replays the journal, frees
+ *                                               orphans left by a crash
+ *   fs_lookup / fs_create / ... / fs_forget     from any number of threads
+ *   fs_unmount(fs)                              commits, checkpoints, marks
+ *                                               clean; the bdev stays open
+ *
+ * Lookup references (as FUSE's nlookup): fs_lookup, fs_mknod, fs_mkdir,
+ * fs_symlink, fs_link, fs_create and fs_readdir in plus mode take one
+ * reference on the inode they return; fs_forget(ino, n) drops n.  An inode
+ * whose link count reaches 0 lives until its last reference and its last
+ * open handle (fs_release) are gone; it sits on the on-disk orphan list
+ * meanwhile, so a crash cannot leak it.  The root has a permanent reference.
+ *
+ * Durability: every operation is applied to the running metadata
+ * transaction and becomes durable at the next commit (group commit, at most
+ * a few seconds later).  fs_fsync, fs_fsyncdir and fs_syncfs return only
+ * when the data and the metadata they cover are durable on the bdev.
+ *
+ * Lock order (take left before right; fs_int.h declares the locks):
+ *   fs->ns_lock (rwlock: namespace changes write, lookup/readdir read)
+ *     -> inode->lock (rwlock; several only in ascending inode number)
+ *       -> journal handle (fs_tx_begin may wait for a commit; a thread that
+ *          holds a handle never waits for an inode lock or ns_lock)
+ *         -> fs->orphan_lock -> fs->alloc.lock -> fs->j.lock
+ *            -> fs->icache_lock -> bcache lock -> buffer lock
+ * fs->commit_lock serializes commits; it is taken only by a thread holding
+ * no handle.
+ */
+#ifndef FS_FS_H
+#define FS_FS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include "bdev.h"
+
+#define FS_ROOT_INO 1ull
+#define FS_NAME_MAX 255         /* bytes, without the NUL */
+#define FS_SYMLINK_MAX 4095     /* bytes, without the NUL */
+#define FS_BLOCK_SIZE 4096u
+#define FS_LABEL_MAX 64         /* bytes, including the NUL */
+#define FS_XATTR_NAME_MAX 255
+#define FS_XATTR_SIZE_MAX 3968  /* all of one inode's names and values */
+
+struct fs;
+
+/* Who is calling (from fuse_req_ctx). */
+struct fs_ctx {
+	uid_t uid;
+	gid_t gid;
+	mode_t umask;   /* applied to the mode of new inodes; 0 if the kernel
+			   already applied it */
+};
+
+struct fs_attr {
+	uint64_t ino;
+	uint64_t generation;    /* for fuse_entry_param.generation */
+	mode_t mode;
+	uint32_t nlink;
+	uid_t uid;
+	gid_t gid;
+	dev_t rdev;
+	uint64_t size;          /* bytes */
+	uint64_t blocks;        /* 512-byte units allocated */
+	struct timespec atime;
+	struct timespec mtime;
+	struct timespec ctime;
+	struct timespec crtime;
+	uint32_t blksize;       /* preferred I/O size */
+};
+
+/* fs_setattr's to_set bits: the values of FUSE_SET_ATTR_*. */
+#define FS_SET_ATTR_MODE (1 << 0)
+#define FS_SET_ATTR_UID (1 << 1)
+#define FS_SET_ATTR_GID (1 << 2)
+#define FS_SET_ATTR_SIZE (1 << 3)
+#define FS_SET_ATTR_ATIME (1 << 4)
+#define FS_SET_ATTR_MTIME (1 << 5)
+#define FS_SET_ATTR_ATIME_NOW (1 << 7)
+#define FS_SET_ATTR_MTIME_NOW (1 << 8)
+#define FS_SET_ATTR_CTIME (1 << 10)
+
+/* ---- Format and mount ---------------------------------------------------- */
+struct fs_format_params {
+	char label[FS_LABEL_MAX];
+	uint8_t uuid[16];               /* all zero: generate */
+	uint64_t inodes;                /* 0: from bytes_per_inode */
+	uint32_t bytes_per_inode;       /* 0: 16384 */
+	uint64_t journal_blocks;        /* 0: about 1/64 of the device, 1 MiB
+					   to 128 MiB */
+};
+
+/* Writes an empty filesystem (root directory only) on bdev and flushes. */
+int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p);
+
+#define FS_MOUNT_RDONLY (1u << 0)
+#define FS_MOUNT_NOATIME (1u << 1)      /* default is relatime */
+
+struct fs_mount_opts {
+	unsigned flags;                 /* FS_MOUNT_* */
+	uint64_t cache_bytes;           /* metadata buffer cache; 0: 64 MiB */
+	unsigned commit_interval_ms;    /* group commit period; 0: 5000 */
+};
+
+/*
+ * Reads the superblock, replays the journal, frees orphans (unless read-only)
+ * and starts the commit thread.  The bdev must stay open until fs_unmount()
+ * returns.  -EINVAL: not a raidfs filesystem; -EUCLEAN: checksum or
+ * structure damage; -EOPNOTSUPP: unknown incompat features or newer major
+ * version; -EROFS: a read-write mount of a filesystem with unknown ro_compat
+ * features.
+ */
+int fs_mount(struct fs_bdev *bdev, unsigned flags, struct fs **out);
+int fs_mount_opts(struct fs_bdev *bdev, const struct fs_mount_opts *o,
+		  struct fs **out);
+
+/* Commits, checkpoints the journal, marks the filesystem clean, frees fs. */
+int fs_unmount(struct fs *fs);
+/* Frees fs without writing anything, as a power cut would (tests). */
+void fs_abandon(struct fs *fs);
+
+struct fs_info {
+	char label[FS_LABEL_MAX];
+	uint8_t uuid[16];
+	uint64_t blocks;
+	uint64_t inodes;
+	uint64_t replayed_txns;         /* journal transactions replayed */
+	uint64_t orphans_freed;         /* orphan inodes freed at mount */
+	bool was_clean;                 /* the last unmount was clean */
+	bool rdonly;
+};
+int fs_get_info(struct fs *fs, struct fs_info *info);
+
+/* ---- Inodes and names ---------------------------------------------------- */
+int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
+	      struct fs_attr *attr);
+void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
+int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *attr);
+/* Applies the to_set fields of in; out (may be NULL) gets the result. */
+int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
+	       int to_set, struct fs_attr *out);
+
+int fs_mknod(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name, mode_t mode, dev_t rdev, struct fs_attr *attr);
+int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name, mode_t mode, struct fs_attr *attr);
+int fs_symlink(struct fs *fs, const struct fs_ctx *ctx, const char *target,
+	       uint64_t parent, const char *name, struct fs_attr *attr);
+/* Copies at most size bytes of the target (no NUL added); returns the
+ * number copied, the whole target when size >= FS_SYMLINK_MAX. */
+ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size);
+int fs_unlink(struct fs *fs, uint64_t parent, const char *name);
+int fs_rmdir(struct fs *fs, uint64_t parent, const char *name);
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+int fs_rename(struct fs *fs, uint64_t parent, const char *name,
+	      uint64_t newparent, const char *newname, unsigned flags);
+int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
+	    const char *newname, struct fs_attr *attr);
+
+/* ---- Files --------------------------------------------------------------- */
+/* flags as open(2); O_TRUNC truncates.  *fh is an opaque handle. */
+int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh);
+/* Creates name (or opens it when it exists and O_EXCL is not in flags). */
+int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	      const char *name, mode_t mode, int flags, struct fs_attr *attr,
+	      uint64_t *fh);
+ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
+		void *buf);
+/* O_APPEND is the daemon's: it passes off = the size from fs_getattr. */
+ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
+		 const void *buf);
+int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
+int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
+/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
+int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
+		 uint64_t len);
+/* SEEK_SET/CUR are the kernel's; SEEK_DATA/SEEK_HOLE: offset or -ENXIO. */
+off_t fs_lseek(struct fs *fs, uint64_t ino, off_t off, int whence);
+ssize_t fs_copy_file_range(struct fs *fs, uint64_t ino_in, uint64_t off_in,
+			   uint64_t ino_out, uint64_t off_out, size_t len,
+			   int flags);
+
+/* ---- Directories --------------------------------------------------------- */
+int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *fh);
+
+/*
+ * Called once per entry, in cookie order.  next_cookie is the offset to pass
+ * to fs_readdir to continue after this entry (FUSE's "off" of the entry).
+ * attr has at least ino and the file type bits of mode; in plus mode it is
+ * complete.  Return 0 to take the entry, nonzero to stop (the entry is not
+ * taken and, in plus mode, its lookup reference is not kept).
+ */
+typedef int (*fs_filldir_t)(void *arg, const char *name,
+			    const struct fs_attr *attr, uint64_t next_cookie);
+
+/*
+ * Delivers entries from cookie on ("." and ".." first, at cookies 0 and 1).
+ * Cookies are stable 64-bit values derived from the name hash: entries
+ * inserted or removed meanwhile do not make a pass repeat or skip any other
+ * entry.  plus: full attributes and a lookup reference per taken entry
+ * (not for "." and "..").
+ */
+int fs_readdir(struct fs *fs, uint64_t ino, uint64_t fh, uint64_t cookie,
+	       bool plus, fs_filldir_t fill, void *arg);
+int fs_releasedir(struct fs *fs, uint64_t ino, uint64_t fh);
+int fs_fsyncdir(struct fs *fs, uint64_t ino, int datasync);
+
+/* ---- Whole filesystem ---------------------------------------------------- */
+int fs_statfs(struct fs *fs, struct statvfs *st);
+int fs_syncfs(struct fs *fs);
+
+/*
+ * Full consistency check of an idle filesystem (tests, fsck): every block
+ * used once and marked so in the bitmap, inode bitmap, link counts, block
+ * counts, directory keys, tree order.  0, -EUCLEAN (r says what), or an
+ * I/O error.
+ */
+struct fs_check_report {
+	uint64_t inodes, dirs, files;
+	uint64_t blocks_used;           /* data area and metadata, in blocks */
+	uint64_t errors;
+	char first_error[160];
+};
+int fs_check(struct fs *fs, struct fs_check_report *r);
+
+/* ---- Extended attributes (system.posix_acl_* are stored as is) ----------- */
+/* flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA). */
+int fs_setxattr(struct fs *fs, uint64_t ino, const char *name,
+		const void *value, size_t size, int flags);
+/* size 0: returns the value's size; too small: -ERANGE; absent: -ENODATA. */
+ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *buf,
+		    size_t size);
+/* NUL-separated names; same size rules as fs_getxattr. */
+ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size);
+int fs_removexattr(struct fs *fs, uint64_t ino, const char *name);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * fs_int: the filesystem's internal interfaces, one section per layer
+ * (docs/DESIGN-fs.md draws them):
+ *
+ *   fs_ops.c, fs_file.c, fs_dir_ops.c   the API of fs.h
+ *   dir.c      names in a directory's hash B+tree
+ *   extent.c   file block -> device block map (inline, then B+tree)
+ *   xattr.c    extended attributes, one block per inode
+ *   inode.c    inode cache, inode table, orphan list, freeing
+ *   btree.c    generic B+tree of fixed-size records keyed by u64
+ *   alloc.c    block and inode bitmaps, stripe-aware allocation
+ *   journal.c  transactions, group commit, checkpoint, replay
+ *   bcache.c   metadata buffer cache
+ *   super.c    format, mount, unmount, statfs
+ *
+ * Usage pattern of a metadata change (as xv6's begin_op / log_write):
+ *   lock what the operation needs (ns_lock, inode locks)
+ *   fs_tx_begin(fs, &tx)
+ *   bc_read_meta(...) / modify / fs_tx_dirty(tx, buf) / bc_put(buf)
+ *   fs_tx_end(fs, tx)
+ *   unlock
+ * A modification to a metadata buffer is only allowed between fs_tx_begin
+ * and fs_tx_end, because a commit snapshots buffers while no handle is open.
+ */
+#ifndef FS_INT_H
+#define FS_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include "fs.h"
+#include "ondisk_fs.h"
+
+#define FS_ASSERT(c) do { if (!(c)) fs_panic(__FILE__, __LINE__, #c); } while (0)
+void fs_panic(const char *file, int line, const char *what)
+	__attribute__((noreturn));
+
+uint64_t fs_csum(const void *data, size_t len, uint64_t seed);
+uint64_t fs_now_ns(void);
+void fs_now(struct timespec *ts);
+
+/* ---- Buffer cache (bcache.c) --------------------------------------------- */
+enum fs_buf_kind {
+	FS_BUF_HDR = 0,         /* starts with fs_bhdr: sealed at commit */
+	FS_BUF_ITABLE = 1,      /* inode table: each inode sealed by inode.c */
+	FS_BUF_SB = 2,          /* superblock copy 0 */
+};
+
+struct fs_buf {
+	uint64_t blk;
+	uint8_t *data;
+	int refs;               /* holders between bc_get and bc_put */
+	int jpins;              /* transactions that still need it cached */
+	uint64_t tx_seq;        /* running transaction it is listed in, or 0 */
+	enum fs_buf_kind kind;
+	bool uptodate;
+	bool verified;
+	pthread_mutex_t lock;   /* held while loading */
+	struct fs_buf *hnext;
+	struct fs_buf *lru_prev, *lru_next;   /* on the LRU iff refs + jpins 0 */
+};
+
+struct fs_bcache {
+	pthread_mutex_t lock;   /* hash, LRU, refs, jpins */
+	struct fs_buf **hash;
+	size_t nhash;
+	size_t count, limit;
+	struct fs_buf lru;      /* list head: lru.lru_next is the oldest */
+};
+
+int bc_init(struct fs *fs, size_t limit_bufs);
+void bc_destroy(struct fs *fs);
+/* Reads blk (kind: how it is sealed); verifies a header'd block's magic,
+ * type, block number and checksum on the first read from disk. */
+int bc_read_meta(struct fs *fs, uint64_t blk, enum fs_btype type,
+		 struct fs_buf **out);
+int bc_read(struct fs *fs, uint64_t blk, enum fs_buf_kind kind,
+	    struct fs_buf **out);
+/* A buffer for a newly allocated block: zeroed, no read. */
+int bc_new(struct fs *fs, uint64_t blk, struct fs_buf **out);
+void bc_put(struct fs *fs, struct fs_buf *b);
+void bc_pin(struct fs *fs, struct fs_buf *b);
+void bc_unpin(struct fs *fs, struct fs_buf *b);
+/* Drops every unpinned, unused buffer (tests, unmount). */
+void bc_shrink(struct fs *fs);
+void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
+		  uint64_t owner);
+void fs_bhdr_seal(void *block);
+int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
+
+/* ---- Journal (journal.c) ------------------------------------------------- */
+struct fs_extlist {
+	struct { uint64_t blk, len; } *v;
+	size_t n, cap;
+};
+int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len);
+void fs_extlist_free(struct fs_extlist *l);
+
+struct fs_tx {
+	uint64_t seq;
+	int handles;
+	struct fs_buf **bufs;
+	size_t nbufs, cap;
+	struct fs_extlist free_data;    /* reusable once committed */
+	struct fs_extlist free_meta;    /* reusable once checkpointed */
+};
+
+struct fs_journal {
+	pthread_mutex_t lock;           /* running, handles, barrier */
+	pthread_cond_t cond;
+	struct fs_tx *running;
+	bool barrier;                   /* a commit is draining handles */
+	size_t tx_limit;                /* buffers before a forced commit */
+	pthread_mutex_t commit_lock;    /* one commit at a time */
+	uint64_t committed_seq;
+	uint64_t jsb_blk;               /* journal superblock */
+	uint64_t ring_start, ring_blocks;
+	uint64_t head;                  /* next free ring position */
+	uint64_t tail;                  /* jsb start_pos */
+	uint64_t used;                  /* ring blocks from tail to head */
+	struct fs_extlist ckpt_frees;   /* metadata frees awaiting checkpoint */
+	pthread_t thread;
+	bool thread_running;
+	bool stop;
+	pthread_cond_t tick;
+	unsigned interval_ms;
+	int error;                      /* sticky: I/O error, fs read-only */
+	uint64_t replayed;
+};
+
+int fs_journal_load(struct fs *fs);     /* replays; fills the ring state */
+int fs_journal_start(struct fs *fs);    /* commit thread */
+int fs_journal_shutdown(struct fs *fs); /* commit, checkpoint, stop */
+void fs_journal_destroy(struct fs *fs);
+int fs_tx_begin(struct fs *fs, struct fs_tx **out);
+void fs_tx_end(struct fs *fs, struct fs_tx *tx);
+/* Does this thread hold a handle? (Then it must not wait for a commit.) */
+bool fs_tx_held(void);
+void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
+		uint64_t len, bool meta);
+/* Commits the running transaction (or just flushes) and waits: durable. */
+int fs_journal_sync(struct fs *fs);
+/* Commit, then checkpoint: every pending free becomes allocatable. */
+int fs_journal_checkpoint(struct fs *fs);
+int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
+
+/* ---- Allocation (alloc.c) ------------------------------------------------ */
+struct fs_alloc {
+	pthread_mutex_t lock;
+	uint64_t *bmap;                 /* 1: used or freed-but-pending */
+	uint64_t *imap;
+	uint64_t free_blocks;           /* allocatable now */
+	uint64_t pending_blocks;        /* freed, awaiting commit/checkpoint */
+	uint64_t free_inodes;
+	uint64_t reserve;               /* blocks only metadata may use */
+	uint64_t cursor_small, cursor_large, cursor_ino;
+};
+int fs_alloc_load(struct fs *fs);
+void fs_alloc_destroy(struct fs *fs);
+/* Data blocks: up to want blocks from goal (or a stripe-aligned run when
+ * want is large).  *got >= 1 on success. */
+int fs_alloc_data(struct fs *fs, struct fs_tx *tx, uint64_t goal,
+		  uint64_t want, uint64_t *blk, uint64_t *got);
+int fs_alloc_meta(struct fs *fs, struct fs_tx *tx, uint64_t goal,
+		  uint64_t *blk);
+void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
+		    uint64_t len, bool meta);
+/* Called by the journal when frees become reusable. */
+void fs_alloc_release(struct fs *fs, const struct fs_extlist *l);
+/* Can want data blocks be allocated without touching the reserve? */
+bool fs_alloc_has_space(struct fs *fs, uint64_t want);
+uint64_t fs_alloc_pending(struct fs *fs);
+int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
+int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
+bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
+int fs_bitmap_format(struct fs_bdev *bdev, uint64_t start, uint64_t nblocks,
+		     uint64_t bits, enum fs_btype type, uint64_t used_below);
+
+/* ---- B+tree (btree.c) ---------------------------------------------------- */
+enum fs_bt_find { FS_BT_EQ, FS_BT_LE, FS_BT_GE };
+
+struct fs_bt {
+	struct fs *fs;
+	uint64_t *root;                 /* in the holder (inode or superblock) */
+	uint32_t *depth;                /* levels; 0: empty */
+	uint16_t rec_size;
+	uint16_t kind;                  /* enum fs_tree_kind */
+	uint64_t owner;
+	uint64_t *nblocks;              /* holder's block count, or NULL */
+	uint64_t goal;
+};
+int fs_bt_find(struct fs_bt *t, uint64_t key, enum fs_bt_find how,
+	       void *rec);
+int fs_bt_insert(struct fs_bt *t, struct fs_tx *tx, const void *rec);
+int fs_bt_update(struct fs_bt *t, struct fs_tx *tx, const void *rec);
+int fs_bt_delete(struct fs_bt *t, struct fs_tx *tx, uint64_t key);
+/* Frees every node (the records must not own anything). */
+int fs_bt_destroy(struct fs_bt *t, struct fs_tx *tx);
+/* Visits every node (node) and every record in key order (rec), checking
+ * that keys are sorted and lie within their parents' separators. */
+int fs_bt_walk(struct fs_bt *t, int (*node_cb)(void *arg, uint64_t blk),
+	       int (*rec_cb)(void *arg, const void *rec), void *arg);
+
+static inline uint64_t fs_rec_key(const void *rec)
+{
+	return fs_le64(*(const uint64_t *)rec);
+}
+
+/* ---- Inodes (inode.c) ---------------------------------------------------- */
+struct fs_extent {
+	uint64_t lblk, pblk;
+	uint32_t len;
+	uint32_t flags;
+};
+
+/* CPU form of struct fs_inode_disk. */
+struct fs_dinode {
+	uint32_t mode, uid, gid, nlink, flags;
+	uint64_t generation, size, blocks, rdev, xattr_block, parent;
+	struct timespec atime, mtime, ctime, crtime;
+	uint64_t map_root;
+	uint32_t map_depth, nextents;
+	struct fs_extent ext[FS_INLINE_EXTENTS];
+	uint64_t dir_entries;
+};
+
+/*
+ * In-memory inode.  lock protects d and the inode's trees and data; refs,
+ * nlookup, nopen and the hash chain are under fs->icache_lock.
+ */
+struct fs_inode {
+	uint64_t ino;
+	pthread_rwlock_t lock;
+	int refs;
+	uint64_t nlookup;
+	uint32_t nopen;
+	bool orphan;                    /* listed in the orphan tree */
+	uint64_t shrink_seq;            /* transaction of the last shrink */
+	bool dead;                      /* freed on disk */
+	struct fs_dinode d;
+	struct fs_inode *hnext;
+};
+
+int fs_icache_init(struct fs *fs);
+void fs_icache_destroy(struct fs *fs);
+int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out);
+/* A reference to ino if it is in memory (kernel-referenced inodes always
+ * are), else NULL. */
+struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
+/* Drops a reference; frees the inode on disk when nothing refers to it.
+ * The caller holds no handle and no inode lock. */
+void fs_iput(struct fs *fs, struct fs_inode *ip);
+int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+
+/* Write-locks up to four distinct inodes in ascending inode order. */
+#define FS_LOCKSET_MAX 4
+struct fs_lockset {
+	struct fs_inode *ip[FS_LOCKSET_MAX];
+	int n;
+};
+void fs_lockset_add(struct fs_lockset *s, struct fs_inode *ip);
+void fs_lockset_lock(struct fs_lockset *s);
+void fs_lockset_unlock(struct fs_lockset *s);
+int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
+		 gid_t gid, struct fs_inode **out);
+/* Undoes fs_inode_new when the name could not be added; drops the ref. */
+void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* Lookup references and open handles (fs.h), under icache_lock. */
+void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens);
+void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,
+		      struct fs_attr *a);
+int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+int fs_orphans_process(struct fs *fs);
+/* Frees an unlinked inode's blocks, xattrs and number (several handles). */
+int fs_inode_free(struct fs *fs, struct fs_inode *ip);
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
+			 uint64_t now_ns);
+void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
+
+/* ---- Extents and file data (extent.c, file.c) ---------------------------- */
+/* The extent containing lblk (found) or else the next one (len 0: none). */
+int fs_ext_map(struct fs *fs, struct fs_inode *ip, uint64_t lblk,
+	       struct fs_extent *e, bool *found);
+int fs_ext_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+	       uint64_t lblk, uint64_t pblk, uint32_t len, uint32_t flags);
+/* Unmaps [from, to) and frees the blocks; stops after about max records
+ * (*more set) so a caller can split huge truncates across transactions.
+ * A batch dirties at most ~FS_EXT_REMOVE_BATCH bitmap blocks plus a few
+ * tree nodes, well within the smallest journal (64 blocks: see journal.c). */
+#define FS_EXT_REMOVE_BATCH 32
+int fs_ext_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		  uint64_t from, uint64_t to, int max, bool *more);
+/* Allocates every unmapped block of [from, to), as unwritten extents
+ * (read as zeros) when unwritten is set. */
+int fs_ext_fill(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		uint64_t from, uint64_t to, bool unwritten);
+/* After data was written to [from, to): no unwritten extent remains there. */
+int fs_ext_mark_written(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+			uint64_t from, uint64_t to);
+/* Unmapped blocks in [from, to), for the space check before a write. */
+uint64_t fs_ext_holes(struct fs *fs, struct fs_inode *ip, uint64_t from,
+		      uint64_t to);
+/* Reserves room for `blocks` new data blocks (committing and checkpointing
+ * to recover pending frees if needed); call with no handle held. */
+int fs_space_reserve(struct fs *fs, uint64_t blocks);
+#define FS_MAX_FILE_SIZE (1ull << 50)
+/* Zeroes [from, end of that block) in place, if the block is mapped. */
+int fs_zero_block_tail(struct fs *fs, struct fs_inode *ip, uint64_t from);
+/* Before a file grows past its end: see file.c. */
+int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
+/* Has transaction seq committed? */
+bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
+int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
+ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		     size_t size, void *buf);
+ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      size_t size, const void *buf);
+
+/* ---- Directories (dir.c) ------------------------------------------------- */
+/* The hash bits a key keeps (FORMAT-fs.md); tests may narrow it. */
+extern uint64_t fs_dir_hash_mask;
+int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
+		  uint64_t *ino, uint8_t *type);
+int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+	       const char *name, uint64_t ino, uint8_t type);
+int fs_dir_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+		  const char *name);
+int fs_dir_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+	       const char *name, uint64_t ino, uint8_t type);
+/* Next entry with key >= cookie: name (NUL-terminated), ino, type, key. */
+int fs_dir_next(struct fs *fs, struct fs_inode *dp, uint64_t cookie,
+		char *name, uint64_t *ino, uint8_t *type, uint64_t *key);
+int fs_dir_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp);
+
+/* ---- Extended attributes (xattr.c) --------------------------------------- */
+int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/*
+ * Gives new inode ip the ACLs that directory dp's default ACL implies and
+ * masks ip's mode with it.  1: dp has no default ACL (apply the umask).
+ */
+int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+		   struct fs_inode *ip);
+
+/* ---- The filesystem ------------------------------------------------------ */
+struct fs_icache {
+	struct fs_inode **hash;
+	size_t nhash;
+	size_t count;
+};
+
+struct fs {
+	struct fs_bdev *bdev;
+	struct fs_sb_disk sb;           /* the mount-time copy (geometry) */
+	bool rdonly;
+	bool noatime;
+	uint32_t stripe;                /* allocation unit for large runs */
+	struct fs_bcache bc;
+	struct fs_journal j;
+	struct fs_alloc alloc;
+	pthread_rwlock_t ns_lock;
+	pthread_mutex_t icache_lock;
+	struct fs_icache ic;
+	pthread_mutex_t orphan_lock;
+	uint64_t orphans_freed;
+	bool was_clean;
+	uint64_t next_fh;
+};
+
+/* The superblock buffer: orphan tree root lives there and is journalled. */
+int fs_sb_get(struct fs *fs, struct fs_buf **out);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * fs_ops: the inode and file operations of fs.h (the namespace operations
+ * are in namei.c).  Each one: fs_iget, take the inode's lock, call the
+ * layer below, unlock, fs_iput.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include "fs_int.h"
+
+#define RELATIME_SECS (24 * 3600)
+
+int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *attr)
+{
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&ip->lock);
+	fs_inode_to_attr(fs, ip, attr);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return 0;
+}
+
+void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	struct fs_inode *ip;
+
+	if (ino == FS_ROOT_INO)
+		return;
+	ip = fs_icache_find(fs, ino);
+	if (!ip)
+		return;
+	pthread_mutex_lock(&fs->icache_lock);
+	ip->nlookup -= nlookup < ip->nlookup ? nlookup : ip->nlookup;
+	pthread_mutex_unlock(&fs->icache_lock);
+	fs_iput(fs, ip);
+}
+
+static void attr_times(struct fs_inode *ip, const struct fs_attr *in,
+		       int to_set)
+{
+	struct timespec now;
+
+	fs_now(&now);
+	if (to_set & FS_SET_ATTR_ATIME_NOW)
+		ip->d.atime = now;
+	else if (to_set & FS_SET_ATTR_ATIME)
+		ip->d.atime = in->atime;
+	if (to_set & FS_SET_ATTR_MTIME_NOW)
+		ip->d.mtime = now;
+	else if (to_set & FS_SET_ATTR_MTIME)
+		ip->d.mtime = in->mtime;
+	ip->d.ctime = (to_set & FS_SET_ATTR_CTIME) ? in->ctime : now;
+}
+
+static int setattr_locked(struct fs *fs, struct fs_inode *ip,
+			  const struct fs_attr *in, int to_set)
+{
+	struct fs_tx *tx;
+	bool resized = false;
+	int err;
+
+	if (to_set & FS_SET_ATTR_SIZE) {
+		if (S_ISDIR(ip->d.mode))
+			return -EISDIR;
+		if (!S_ISREG(ip->d.mode))
+			return -EINVAL;
+		resized = in->size != ip->d.size;
+		err = fs_file_truncate(fs, ip, in->size);
+		if (err)
+			return err;
+	}
+	err = fs_tx_begin(fs, &tx);
+	if (err)
+		return err;
+	if (to_set & FS_SET_ATTR_MODE)
+		ip->d.mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+	if (to_set & FS_SET_ATTR_UID)
+		ip->d.uid = in->uid;
+	if (to_set & FS_SET_ATTR_GID)
+		ip->d.gid = in->gid;
+	attr_times(ip, in, to_set);
+	if (resized && !(to_set & (FS_SET_ATTR_MTIME | FS_SET_ATTR_MTIME_NOW)))
+		ip->d.mtime = ip->d.ctime;
+	err = fs_inode_dirty(fs, tx, ip);
+	fs_tx_end(fs, tx);
+	return err;
+}
+
+int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
+	       int to_set, struct fs_attr *out)
+{
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&ip->lock);
+	err = setattr_locked(fs, ip, in, to_set);
+	if (!err && out)
+		fs_inode_to_attr(fs, ip, out);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return err;
+}
+
+/* ---- files --------------------------------------------------------------- */
+int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh)
+{
+	struct fs_attr a = { 0 };
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if (S_ISDIR(ip->d.mode) && (flags & O_ACCMODE) != O_RDONLY) {
+		err = -EISDIR;
+		goto out;
+	}
+	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode) &&
+	    (flags & O_ACCMODE) != O_RDONLY) {
+		pthread_rwlock_wrlock(&ip->lock);
+		err = setattr_locked(fs, ip, &a, FS_SET_ATTR_SIZE |
+				     FS_SET_ATTR_MTIME_NOW);
+		pthread_rwlock_unlock(&ip->lock);
+		if (err)
+			goto out;
+	}
+	fs_inode_ref(fs, ip, 0, 1);
+	*fh = __atomic_add_fetch(&fs->next_fh, 1, __ATOMIC_RELAXED);
+out:
+	fs_iput(fs, ip);
+	return err;
+}
+
+int fs_release(struct fs *fs, uint64_t ino, uint64_t fh)
+{
+	struct fs_inode *ip = fs_icache_find(fs, ino);
+
+	if (!ip)
+		return -ENOENT;
+	pthread_mutex_lock(&fs->icache_lock);
+	if (ip->nopen)
+		ip->nopen--;
+	pthread_mutex_unlock(&fs->icache_lock);
+	fs_iput(fs, ip);
+	return 0;
+}
+
+/* relatime: atime moves when it is older than mtime/ctime or a day old. */
+static bool atime_is_stale(const struct fs_inode *ip)
+{
+	struct timespec now;
+	const struct timespec *a = &ip->d.atime;
+
+	fs_now(&now);
+	return a->tv_sec < ip->d.mtime.tv_sec ||
+	       (a->tv_sec == ip->d.mtime.tv_sec &&
+		a->tv_nsec <= ip->d.mtime.tv_nsec) ||
+	       a->tv_sec < ip->d.ctime.tv_sec ||
+	       now.tv_sec - a->tv_sec >= RELATIME_SECS;
+}
+
+static void atime_update(struct fs *fs, struct fs_inode *ip)
+{
+	struct fs_tx *tx;
+
+	pthread_rwlock_wrlock(&ip->lock);
+	if (atime_is_stale(ip) && !fs_tx_begin(fs, &tx)) {
+		fs_inode_touch(ip, true, false, false);
+		(void)fs_inode_dirty(fs, tx, ip);
+		fs_tx_end(fs, tx);
+	}
+	pthread_rwlock_unlock(&ip->lock);
+}
+
+ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
+		void *buf)
+{
+	struct fs_inode *ip;
+	bool stale;
+	ssize_t n;
+
+	n = fs_iget(fs, ino, &ip);
+	if (n)
+		return n;
+	pthread_rwlock_rdlock(&ip->lock);
+	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_read(fs, ip, off, size, buf);
+	stale = n >= 0 && !fs->noatime && !fs->rdonly && atime_is_stale(ip);
+	pthread_rwlock_unlock(&ip->lock);
+	if (stale)
+		atime_update(fs, ip);
+	fs_iput(fs, ip);
+	return n;
+}
+
+ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
+		 const void *buf)
+{
+	struct fs_inode *ip;
+	ssize_t n;
+
+	if (fs->rdonly)
+		return -EROFS;
+	n = fs_iget(fs, ino, &ip);
+	if (n)
+		return n;
+	pthread_rwlock_wrlock(&ip->lock);
+	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_write(fs, ip, off, size, buf);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return n;
+}
+
+int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
+{
+	return fs_journal_sync(fs);
+}
+
+/* Zeroes [off, off + len) inside one block, if that block is mapped. */
+static int zero_in_block(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			 uint64_t len)
+{
+	uint8_t *tmp;
+	ssize_t n;
+	int err;
+
+	if (!len)
+		return 0;
+	tmp = calloc(1, len);
+	if (!tmp)
+		return -ENOMEM;
+	/* Within the file, a plain write of zeros; a hole stays a hole. */
+	if (fs_ext_holes(fs, ip, off >> FS_BSHIFT, (off >> FS_BSHIFT) + 1)) {
+		free(tmp);
+		return 0;
+	}
+	n = fs_file_write(fs, ip, off, len, tmp);
+	free(tmp);
+	err = n < 0 ? (int)n : 0;
+	return err;
+}
+
+static int punch_hole(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      uint64_t len)
+{
+	uint64_t end = off + len, size = ip->d.size, first, last;
+	struct fs_tx *tx;
+	bool more = true;
+	int err = 0;
+
+	if (end > size)
+		end = size;
+	if (off >= end)
+		return 0;
+	first = (off + FS_BSIZE - 1) >> FS_BSHIFT;
+	last = end >> FS_BSHIFT;
+	if (first > last) {
+		err = zero_in_block(fs, ip, off, end - off);
+	} else {
+		err = zero_in_block(fs, ip, off, (first << FS_BSHIFT) - off);
+		if (!err)
+			err = zero_in_block(fs, ip, last << FS_BSHIFT,
+					    end - (last << FS_BSHIFT));
+	}
+	ip->d.size = size;      /* zeroing never grows the file */
+	while (!err && more && first < last) {
+		err = fs_tx_begin(fs, &tx);
+		if (err)
+			break;
+		err = fs_ext_remove(fs, tx, ip, first, last,
+				    FS_EXT_REMOVE_BATCH, &more);
+		fs_inode_touch(ip, false, true, true);
+		if (fs_inode_dirty(fs, tx, ip) && !err)
+			err = -EIO;
+		fs_tx_end(fs, tx);
+	}
+	return err;
+}
+
+static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		    uint64_t len, bool keep_size)
+{
+	uint64_t from = off >> FS_BSHIFT;
+	uint64_t to = (off + len + FS_BSIZE - 1) >> FS_BSHIFT;
+	uint64_t chunk, step = 2048;	/* bounds one transaction */
+	struct fs_tx *tx;
+	int err = 0;
+
+	if (!keep_size && off + len > ip->d.size)
+		err = fs_file_prepare_grow(fs, ip);
+	if (!err && !keep_size && off + len > ip->d.size)
+		err = fs_zero_block_tail(fs, ip, ip->d.size);
+	while (!err && from < to) {
+		chunk = to - from < step ? to - from : step;
+		err = fs_space_reserve(fs, fs_ext_holes(fs, ip, from,
+							from + chunk) + 8);
+		if (err)
+			break;
+		err = fs_tx_begin(fs, &tx);
+		if (err)
+			break;
+		err = fs_ext_fill(fs, tx, ip, from, from + chunk, true);
+		if (!err && !keep_size && from + chunk == to &&
+		    off + len > ip->d.size)
+			ip->d.size = off + len;
+		fs_inode_touch(ip, false, !keep_size, true);
+		if (fs_inode_dirty(fs, tx, ip) && !err)
+			err = -EIO;
+		fs_tx_end(fs, tx);
+		from += chunk;
+	}
+	return err;
+}
+
+int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
+		 uint64_t len)
+{
+	struct fs_inode *ip;
+	int err;
+
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if (len == 0)
+		return -EINVAL;
+	if (off >= FS_MAX_FILE_SIZE || len > FS_MAX_FILE_SIZE - off)
+		return -EFBIG;
+	err = fs_iget(fs, ino, &ip);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&ip->lock);
+	if (S_ISDIR(ip->d.mode))
+		err = -EISDIR;
+	else if (!S_ISREG(ip->d.mode))
+		err = -ENODEV;
+	else if (mode & FALLOC_FL_PUNCH_HOLE)
+		err = punch_hole(fs, ip, off, len);
+	else
+		err = prealloc(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return err;
+}
+
+static off_t seek_locked(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			 int whence)
+{
+	uint64_t lblk = off >> FS_BSHIFT, pos;
+	struct fs_extent e;
+	bool found;
+	int err;
+
+	if (off >= ip->d.size)
+		return -ENXIO;
+	for (;;) {
+		err = fs_ext_map(fs, ip, lblk, &e, &found);
+		if (err)
+			return err;
+		if (whence == SEEK_DATA) {
+			if (found)
+				return (off_t)off;
+			if (!e.len || (e.lblk << FS_BSHIFT) >= ip->d.size)
+				return -ENXIO;
+			return (off_t)(e.lblk << FS_BSHIFT);
+		}
+		if (!found) {
+			pos = lblk << FS_BSHIFT;
+			pos = pos > off ? pos : off;
+			return (off_t)(pos < ip->d.size ? pos : ip->d.size);
+		}
+		lblk = e.lblk + e.len;
+		if ((lblk << FS_BSHIFT) >= ip->d.size)
+			return (off_t)ip->d.size;
+	}
+}
+
+off_t fs_lseek(struct fs *fs, uint64_t ino, off_t off, int whence)
+{
+	struct fs_inode *ip;
+	off_t r;
+	int err;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0)
+		return -ENXIO;
+	err = fs_iget(fs, ino, &ip);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&ip->lock);
+	r = seek_locked(fs, ip, (uint64_t)off, whence);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return r;
+}
+
+ssize_t fs_copy_file_range(struct fs *fs, uint64_t ino_in, uint64_t off_in,
+			   uint64_t ino_out, uint64_t off_out, size_t len,
+			   int flags)
+{
+	const size_t chunk = 1u << 20;
+	size_t done = 0, want;
+	ssize_t n, w;
+	uint8_t *buf;
+
+	if (flags)
+		return -EINVAL;
+	buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		want = len - done < chunk ? len - done : chunk;
+		n = fs_read(fs, ino_in, off_in + done, want, buf);
+		if (n <= 0) {
+			if (n < 0 && !done)
+				done = (size_t)n;
+			break;
+		}
+		w = fs_write(fs, ino_out, off_out + done, (size_t)n, buf);
+		if (w < 0) {
+			if (!done)
+				done = (size_t)w;
+			break;
+		}
+		done += (size_t)w;
+		if ((size_t)n < want)
+			break;
+	}
+	free(buf);
+	return (ssize_t)done;
+}

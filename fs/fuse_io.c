@@ -1,0 +1,395 @@
+/*
+ * fuse_io: request handlers for open files, directories and extended
+ * attributes (the inode and name handlers and the table: fuse_ops.c).
+ *
+ * fi->fh is fs's own handle, passed back unchanged.  O_APPEND: with the
+ * writeback cache the kernel places appends itself (the flag is dropped
+ * before fs sees it); without it, the daemon writes at the current size,
+ * under append_lock so that two appenders cannot pick the same offset.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+#include "fuse_ops.h"
+
+/* Serializes O_APPEND writes without the writeback cache; held across
+ * fs_getattr and fs_write, and by nothing else. */
+static pthread_mutex_t append_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int open_flags(const struct rfs_daemon *d, int flags)
+{
+	return d->writeback ? flags & ~O_APPEND : flags;
+}
+
+void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	uint64_t fh;
+	int ret = fs_open(d->fs, ino, open_flags(d, fi->flags), &fh);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = fh;
+	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		fs_release(d->fs, ino, fh);
+}
+
+void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		   mode_t mode, struct fuse_file_info *fi)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_ctx ctx = rfs_ctx(req);
+	struct rfs_acl_inherit inh;
+	struct fuse_entry_param e;
+	struct fs_attr a;
+	uint64_t fh;
+	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
+		rfs_acl_inherit_prepare(d->fs, parent, &mode, &ctx, &inh);
+
+	if (!ret) {
+		ret = fs_create(d->fs, &ctx, parent, name, mode,
+				open_flags(d, fi->flags), &a, &fh);
+		if (!ret)
+			rfs_acl_inherit_finish(d->fs, a.ino, &inh);
+		rfs_acl_inherit_free(&inh);
+	}
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = fh;
+	fi->keep_cache = 1;
+	rfs_entry_from_attr(req, &a, &e);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		fs_release(d->fs, a.ino, fh);
+		fs_forget(d->fs, a.ino, 1);
+	}
+}
+
+void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi)
+{
+	char *buf = malloc(size ? size : 1);
+	ssize_t n;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = fs_read(rfs_fs(req), ino, (uint64_t)off, size, buf);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
+			size_t size, off_t off, const struct fuse_file_info *fi)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_attr a;
+	ssize_t n;
+
+	if (d->writeback || !(fi->flags & O_APPEND))
+		return fs_write(d->fs, ino, (uint64_t)off, size, buf);
+	pthread_mutex_lock(&append_lock);
+	n = fs_getattr(d->fs, ino, &a);
+	if (!n)
+		n = fs_write(d->fs, ino, a.size, size, buf);
+	pthread_mutex_unlock(&append_lock);
+	return n;
+}
+
+static void reply_write(fuse_req_t req, ssize_t n)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+void rfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		  size_t size, off_t off, struct fuse_file_info *fi)
+{
+	reply_write(req, write_at(req, ino, buf, size, off, fi));
+}
+
+/*
+ * With splice the data may still be in a pipe: it is copied into memory
+ * once, since fs needs it there anyway.
+ */
+void rfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
+		      off_t off, struct fuse_file_info *fi)
+{
+	size_t size = fuse_buf_size(bufv);
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+	const struct fuse_buf *b = &bufv->buf[bufv->idx];
+	ssize_t n;
+
+	if (bufv->count == 1 && !(b->flags & FUSE_BUF_IS_FD)) {
+		reply_write(req, write_at(req, ino, (char *)b->mem + bufv->off,
+					  size, off, fi));
+		return;
+	}
+	dst.buf[0].mem = malloc(size ? size : 1);
+	if (!dst.buf[0].mem) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = fuse_buf_copy(&dst, bufv, 0);
+	if (n >= 0)
+		n = write_at(req, ino, dst.buf[0].mem, (size_t)n, off, fi);
+	reply_write(req, n);
+	free(dst.buf[0].mem);
+}
+
+/* close(2) promises no durability; fsync does. */
+void rfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int ret = fs_release(rfs_fs(req), ino, fi->fh);
+
+	if (ret)
+		rfs_log(LOG_ERR, "release of inode %llu: %s",
+			(unsigned long long)ino, strerror(-ret));
+	fuse_reply_err(req, 0);
+}
+
+void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		  struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, -fs_fsync(rfs_fs(req), ino, datasync));
+}
+
+void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+		      off_t length, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, -fs_fallocate(rfs_fs(req), ino, mode,
+					   (uint64_t)offset, (uint64_t)length));
+}
+
+void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		  struct fuse_file_info *fi)
+{
+	off_t r = fs_lseek(rfs_fs(req), ino, off, whence);
+
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_lseek(req, r);
+}
+
+void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			    struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+			    off_t off_out, struct fuse_file_info *fi_out,
+			    size_t len, int flags)
+{
+	reply_write(req, fs_copy_file_range(rfs_fs(req), ino_in,
+					    (uint64_t)off_in, ino_out,
+					    (uint64_t)off_out, len, flags));
+}
+
+/* ---- directories ---------------------------------------------------------- */
+
+void rfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = rfs_fs(req);
+	uint64_t fh;
+	int ret = fs_opendir(fs, ino, &fh);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = fh;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		fs_releasedir(fs, ino, fh);
+}
+
+/*
+ * One readdir reply being filled.  In plus mode every entry but "." and
+ * ".." carries a lookup reference; inos remembers them so that a reply the
+ * kernel never receives gives them back.
+ */
+struct dir_fill {
+	fuse_req_t req;
+	char *buf;
+	size_t size;
+	size_t pos;
+	bool plus;
+	uint64_t *inos;
+	size_t ninos;
+	size_t cap;
+};
+
+static bool name_is_dot(const char *name)
+{
+	return name[0] == '.' &&
+		(name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+static int dir_fill_plus(struct dir_fill *df, const char *name,
+			 const struct fs_attr *a, uint64_t cookie)
+{
+	struct fuse_entry_param e;
+	bool dot = name_is_dot(name);
+	size_t len;
+
+	if (!dot && df->ninos == df->cap) {
+		size_t cap = df->cap ? 2 * df->cap : 64;
+		uint64_t *p = realloc(df->inos, cap * sizeof(*p));
+
+		if (!p)
+			return 1;
+		df->inos = p;
+		df->cap = cap;
+	}
+	rfs_entry_from_attr(df->req, a, &e);
+	len = fuse_add_direntry_plus(df->req, df->buf + df->pos,
+				     df->size - df->pos, name, &e,
+				     (off_t)cookie);
+	if (len > df->size - df->pos)
+		return 1;
+	if (!dot)
+		df->inos[df->ninos++] = a->ino;
+	df->pos += len;
+	return 0;
+}
+
+static int dir_fill_one(void *arg, const char *name, const struct fs_attr *a,
+			uint64_t next_cookie)
+{
+	struct dir_fill *df = arg;
+	struct stat st;
+	size_t len;
+
+	if (df->plus)
+		return dir_fill_plus(df, name, a, next_cookie);
+	memset(&st, 0, sizeof(st));
+	st.st_ino = a->ino;
+	st.st_mode = a->mode;
+	len = fuse_add_direntry(df->req, df->buf + df->pos, df->size - df->pos,
+				name, &st, (off_t)next_cookie);
+	if (len > df->size - df->pos)
+		return 1;
+	df->pos += len;
+	return 0;
+}
+
+static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi, bool plus)
+{
+	struct dir_fill df = { .req = req, .size = size, .plus = plus };
+	struct fs *fs = rfs_fs(req);
+	size_t i;
+	int ret;
+
+	df.buf = malloc(size ? size : 1);
+	if (!df.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = fs_readdir(fs, ino, fi->fh, (uint64_t)off, plus, dir_fill_one,
+			 &df);
+	/* entries already taken are delivered; the error comes next time */
+	if (ret < 0 && !df.pos)
+		fuse_reply_err(req, -ret);
+	else if (fuse_reply_buf(req, df.buf, df.pos) == -ENOENT)
+		for (i = 0; i < df.ninos; i++)
+			fs_forget(fs, df.inos[i], 1);
+	free(df.inos);
+	free(df.buf);
+}
+
+void rfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	dir_read(req, ino, size, off, fi, false);
+}
+
+void rfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	dir_read(req, ino, size, off, fi, true);
+}
+
+void rfs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	fs_releasedir(rfs_fs(req), ino, fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+void rfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, -fs_fsyncdir(rfs_fs(req), ino, datasync));
+}
+
+/* ---- extended attributes -------------------------------------------------- */
+
+void rfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		     const char *value, size_t size, int flags)
+{
+	struct fs *fs = rfs_fs(req);
+	int ret = fs_setxattr(fs, ino, name, value, size, flags);
+
+	if (!ret)
+		ret = rfs_acl_set_mode(fs, ino, name, value, size);
+	fuse_reply_err(req, -ret);
+}
+
+/* size 0 asks for the length; otherwise the value, or ERANGE. */
+static void reply_xattr(fuse_req_t req, ssize_t n, const void *buf,
+			size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+void rfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		     size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_xattr(req, fs_getxattr(rfs_fs(req), ino, name, buf, size), buf,
+		    size);
+	free(buf);
+}
+
+void rfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_xattr(req, fs_listxattr(rfs_fs(req), ino, buf, size), buf, size);
+	free(buf);
+}
+
+void rfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, -fs_removexattr(rfs_fs(req), ino, name));
+}

@@ -1,0 +1,373 @@
+/*
+ * fuse_ops: the low-level request handlers for inodes and names, and the
+ * table libfuse calls (file, directory and xattr handlers: fuse_io.c).
+ *
+ * Every handler decodes its request, calls one fs_* function and replies
+ * exactly once; fs errors are negative errnos, FUSE wants them positive.
+ *
+ * Lookup counts: every reply that hands the kernel an inode (entry, create,
+ * readdirplus) carries one reference taken by fs; the kernel returns them
+ * with forget.  When a reply cannot be delivered (the request was
+ * interrupted), the kernel never saw the inode, so the reference is
+ * dropped here.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+#include "fuse_ops.h"
+
+void rfs_stat_from_attr(const struct fs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_rdev = a->rdev;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)a->blocks;
+	st->st_blksize = a->blksize;
+	st->st_atim = a->atime;
+	st->st_mtim = a->mtime;
+	st->st_ctim = a->ctime;
+}
+
+void rfs_entry_from_attr(fuse_req_t req, const struct fs_attr *a,
+			 struct fuse_entry_param *e)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+
+	memset(e, 0, sizeof(*e));
+	e->ino = a->ino;
+	e->generation = a->generation;
+	e->attr_timeout = d->timeout;
+	e->entry_timeout = d->timeout;
+	rfs_stat_from_attr(a, &e->attr);
+}
+
+void rfs_reply_entry(fuse_req_t req, const struct fs_attr *a)
+{
+	struct fuse_entry_param e;
+
+	rfs_entry_from_attr(req, a, &e);
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		fs_forget(rfs_fs(req), a->ino, 1);
+}
+
+/* For handlers that return an inode: the entry, or the error. */
+static void reply_entry_or_err(fuse_req_t req, int ret,
+			       const struct fs_attr *a)
+{
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		rfs_reply_entry(req, a);
+}
+
+struct fs_ctx rfs_ctx(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_ctx ctx = { c->uid, c->gid, d->dont_mask ? c->umask : 0 };
+
+	return ctx;
+}
+
+bool rfs_name_is_too_long(const char *name)
+{
+	return strnlen(name, FS_NAME_MAX + 1) > FS_NAME_MAX;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct rfs_daemon *d = userdata;
+	unsigned want = FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+		FUSE_CAP_SPLICE_MOVE | FUSE_CAP_READDIRPLUS |
+		FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_POSIX_ACL |
+		FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_PARALLEL_DIROPS |
+		FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_ASYNC_READ;
+
+	if (!d->ro)
+		want |= FUSE_CAP_WRITEBACK_CACHE;
+	if (d->dont_mask)
+		want |= FUSE_CAP_DONT_MASK;
+	conn->want |= want & conn->capable;
+	/* the daemon is the only writer: nothing changes behind the cache */
+	conn->want &= ~(unsigned)(FUSE_CAP_AUTO_INVAL_DATA |
+				  FUSE_CAP_EXPORT_SUPPORT);
+	conn->max_write = RFS_MAX_WRITE;
+	conn->max_readahead = RFS_MAX_WRITE;
+	conn->time_gran = 1;
+	d->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
+	d->dont_mask = conn->want & FUSE_CAP_DONT_MASK;
+	rfs_log(LOG_INFO, "fuse %u.%u: writeback cache %s, splice %s, "
+		"posix acl %s, max_write %u KiB", conn->proto_major,
+		conn->proto_minor, d->writeback ? "on" : "off",
+		conn->want & FUSE_CAP_SPLICE_READ ? "on" : "off",
+		conn->want & FUSE_CAP_POSIX_ACL ? "on" : "off",
+		conn->max_write >> 10);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fuse_entry_param e;
+	struct fs_attr a;
+	int ret;
+
+	if (rfs_name_is_too_long(name)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	ret = fs_lookup(d->fs, parent, name, &a);
+	if (ret == -ENOENT) {
+		/* negative entry: cached as long as a positive one, since
+		 * nobody but this daemon can create the name */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = d->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	reply_entry_or_err(req, ret, &a);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fs_forget(rfs_fs(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct fs *fs = rfs_fs(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		fs_forget(fs, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_attr a;
+	struct stat st;
+	int ret = fs_getattr(d->fs, ino, &a);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	rfs_stat_from_attr(&a, &st);
+	fuse_reply_attr(req, &st, d->timeout);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_attr in = { 0 }, out;
+	struct stat st;
+	int ret;
+
+	in.ino = ino;
+	in.mode = attr->st_mode;
+	in.uid = attr->st_uid;
+	in.gid = attr->st_gid;
+	in.size = (uint64_t)attr->st_size;
+	in.atime = attr->st_atim;
+	in.mtime = attr->st_mtim;
+	in.ctime = attr->st_ctim;
+	/* FS_SET_ATTR_* are FUSE_SET_ATTR_*: passed through as they are */
+	ret = fs_setattr(d->fs, ino, &in, to_set, &out);
+	if (!ret && (to_set & FUSE_SET_ATTR_MODE))
+		ret = rfs_acl_chmod(d->fs, ino, out.mode);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	rfs_stat_from_attr(&out, &st);
+	fuse_reply_attr(req, &st, d->timeout);
+}
+
+/*
+ * After an inode was created under a default ACL: a failure to store the
+ * inherited ACL is logged, not returned, since the inode exists and the
+ * kernel must learn of it (and of its lookup reference).
+ */
+void rfs_acl_inherit_finish(struct fs *fs, uint64_t ino,
+			    struct rfs_acl_inherit *inh)
+{
+	int ret = rfs_acl_inherit_apply(fs, ino, inh);
+
+	if (ret)
+		rfs_log(LOG_ERR, "inode %llu: inherited ACL not stored: %s",
+			(unsigned long long)ino, strerror(-ret));
+	rfs_acl_inherit_free(inh);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	struct fs *fs = rfs_fs(req);
+	struct fs_ctx ctx = rfs_ctx(req);
+	struct rfs_acl_inherit inh;
+	struct fs_attr a;
+	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
+		rfs_acl_inherit_prepare(fs, parent, &mode, &ctx, &inh);
+
+	if (!ret) {
+		ret = fs_mknod(fs, &ctx, parent, name, mode, rdev, &a);
+		if (!ret)
+			rfs_acl_inherit_finish(fs, a.ino, &inh);
+		rfs_acl_inherit_free(&inh);
+	}
+	reply_entry_or_err(req, ret, &a);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct fs *fs = rfs_fs(req);
+	struct fs_ctx ctx = rfs_ctx(req);
+	struct rfs_acl_inherit inh;
+	struct fs_attr a;
+	mode_t dmode = mode | S_IFDIR;   /* FUSE passes the bits only */
+	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
+		rfs_acl_inherit_prepare(fs, parent, &dmode, &ctx, &inh);
+
+	if (!ret) {
+		ret = fs_mkdir(fs, &ctx, parent, name, dmode & ~S_IFMT, &a);
+		if (!ret)
+			rfs_acl_inherit_finish(fs, a.ino, &inh);
+		rfs_acl_inherit_free(&inh);
+	}
+	reply_entry_or_err(req, ret, &a);
+}
+
+static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
+		       const char *name)
+{
+	struct fs_ctx ctx = rfs_ctx(req);
+	struct fs_attr a;
+	int ret = -ENAMETOOLONG;
+
+	if (!rfs_name_is_too_long(name) &&
+	    strnlen(target, FS_SYMLINK_MAX + 1) <= FS_SYMLINK_MAX)
+		ret = fs_symlink(rfs_fs(req), &ctx, target, parent, name, &a);
+	reply_entry_or_err(req, ret, &a);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[FS_SYMLINK_MAX + 1];
+	ssize_t n = fs_readlink(rfs_fs(req), ino, buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	buf[(size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
+		fs_unlink(rfs_fs(req), parent, name);
+
+	fuse_reply_err(req, -ret);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
+		fs_rmdir(rfs_fs(req), parent, name);
+
+	fuse_reply_err(req, -ret);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	int ret = -EINVAL;
+
+	if (rfs_name_is_too_long(name) || rfs_name_is_too_long(newname))
+		ret = -ENAMETOOLONG;
+	else if (!(flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)))
+		ret = fs_rename(rfs_fs(req), parent, name, newparent, newname,
+				flags);
+	fuse_reply_err(req, -ret);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct fs_attr a;
+	int ret = rfs_name_is_too_long(newname) ? -ENAMETOOLONG :
+		fs_link(rfs_fs(req), ino, newparent, newname, &a);
+
+	reply_entry_or_err(req, ret, &a);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st;
+	int ret = fs_statfs(rfs_fs(req), &st);
+
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_statfs(req, &st);
+}
+
+/* Permission checks are the kernel's (default_permissions). */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	fuse_reply_err(req, 0);
+}
+
+const struct fuse_lowlevel_ops rfs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.open = rfs_op_open,
+	.read = rfs_op_read,
+	.write = rfs_op_write,
+	.write_buf = rfs_op_write_buf,
+	.flush = rfs_op_flush,
+	.release = rfs_op_release,
+	.fsync = rfs_op_fsync,
+	.opendir = rfs_op_opendir,
+	.readdir = rfs_op_readdir,
+	.readdirplus = rfs_op_readdirplus,
+	.releasedir = rfs_op_releasedir,
+	.fsyncdir = rfs_op_fsyncdir,
+	.statfs = op_statfs,
+	.setxattr = rfs_op_setxattr,
+	.getxattr = rfs_op_getxattr,
+	.listxattr = rfs_op_listxattr,
+	.removexattr = rfs_op_removexattr,
+	.access = op_access,
+	.create = rfs_op_create,
+	.fallocate = rfs_op_fallocate,
+	.lseek = rfs_op_lseek,
+	.copy_file_range = rfs_op_copy_file_range,
+};

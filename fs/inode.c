@@ -1,0 +1,634 @@
+/*
+ * inode: the inode table, the in-memory inode cache, the orphan list and
+ * the freeing of unlinked inodes.
+ *
+ * Usage: fs_iget -> lock ip->lock -> read or change ip->d, fs_inode_dirty
+ * inside a transaction -> unlock -> fs_iput.
+ *
+ * An inode stays in memory while it has references (refs), kernel lookups
+ * (nlookup) or open handles (nopen).  When the last of those goes and its
+ * link count is 0 it is freed on disk (fs_inode_free).  From the moment its
+ * link count reaches 0 until it is freed it is listed in the orphan B+tree
+ * (root in the superblock), so that mount can free what a crash left
+ * behind; the same list marks a long truncate in progress (nlink > 0).
+ */
+#include <string.h>
+#include "fs_int.h"
+
+#define ICACHE_LIMIT 65536
+
+static size_t ic_slot(struct fs *fs, uint64_t ino)
+{
+	return (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 17) % fs->ic.nhash;
+}
+
+int fs_icache_init(struct fs *fs)
+{
+	pthread_mutex_init(&fs->icache_lock, NULL);
+	pthread_mutex_init(&fs->orphan_lock, NULL);
+	fs->ic.nhash = 16381;
+	fs->ic.hash = calloc(fs->ic.nhash, sizeof(*fs->ic.hash));
+	return fs->ic.hash ? 0 : -ENOMEM;
+}
+
+static void inode_destroy(struct fs_inode *ip)
+{
+	pthread_rwlock_destroy(&ip->lock);
+	free(ip);
+}
+
+void fs_icache_destroy(struct fs *fs)
+{
+	struct fs_inode *ip, *n;
+	size_t i;
+
+	if (!fs->ic.hash)
+		return;
+	for (i = 0; i < fs->ic.nhash; i++) {
+		for (ip = fs->ic.hash[i]; ip; ip = n) {
+			n = ip->hnext;
+			inode_destroy(ip);
+		}
+	}
+	free(fs->ic.hash);
+	fs->ic.hash = NULL;
+	pthread_mutex_destroy(&fs->icache_lock);
+	pthread_mutex_destroy(&fs->orphan_lock);
+}
+
+/* Caller holds icache_lock. */
+static void ic_remove(struct fs *fs, struct fs_inode *ip)
+{
+	struct fs_inode **pp = &fs->ic.hash[ic_slot(fs, ip->ino)];
+
+	while (*pp && *pp != ip)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = ip->hnext;
+		fs->ic.count--;
+	}
+}
+
+static void ic_insert(struct fs *fs, struct fs_inode *ip)
+{
+	size_t s = ic_slot(fs, ip->ino);
+
+	ip->hnext = fs->ic.hash[s];
+	fs->ic.hash[s] = ip;
+	fs->ic.count++;
+}
+
+static struct fs_inode *ic_find(struct fs *fs, uint64_t ino)
+{
+	struct fs_inode *ip;
+
+	for (ip = fs->ic.hash[ic_slot(fs, ino)]; ip; ip = ip->hnext)
+		if (ip->ino == ino)
+			return ip;
+	return NULL;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+static void ts_enc(struct fs_ts_disk *d, const struct timespec *t)
+{
+	d->sec = (int64_t)fs_cpu64((uint64_t)t->tv_sec);
+	d->nsec = fs_cpu32((uint32_t)t->tv_nsec);
+	d->reserved = 0;
+}
+
+static void ts_dec(struct timespec *t, const struct fs_ts_disk *d)
+{
+	t->tv_sec = (time_t)fs_le64((uint64_t)d->sec);
+	t->tv_nsec = (long)fs_le32(d->nsec);
+}
+
+static void inode_encode(const struct fs_dinode *c, uint64_t ino, bool used,
+			 struct fs_inode_disk *d)
+{
+	uint32_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->magic = fs_cpu16(used ? FS_INODE_MAGIC : 0);
+	d->version = fs_cpu16(FS_VERSION_MAJOR << 8 | FS_VERSION_MINOR);
+	d->mode = fs_cpu32(c->mode);
+	d->uid = fs_cpu32(c->uid);
+	d->gid = fs_cpu32(c->gid);
+	d->nlink = fs_cpu32(c->nlink);
+	d->flags = fs_cpu32(c->flags);
+	d->ino = fs_cpu64(ino);
+	d->generation = fs_cpu64(c->generation);
+	d->size = fs_cpu64(c->size);
+	d->blocks = fs_cpu64(c->blocks);
+	d->rdev = fs_cpu64(c->rdev);
+	d->xattr_block = fs_cpu64(c->xattr_block);
+	d->parent = fs_cpu64(c->parent);
+	ts_enc(&d->atime, &c->atime);
+	ts_enc(&d->mtime, &c->mtime);
+	ts_enc(&d->ctime, &c->ctime);
+	ts_enc(&d->crtime, &c->crtime);
+	d->map_root = fs_cpu64(c->map_root);
+	d->map_depth = fs_cpu32(c->map_depth);
+	d->nextents = fs_cpu32(c->nextents);
+	for (i = 0; i < FS_INLINE_EXTENTS; i++) {
+		d->ext[i].lblk = fs_cpu64(c->ext[i].lblk);
+		d->ext[i].pblk = fs_cpu64(c->ext[i].pblk);
+		d->ext[i].len = fs_cpu32(c->ext[i].len);
+		d->ext[i].flags = fs_cpu32(c->ext[i].flags);
+	}
+	d->dir_entries = fs_cpu64(c->dir_entries);
+	d->csum = 0;
+	d->csum = fs_cpu64(fs_csum(d, sizeof(*d), ino));
+}
+
+/* -ENOENT: the slot is free; -EUCLEAN: damaged. */
+static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
+			struct fs_dinode *c)
+{
+	struct fs_inode_disk d = *src;
+	uint32_t i;
+
+	if (fs_le16(d.magic) != FS_INODE_MAGIC)
+		return -ENOENT;
+	d.csum = 0;
+	if (fs_csum(&d, sizeof(d), ino) != fs_le64(src->csum) ||
+	    fs_le64(d.ino) != ino || fs_le32(d.nextents) > FS_INLINE_EXTENTS) {
+		fprintf(stderr, "raidfs: inode %llu fails its checksum\n",
+			(unsigned long long)ino);
+		return -EUCLEAN;
+	}
+	memset(c, 0, sizeof(*c));
+	c->mode = fs_le32(d.mode);
+	c->uid = fs_le32(d.uid);
+	c->gid = fs_le32(d.gid);
+	c->nlink = fs_le32(d.nlink);
+	c->flags = fs_le32(d.flags);
+	c->generation = fs_le64(d.generation);
+	c->size = fs_le64(d.size);
+	c->blocks = fs_le64(d.blocks);
+	c->rdev = fs_le64(d.rdev);
+	c->xattr_block = fs_le64(d.xattr_block);
+	c->parent = fs_le64(d.parent);
+	ts_dec(&c->atime, &d.atime);
+	ts_dec(&c->mtime, &d.mtime);
+	ts_dec(&c->ctime, &d.ctime);
+	ts_dec(&c->crtime, &d.crtime);
+	c->map_root = fs_le64(d.map_root);
+	c->map_depth = fs_le32(d.map_depth);
+	c->nextents = fs_le32(d.nextents);
+	for (i = 0; i < FS_INLINE_EXTENTS; i++) {
+		c->ext[i].lblk = fs_le64(d.ext[i].lblk);
+		c->ext[i].pblk = fs_le64(d.ext[i].pblk);
+		c->ext[i].len = fs_le32(d.ext[i].len);
+		c->ext[i].flags = fs_le32(d.ext[i].flags);
+	}
+	c->dir_entries = fs_le64(d.dir_entries);
+	return 0;
+}
+
+static uint64_t itable_blk(struct fs *fs, uint64_t ino)
+{
+	return fs_le64(fs->sb.itable_start) + ino / FS_INODES_PER_BLOCK;
+}
+
+static struct fs_inode_disk *itable_slot(struct fs_buf *b, uint64_t ino)
+{
+	return (struct fs_inode_disk *)(b->data +
+		(ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE);
+}
+
+static int inode_write(struct fs *fs, struct fs_tx *tx, uint64_t ino,
+		       const struct fs_dinode *c, bool used)
+{
+	struct fs_buf *b;
+	int err;
+
+	err = bc_read(fs, itable_blk(fs, ino), FS_BUF_ITABLE, &b);
+	if (err)
+		return err;
+	fs_tx_dirty(fs, tx, b);
+	inode_encode(c, ino, used, itable_slot(b, ino));
+	bc_put(fs, b);
+	return 0;
+}
+
+int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+{
+	return inode_write(fs, tx, ip->ino, &ip->d, true);
+}
+
+static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
+		      uint64_t *generation)
+{
+	struct fs_buf *b;
+	int err;
+
+	err = bc_read(fs, itable_blk(fs, ino), FS_BUF_ITABLE, &b);
+	if (err)
+		return err;
+	if (generation)
+		*generation = fs_le64(itable_slot(b, ino)->generation);
+	err = inode_decode(itable_slot(b, ino), ino, c);
+	bc_put(fs, b);
+	return err;
+}
+
+static struct fs_inode *inode_alloc(uint64_t ino)
+{
+	struct fs_inode *ip = calloc(1, sizeof(*ip));
+
+	if (!ip)
+		return NULL;
+	ip->ino = ino;
+	ip->refs = 1;
+	pthread_rwlock_init(&ip->lock, NULL);
+	return ip;
+}
+
+int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
+{
+	struct fs_inode *ip, *other;
+	int err;
+
+	if (ino == 0 || ino >= fs_le64(fs->sb.inodes))
+		return -ENOENT;
+	pthread_mutex_lock(&fs->icache_lock);
+	ip = ic_find(fs, ino);
+	if (ip)
+		ip->refs++;
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (ip) {
+		*out = ip;
+		return 0;
+	}
+	if (!fs_inode_is_allocated(fs, ino))
+		return -ENOENT;
+	ip = inode_alloc(ino);
+	if (!ip)
+		return -ENOMEM;
+	err = inode_read(fs, ino, &ip->d, NULL);
+	if (err) {
+		inode_destroy(ip);
+		return err;
+	}
+	pthread_mutex_lock(&fs->icache_lock);
+	other = ic_find(fs, ino);
+	if (other) {
+		other->refs++;
+		inode_destroy(ip);
+		ip = other;
+	} else {
+		ic_insert(fs, ip);
+	}
+	pthread_mutex_unlock(&fs->icache_lock);
+	*out = ip;
+	return 0;
+}
+
+/* An idle inode may leave the cache unless it remembers an uncommitted
+ * shrink (see fs_file_prepare_grow). */
+static bool inode_may_forget(struct fs *fs, const struct fs_inode *ip)
+{
+	return !ip->shrink_seq || ip->shrink_seq <=
+	       __atomic_load_n(&fs->j.committed_seq, __ATOMIC_ACQUIRE);
+}
+
+void fs_iput(struct fs *fs, struct fs_inode *ip)
+{
+	bool idle, do_free = false;
+
+	pthread_mutex_lock(&fs->icache_lock);
+	FS_ASSERT(ip->refs > 0);
+	idle = ip->refs == 1 && ip->nlookup == 0 && ip->nopen == 0;
+	if (idle && ip->d.nlink == 0 && !ip->dead && !fs->rdonly) {
+		do_free = true;
+	} else if (--ip->refs == 0 && idle &&
+		   (ip->dead || (fs->ic.count > ICACHE_LIMIT &&
+				 inode_may_forget(fs, ip)))) {
+		ic_remove(fs, ip);
+		pthread_mutex_unlock(&fs->icache_lock);
+		inode_destroy(ip);
+		return;
+	}
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (!do_free)
+		return;
+	(void)fs_inode_free(fs, ip);
+	pthread_mutex_lock(&fs->icache_lock);
+	idle = --ip->refs == 0 && ip->dead;
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (idle)
+		inode_destroy(ip);
+}
+
+void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c)
+{
+	struct timespec now;
+
+	fs_now(&now);
+	if (a)
+		ip->d.atime = now;
+	if (m)
+		ip->d.mtime = now;
+	if (c)
+		ip->d.ctime = now;
+}
+
+int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
+		 gid_t gid, struct fs_inode **out)
+{
+	struct fs_dinode old;
+	struct fs_inode *ip;
+	uint64_t ino, gen = 0;
+	int err;
+
+	err = fs_alloc_inode(fs, tx, &ino);
+	if (err)
+		return err;
+	ip = inode_alloc(ino);
+	if (!ip) {
+		fs_free_inode(fs, tx, ino);
+		return -ENOMEM;
+	}
+	(void)inode_read(fs, ino, &old, &gen);
+	ip->d.mode = mode;
+	ip->d.uid = uid;
+	ip->d.gid = gid;
+	ip->d.nlink = 1;
+	ip->d.generation = gen + 1;
+	fs_now(&ip->d.atime);
+	ip->d.mtime = ip->d.ctime = ip->d.crtime = ip->d.atime;
+	err = fs_inode_dirty(fs, tx, ip);
+	if (err) {
+		fs_free_inode(fs, tx, ino);
+		inode_destroy(ip);
+		return err;
+	}
+	pthread_mutex_lock(&fs->icache_lock);
+	FS_ASSERT(!ic_find(fs, ino));
+	ic_insert(fs, ip);
+	pthread_mutex_unlock(&fs->icache_lock);
+	*out = ip;
+	return 0;
+}
+
+struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino)
+{
+	struct fs_inode *ip;
+
+	pthread_mutex_lock(&fs->icache_lock);
+	ip = ic_find(fs, ino);
+	if (ip)
+		ip->refs++;
+	pthread_mutex_unlock(&fs->icache_lock);
+	return ip;
+}
+
+void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+{
+	bool more;
+
+	(void)fs_ext_remove(fs, tx, ip, 0, UINT64_MAX, INT32_MAX, &more);
+	(void)fs_xattr_destroy(fs, tx, ip);
+	pthread_mutex_lock(&fs->icache_lock);
+	ic_remove(fs, ip);
+	ip->dead = true;
+	pthread_mutex_unlock(&fs->icache_lock);
+	(void)inode_write(fs, tx, ip->ino, &ip->d, false);
+	(void)fs_free_inode(fs, tx, ip->ino);
+	inode_destroy(ip);
+}
+
+void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens)
+{
+	pthread_mutex_lock(&fs->icache_lock);
+	ip->nlookup += (uint64_t)(int64_t)lookups;
+	ip->nopen += (uint32_t)opens;
+	pthread_mutex_unlock(&fs->icache_lock);
+}
+
+void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,
+		      struct fs_attr *a)
+{
+	uint64_t bs = (uint64_t)fs->stripe * FS_BSIZE;
+
+	memset(a, 0, sizeof(*a));
+	a->ino = ip->ino;
+	a->generation = ip->d.generation;
+	a->mode = ip->d.mode;
+	a->nlink = ip->d.nlink;
+	a->uid = ip->d.uid;
+	a->gid = ip->d.gid;
+	a->rdev = (dev_t)ip->d.rdev;
+	a->size = ip->d.size;
+	a->blocks = ip->d.blocks * (FS_BSIZE / 512);
+	a->atime = ip->d.atime;
+	a->mtime = ip->d.mtime;
+	a->ctime = ip->d.ctime;
+	a->crtime = ip->d.crtime;
+	a->blksize = (uint32_t)(bs > (1u << 20) ? (1u << 20) : bs);
+}
+
+/* ---- orphan list --------------------------------------------------------- */
+/* Runs op on the orphan tree whose root lives in the superblock. */
+static int orphan_op(struct fs *fs, struct fs_tx *tx, uint64_t ino, bool add)
+{
+	struct fs_orphan_disk rec = { fs_cpu64(ino), 0 };
+	struct fs_sb_disk *sb;
+	struct fs_buf *b;
+	uint64_t root;
+	uint32_t depth;
+	struct fs_bt t;
+	int err;
+
+	pthread_mutex_lock(&fs->orphan_lock);
+	err = fs_sb_get(fs, &b);
+	if (err)
+		goto out;
+	sb = (struct fs_sb_disk *)b->data;
+	root = fs_le64(sb->orphan_root);
+	depth = fs_le32(sb->orphan_depth);
+	t = (struct fs_bt){ fs, &root, &depth, sizeof(rec), FS_TREE_ORPHAN,
+			    0, NULL, 0 };
+	err = add ? fs_bt_insert(&t, tx, &rec) : fs_bt_delete(&t, tx, ino);
+	fs_tx_dirty(fs, tx, b);
+	sb->orphan_root = fs_cpu64(root);
+	sb->orphan_depth = fs_cpu32(depth);
+	bc_put(fs, b);
+out:
+	pthread_mutex_unlock(&fs->orphan_lock);
+	return err;
+}
+
+int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+{
+	int err = 0;
+
+	if (!ip->orphan)
+		err = orphan_op(fs, tx, ip->ino, true);
+	if (!err || err == -EEXIST)
+		ip->orphan = true;
+	return err == -EEXIST ? 0 : err;
+}
+
+int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+{
+	int err = 0;
+
+	if (ip->orphan)
+		err = orphan_op(fs, tx, ip->ino, false);
+	ip->orphan = false;
+	return err == -ENOENT ? 0 : err;
+}
+
+/* Frees (or finishes truncating) every inode a crash left on the list. */
+int fs_orphans_process(struct fs *fs)
+{
+	struct fs_orphan_disk rec;
+	struct fs_sb_disk *sb;
+	struct fs_inode *ip;
+	struct fs_buf *b;
+	uint64_t root, next = 0;
+	uint32_t depth;
+	struct fs_bt t;
+	int err;
+
+	for (;;) {
+		err = fs_sb_get(fs, &b);
+		if (err)
+			return err;
+		sb = (struct fs_sb_disk *)b->data;
+		root = fs_le64(sb->orphan_root);
+		depth = fs_le32(sb->orphan_depth);
+		bc_put(fs, b);
+		t = (struct fs_bt){ fs, &root, &depth, sizeof(rec),
+				    FS_TREE_ORPHAN, 0, NULL, 0 };
+		err = fs_bt_find(&t, next, FS_BT_GE, &rec);
+		if (err == -ENOENT)
+			return 0;
+		if (err)
+			return err;
+		next = fs_le64(rec.key) + 1;
+		err = fs_iget(fs, fs_le64(rec.key), &ip);
+		if (err)
+			return err;
+		ip->orphan = true;
+		if (ip->d.nlink == 0) {
+			fs->orphans_freed++;
+			fs_iput(fs, ip);
+			continue;
+		}
+		err = fs_file_truncate(fs, ip, ip->d.size);
+		fs_iput(fs, ip);
+		if (err)
+			return err;
+	}
+}
+
+/* Frees the blocks of ip in bounded transactions, then the inode itself. */
+int fs_inode_free(struct fs *fs, struct fs_inode *ip)
+{
+	struct fs_tx *tx;
+	bool more = true;
+	int err = 0;
+
+	pthread_rwlock_wrlock(&ip->lock);
+	while (more && !err) {
+		err = fs_tx_begin(fs, &tx);
+		if (err)
+			break;
+		if (S_ISDIR(ip->d.mode) || S_ISREG(ip->d.mode) ||
+		    S_ISLNK(ip->d.mode))
+			err = S_ISDIR(ip->d.mode) ?
+			      fs_dir_destroy(fs, tx, ip) :
+			      fs_ext_remove(fs, tx, ip, 0, UINT64_MAX,
+					    FS_EXT_REMOVE_BATCH, &more);
+		if (S_ISDIR(ip->d.mode))
+			more = false;
+		if (!err && !more)
+			err = fs_xattr_destroy(fs, tx, ip);
+		if (!err && !more)
+			err = fs_orphan_del(fs, tx, ip);
+		if (!err && !more) {
+			pthread_mutex_lock(&fs->icache_lock);
+			ic_remove(fs, ip);
+			ip->dead = true;
+			pthread_mutex_unlock(&fs->icache_lock);
+			err = inode_write(fs, tx, ip->ino, &ip->d, false);
+			if (!err)
+				err = fs_free_inode(fs, tx, ip->ino);
+		} else if (!err) {
+			err = fs_inode_dirty(fs, tx, ip);
+		}
+		fs_tx_end(fs, tx);
+	}
+	pthread_rwlock_unlock(&ip->lock);
+	if (err)
+		fprintf(stderr, "raidfs: freeing inode %llu failed (%d); it "
+			"stays on the orphan list\n",
+			(unsigned long long)ip->ino, err);
+	return err;
+}
+
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
+			 uint64_t now_ns)
+{
+	struct fs_dinode c;
+	uint8_t *b;
+	int err;
+
+	if (posix_memalign((void **)&b, 4096, FS_BSIZE))
+		return -ENOMEM;
+	memset(b, 0, FS_BSIZE);
+	memset(&c, 0, sizeof(c));
+	c.mode = S_IFDIR | 0755;
+	c.nlink = 2;
+	c.parent = FS_ROOT_INO;
+	c.generation = 1;
+	c.atime.tv_sec = (time_t)(now_ns / 1000000000ull);
+	c.atime.tv_nsec = (long)(now_ns % 1000000000ull);
+	c.mtime = c.ctime = c.crtime = c.atime;
+	inode_encode(&c, FS_ROOT_INO, true,
+		     (struct fs_inode_disk *)(b + FS_ROOT_INO * FS_INODE_SIZE));
+	err = fs_bdev_write(bdev, itable_start, 1, b);
+	free(b);
+	return err;
+}
+
+/* ---- several inode locks at once ----------------------------------------- */
+static int cmp_ino(const void *a, const void *b)
+{
+	uint64_t x = (*(struct fs_inode *const *)a)->ino;
+	uint64_t y = (*(struct fs_inode *const *)b)->ino;
+
+	return x < y ? -1 : x > y;
+}
+
+void fs_lockset_add(struct fs_lockset *s, struct fs_inode *ip)
+{
+	int i;
+
+	if (!ip)
+		return;
+	for (i = 0; i < s->n; i++)
+		if (s->ip[i] == ip)
+			return;
+	FS_ASSERT(s->n < FS_LOCKSET_MAX);
+	s->ip[s->n++] = ip;
+}
+
+void fs_lockset_lock(struct fs_lockset *s)
+{
+	int i;
+
+	qsort(s->ip, (size_t)s->n, sizeof(s->ip[0]), cmp_ino);
+	for (i = 0; i < s->n; i++)
+		pthread_rwlock_wrlock(&s->ip[i]->lock);
+}
+
+void fs_lockset_unlock(struct fs_lockset *s)
+{
+	int i;
+
+	for (i = s->n; i-- > 0;)
+		pthread_rwlock_unlock(&s->ip[i]->lock);
+}

@@ -1,0 +1,486 @@
+/*
+ * raidfs: the daemon that serves a raidfs array through FUSE.
+ *
+ *   raidfs [-f] [-o OPTIONS] SOURCE MOUNTPOINT
+ *
+ * SOURCE is the members joined by ':' or an array configuration file
+ * (docs/CONFIG.md); OPTIONS as fs/config.h parses them.  Without -f the
+ * daemon goes to the background, but only once the filesystem is mounted
+ * or has failed to mount: the command's exit status says which (0, or 32
+ * as mount(8) helpers do), and the reason is printed on the terminal.
+ *
+ * Order of events:
+ *   fork (before any thread exists: raidcore and fs start threads)
+ *   assemble the array, mount fs, create the FUSE session, mount it
+ *   tell the waiting parent; log to syslog from now on
+ *   serve until umount or SIGTERM/SIGINT/SIGHUP
+ *   fs_unmount (commit, checkpoint, clean) and rc_array_close (clean)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raidcore.h"
+#include "fs.h"
+#include "config.h"
+#include "fuse_ops.h"
+
+#define EX_OK_MOUNT 0
+#define EX_USAGE_MOUNT 1
+#define EX_FAIL_MOUNT 32
+
+/* Entry and attribute cache lifetime: the daemon is the only writer. */
+#define RFS_TIMEOUT_S 86400.0
+#define RFS_MAX_THREADS 16
+
+struct main_args {
+	bool foreground;
+	char *opts;             /* every -o joined */
+	const char *source;
+	const char *mountpoint;
+};
+
+struct daemon_state {
+	struct config_source src;
+	struct config_opts o;
+	struct rfs_array ra;
+	struct rfs_daemon d;
+	struct fuse_session *se;
+	int notify_fd;          /* pipe to the waiting parent, or -1 */
+	bool foreground;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: raidfs [-f] [-o OPTIONS] SOURCE MOUNTPOINT\n"
+		"  SOURCE    members joined by ':' (/srv/a.img:/srv/b.img:/dev/sdc1)\n"
+		"            or an array configuration file (docs/CONFIG.md)\n"
+		"  -f        stay in the foreground, log to stderr\n"
+		"  -o ro, allow_other, degraded=allow|refuse, cache_mb=N or cache=SIZE,\n"
+		"     debug, and the kernel flags nosuid, nodev, noexec, noatime, sync, ...\n");
+}
+
+static int opts_add(char **opts, const char *more)
+{
+	size_t old = *opts ? strlen(*opts) : 0;
+	char *p = realloc(*opts, old + strlen(more) + 2);
+
+	if (!p)
+		return -ENOMEM;
+	if (old)
+		p[old++] = ',';
+	strcpy(p + old, more);
+	*opts = p;
+	return 0;
+}
+
+static int args_parse(int argc, char **argv, struct main_args *a)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "fdo:hV")) != -1) {
+		switch (c) {
+		case 'f': a->foreground = true; break;
+		case 'd':
+			a->foreground = true;
+			if (opts_add(&a->opts, "debug"))
+				return -ENOMEM;
+			break;
+		case 'o':
+			if (opts_add(&a->opts, optarg))
+				return -ENOMEM;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("raidfs (libfuse %s)\n", fuse_pkgversion());
+			exit(0);
+		default:
+			return -EINVAL;
+		}
+	}
+	if (argc - optind != 2)
+		return -EINVAL;
+	a->source = argv[optind];
+	a->mountpoint = argv[optind + 1];
+	return 0;
+}
+
+/* ---- daemonising --------------------------------------------------------- */
+
+/*
+ * Forks; the parent waits for one status byte from the child and exits
+ * with it (EX_FAIL_MOUNT if the child dies first).  Returns in the child.
+ */
+static int daemon_fork(int *notify_fd)
+{
+	int p[2];
+	pid_t pid;
+	char status = EX_FAIL_MOUNT;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = EX_FAIL_MOUNT;
+		_exit(status);
+	}
+	close(p[0]);
+	setsid();
+	*notify_fd = p[1];
+	return 0;
+}
+
+static void daemon_notify(struct daemon_state *s, int status)
+{
+	char c = (char)status;
+
+	if (s->notify_fd < 0)
+		return;
+	if (write(s->notify_fd, &c, 1) != 1)
+		rfs_log(LOG_ERR, "cannot reach the starting process");
+	close(s->notify_fd);
+	s->notify_fd = -1;
+}
+
+/* After a successful mount: no terminal, no working directory. */
+static void daemon_detach(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	rfs_log_init(RFS_LOG_SYSLOG);
+	if (chdir("/"))
+		rfs_log(LOG_WARNING, "chdir /: %s", strerror(errno));
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+/* ---- mounting ------------------------------------------------------------ */
+
+static void rc_log_forward(int level, const char *msg)
+{
+	rfs_log(level, "%s", msg);
+}
+
+static int fs_start(struct daemon_state *s)
+{
+	struct fs_mount_opts mo = { 0 };
+	struct fs_info info;
+	int ret;
+
+	mo.flags = (s->o.ro ? FS_MOUNT_RDONLY : 0) |
+		(s->o.noatime ? FS_MOUNT_NOATIME : 0);
+	/* the cache size is shared: half for fs metadata, half for raidcore's
+	 * stripe cache */
+	mo.cache_bytes = s->o.cache_bytes / 2;
+	if (s->o.cache_bytes)
+		rc_array_set_cache(s->ra.array, s->o.cache_bytes / 2);
+	ret = fs_mount_opts(s->ra.bdev, &mo, &s->d.fs);
+	if (ret) {
+		rfs_log(LOG_ERR, "%s: cannot mount the filesystem: %s%s",
+			s->src.config_path ? s->src.config_path : "SOURCE",
+			strerror(-ret), ret == -EINVAL ?
+			" (no raidfs filesystem on this array?)" : "");
+		return ret;
+	}
+	if (!fs_get_info(s->d.fs, &info) && !info.was_clean)
+		rfs_log(LOG_NOTICE, "filesystem was not unmounted cleanly: "
+			"replayed %llu journal transactions, freed %llu orphans",
+			(unsigned long long)info.replayed_txns,
+			(unsigned long long)info.orphans_freed);
+	return 0;
+}
+
+/* The options libfuse gets: ours first, then what the user passed on. */
+static int session_opts(const struct daemon_state *s, const char *source,
+			char **out)
+{
+	char fsname[4200];
+	int ret;
+
+	*out = NULL;
+	snprintf(fsname, sizeof(fsname), "fsname=%s", source);
+	ret = fuse_opt_add_opt(out, "default_permissions,subtype=raidfs");
+	if (!ret)
+		ret = fuse_opt_add_opt_escaped(out, fsname);
+	if (!ret && s->o.ro)
+		ret = fuse_opt_add_opt(out, "ro");
+	if (!ret && s->o.allow_other)
+		ret = fuse_opt_add_opt(out, "allow_other");
+	if (!ret && s->o.debug)
+		ret = fuse_opt_add_opt(out, "debug");
+	if (!ret && s->o.fuse_opts)
+		ret = fuse_opt_add_opt(out, s->o.fuse_opts);
+	return ret ? -ENOMEM : 0;
+}
+
+static int session_start(struct daemon_state *s, const char *source,
+			 const char *mountpoint)
+{
+	char *argv[] = { "raidfs", "-o", NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	char *opts;
+	int ret = session_opts(s, source, &opts);
+
+	if (ret)
+		return ret;
+	argv[2] = opts;
+	ret = -EINVAL;
+	s->se = fuse_session_new(&args, &rfs_ops, sizeof(rfs_ops), &s->d);
+	if (!s->se)
+		goto out;
+	if (fuse_set_signal_handlers(s->se))
+		goto out_session;
+	if (fuse_session_mount(s->se, mountpoint)) {
+		rfs_log(LOG_ERR, "cannot mount on %s", mountpoint);
+		goto out_signals;
+	}
+	ret = 0;
+	goto out;
+out_signals:
+	fuse_remove_signal_handlers(s->se);
+out_session:
+	fuse_session_destroy(s->se);
+	s->se = NULL;
+out:
+	fuse_opt_free_args(&args);
+	free(opts);
+	return ret;
+}
+
+static int session_serve(struct daemon_state *s)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int ret;
+
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_max_threads(cfg, RFS_MAX_THREADS);
+	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	ret = fuse_session_loop_mt(s->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	fuse_session_unmount(s->se);
+	fuse_remove_signal_handlers(s->se);
+	fuse_session_destroy(s->se);
+	s->se = NULL;
+	return ret < 0 ? ret : 0;
+}
+
+/* Everything after the fork; returns the exit status. */
+static int daemon_run(struct daemon_state *s, const char *source,
+		      const char *mountpoint)
+{
+	char err[CONFIG_ERR_MAX] = "";
+	int ret, status = EX_FAIL_MOUNT;
+
+	rc_set_logger(rc_log_forward);
+	ret = rfs_array_open(&s->src, &s->o, &s->ra, err, sizeof(err));
+	if (ret) {
+		rfs_log(LOG_ERR, "%s", err);
+		goto out;
+	}
+	if (fs_start(s))
+		goto out_array;
+	s->d.timeout = RFS_TIMEOUT_S;
+	s->d.ro = s->o.ro;
+	/* fs applies the umask itself (fs_ctx), and must not under a
+	 * default ACL: ask the kernel to leave it to us (op_init) */
+	s->d.dont_mask = true;
+	if (session_start(s, source, mountpoint))
+		goto out_fs;
+	rfs_log(LOG_INFO, "mounted on %s", mountpoint);
+	daemon_notify(s, EX_OK_MOUNT);
+	if (!s->foreground)
+		daemon_detach();
+	status = session_serve(s) ? 1 : EX_OK_MOUNT;
+out_fs:
+	ret = fs_unmount(s->d.fs);
+	if (ret) {
+		rfs_log(LOG_ERR, "unmount: %s", strerror(-ret));
+		status = 1;
+	}
+out_array:
+	if (rfs_array_close(&s->ra))
+		status = 1;
+	else if (status == EX_OK_MOUNT)
+		rfs_log(LOG_INFO, "%s unmounted, array clean", mountpoint);
+out:
+	daemon_notify(s, status);
+	return status;
+}
+
+/* ---- raidfs --mkfs: the tests' formatter until mkfs.raidfs exists -------- */
+
+static int level_parse(const char *s)
+{
+	static const int levels[] = { 0, 1, 4, 5, 6, 10 };
+	char *end;
+	long l;
+	size_t i;
+
+	if (!strncasecmp(s, "raid", 4))
+		s += 4;
+	l = strtol(s, &end, 10);
+	for (i = 0; *s && !*end && i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (l == levels[i])
+			return (int)l;
+	return -EINVAL;
+}
+
+struct mkfs_args {
+	struct rfs_format_args f;
+	char **paths;          /* members, then spares */
+	int n;
+};
+
+static int mkfs_args_parse(int argc, char **argv, struct mkfs_args *m)
+{
+	char **spares = calloc((size_t)argc, sizeof(*spares));
+	uint64_t chunk;
+	int c, i;
+
+	m->paths = calloc((size_t)argc, sizeof(*m->paths));
+	if (!spares || !m->paths)
+		goto fail;
+	m->f.level = 5;
+	m->f.chunk_bytes = 64 << 10;
+	while ((c = getopt(argc, argv, "l:c:L:s:")) != -1) {
+		switch (c) {
+		case 'l':
+			m->f.level = level_parse(optarg);
+			if (m->f.level < 0)
+				goto fail;
+			break;
+		case 'c':
+			if (config_size_parse(optarg, &chunk) || chunk > (1u << 20))
+				goto fail;
+			m->f.chunk_bytes = (uint32_t)chunk;
+			break;
+		case 'L': m->f.label = optarg; break;
+		case 's': spares[m->f.nspares++] = optarg; break;
+		default: goto fail;
+		}
+	}
+	for (i = optind; i < argc; i++)
+		m->paths[m->n++] = argv[i];
+	for (i = 0; i < m->f.nspares; i++)
+		m->paths[m->n++] = spares[i];
+	free(spares);
+	return m->n > m->f.nspares ? 0 : -EINVAL;
+fail:
+	free(spares);
+	return -EINVAL;
+}
+
+static int mkfs_main(int argc, char **argv)
+{
+	struct mkfs_args m = { 0 };
+	char err[CONFIG_ERR_MAX] = "";
+	int ret;
+
+	if (mkfs_args_parse(argc, argv, &m)) {
+		fprintf(stderr, "usage: raidfs --mkfs [-l LEVEL] [-c CHUNK] "
+			"[-L LABEL] [-s SPARE]... MEMBER...\n");
+		free(m.paths);
+		return EX_USAGE_MOUNT;
+	}
+	rc_set_logger(rc_log_forward);
+	ret = rfs_array_format(m.paths, m.n, &m.f, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "raidfs --mkfs: %s\n", err[0] ? err :
+			strerror(-ret));
+	free(m.paths);
+	return ret ? 1 : 0;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+/*
+ * The daemon leaves its working directory, and libfuse unmounts by the
+ * path it was given: the mount point is made absolute first.
+ */
+static int mountpoint_resolve(const char *path, char **abs)
+{
+	struct stat st;
+
+	*abs = NULL;
+	if (stat(path, &st)) {
+		rfs_log(LOG_ERR, "mount point %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		rfs_log(LOG_ERR, "mount point %s is not a directory", path);
+		return -ENOTDIR;
+	}
+	*abs = realpath(path, NULL);
+	return *abs ? 0 : -errno;
+}
+
+/* SOURCE, then -o over what a configuration file said. */
+static int config_load(struct daemon_state *s, const struct main_args *a)
+{
+	char err[CONFIG_ERR_MAX] = "";
+
+	if (config_source_parse(a->source, &s->src, &s->o, err, sizeof(err)) ||
+	    config_opts_parse(a->opts, &s->o, err, sizeof(err))) {
+		rfs_log(LOG_ERR, "%s", err);
+		return -EINVAL;
+	}
+	if (s->o.ignored)
+		rfs_log(LOG_WARNING, "ignoring unknown options: %s",
+			s->o.ignored);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct main_args a = { 0 };
+	struct daemon_state s = { .notify_fd = -1 };
+	char *mountpoint = NULL;
+	int status = EX_USAGE_MOUNT;
+
+	if (argc > 1 && !strcmp(argv[1], "--mkfs"))
+		return mkfs_main(argc - 1, argv + 1);
+	rfs_log_init(RFS_LOG_STDERR);
+	config_opts_init(&s.o);
+	if (args_parse(argc, argv, &a)) {
+		usage(stderr);
+		goto out;
+	}
+	if (config_load(&s, &a))
+		goto out;
+	status = EX_FAIL_MOUNT;
+	if (mountpoint_resolve(a.mountpoint, &mountpoint))
+		goto out_src;
+	s.foreground = a.foreground || s.o.debug;
+	if (!s.foreground) {
+		rfs_log_init(RFS_LOG_BOTH);
+		if (daemon_fork(&s.notify_fd)) {
+			rfs_log(LOG_ERR, "fork: %s", strerror(errno));
+			goto out_src;
+		}
+	}
+	status = daemon_run(&s, a.source, mountpoint);
+out_src:
+	free(mountpoint);
+	config_source_free(&s.src);
+out:
+	config_opts_free(&s.o);
+	free(a.opts);
+	return status;
+}

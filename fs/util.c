@@ -1,0 +1,75 @@
+/*
+ * util: checksums, clocks and the panic for broken invariants, shared by
+ * every layer of the filesystem.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+#include "fs_int.h"
+
+void fs_panic(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "raidfs: invariant broken at %s:%d: %s\n", file, line,
+		what);
+	abort();
+}
+
+uint64_t fs_csum(const void *data, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(data, len, seed);
+}
+
+void fs_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+uint64_t fs_now_ns(void)
+{
+	struct timespec ts;
+
+	fs_now(&ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
+		  uint64_t owner)
+{
+	struct fs_bhdr *h = block;
+
+	h->magic = fs_cpu32(FS_BLK_MAGIC);
+	h->type = fs_cpu16((uint16_t)type);
+	h->version = fs_cpu16(FS_VERSION_MAJOR << 8 | FS_VERSION_MINOR);
+	h->csum = 0;
+	h->blocknr = fs_cpu64(blk);
+	h->owner = fs_cpu64(owner);
+}
+
+/* Seeds with the block number so a block written to the wrong place fails. */
+void fs_bhdr_seal(void *block)
+{
+	struct fs_bhdr *h = block;
+
+	h->csum = 0;
+	h->csum = fs_cpu64(fs_csum(block, FS_BSIZE, fs_le64(h->blocknr)));
+}
+
+int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk)
+{
+	const struct fs_bhdr *h = block;
+	uint8_t tmp[FS_BSIZE];
+	struct fs_bhdr *t = (struct fs_bhdr *)tmp;
+
+	if (fs_le32(h->magic) != FS_BLK_MAGIC || fs_le16(h->type) != type ||
+	    fs_le64(h->blocknr) != blk)
+		return -EUCLEAN;
+	if ((fs_le16(h->version) >> 8) != FS_VERSION_MAJOR)
+		return -EUCLEAN;
+	memcpy(tmp, block, FS_BSIZE);
+	t->csum = 0;
+	if (fs_csum(tmp, FS_BSIZE, blk) != fs_le64(h->csum))
+		return -EUCLEAN;
+	return 0;
+}

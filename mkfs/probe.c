@@ -1,0 +1,248 @@
+/*
+ * probe: what a member already holds, so mkfs never destroys it silently.
+ *
+ * Two sources: raidcore's own superblock (rc_member_probe: libblkid does
+ * not know raidfs) and libblkid for everything else - filesystems, md, LVM,
+ * ZFS, LUKS, swap and partition tables.  blkid_do_probe is called in a loop,
+ * as wipefs(8) does, so every signature on the device is found, not only
+ * the first (an md 0.90 superblock sits at the end of a device that may
+ * also start with an ext4 one).
+ *
+ * With -f the signatures libblkid found are erased (blkid_do_wipe, the
+ * magic bytes only) before the array is created: raidcore overwrites only
+ * its own regions, and a stale md or GPT signature near the end of a member
+ * would make udev, mdadm or the partition code claim the device later.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <blkid/blkid.h>
+#include <uuid/uuid.h>
+
+#include "mkfs.h"
+
+#define WIPE_MAX_ROUNDS 64   /* a signature that survives its wipe: stop */
+
+struct type_name {
+	const char *type;
+	const char *what;
+};
+
+/* Types whose name alone would not tell a user what they are about to lose. */
+static const struct type_name type_names[] = {
+	{ "linux_raid_member", "md" },
+	{ "LVM2_member", "LVM physical volume" },
+	{ "LVM1_member", "LVM1 physical volume" },
+	{ "zfs_member", "ZFS pool member" },
+	{ "crypto_LUKS", "LUKS" },
+	{ "isw_raid_member", "Intel firmware RAID" },
+	{ "ddf_raid_member", "DDF firmware RAID" },
+};
+
+static const char *type_explain(const char *type)
+{
+	for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++)
+		if (!strcmp(type, type_names[i].type))
+			return type_names[i].what;
+	return NULL;
+}
+
+static const char *usage_name(const char *usage)
+{
+	if (!usage)
+		return "a signature";
+	if (!strcmp(usage, "filesystem"))
+		return "a filesystem";
+	if (!strcmp(usage, "raid"))
+		return "a RAID member";
+	if (!strcmp(usage, "crypto"))
+		return "an encrypted volume";
+	return "a signature";
+}
+
+/* Appends "name value" to a comma-separated detail string. */
+static void detail_add(char *buf, size_t len, const char *name,
+		       const char *value)
+{
+	size_t n = strlen(buf);
+
+	if (!value || n >= len)
+		return;
+	snprintf(buf + n, len - n, "%s%s%s", n ? ", " : "", name, value);
+}
+
+static void sig_describe(blkid_probe pr, struct mkfs_sig *s)
+{
+	const char *type = NULL, *usage = NULL, *label = NULL, *uuid = NULL;
+	const char *off = NULL;
+	char quoted[96];
+
+	if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+		snprintf(s->what, sizeof(s->what), "a partition table: %s",
+			 type);
+		blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &off, NULL);
+		blkid_probe_lookup_value(pr, "PTUUID", &uuid, NULL);
+	} else {
+		blkid_probe_lookup_value(pr, "TYPE", &type, NULL);
+		blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+		blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+		blkid_probe_lookup_value(pr, "UUID", &uuid, NULL);
+		blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &off, NULL);
+		type = type ? type : "unknown";
+		snprintf(s->what, sizeof(s->what), "%s: %s", usage_name(usage),
+			 type);
+		detail_add(s->detail, sizeof(s->detail), "", type_explain(type));
+	}
+	if (label)
+		snprintf(quoted, sizeof(quoted), "'%s'", label);
+	detail_add(s->detail, sizeof(s->detail), "label ", label ? quoted : NULL);
+	detail_add(s->detail, sizeof(s->detail), "UUID ", uuid);
+	s->offset = off ? strtoull(off, NULL, 10) : 0;
+}
+
+static struct mkfs_sig *sig_add(struct mkfs_member *m)
+{
+	if (m->nsigs == MKFS_MAX_SIGS) {
+		m->sigs_truncated = true;
+		return NULL;
+	}
+	return memset(&m->sigs[m->nsigs++], 0, sizeof(m->sigs[0]));
+}
+
+static void raidfs_describe(const struct rc_probe *p, struct mkfs_sig *s)
+{
+	char uuid[40], role[40];
+
+	uuid_unparse(p->array_uuid, uuid);
+	if (p->role == 0xffffffffu)
+		snprintf(role, sizeof(role), "a spare");
+	else
+		snprintf(role, sizeof(role), "member %u of %u", p->role,
+			 p->members);
+	snprintf(s->what, sizeof(s->what), "%s of the raidfs %s array %s",
+		 role, rc_level_name(p->level), uuid);
+	snprintf(s->detail, sizeof(s->detail), "label '%s'", p->label);
+	if (!p->label[0])
+		s->detail[0] = '\0';
+	s->raidfs = true;
+}
+
+static int raidfs_find(struct mkfs_member *m)
+{
+	struct rc_probe p;
+	struct mkfs_sig *s;
+	int ret = rc_member_probe(m->dev, &p);
+
+	/* -EINVAL: smaller than a superblock; the plan reports that. */
+	if (ret == -ENODATA || ret == -EINVAL)
+		return 0;
+	if (ret < 0 && ret != -EBADMSG && ret != -EPROTONOSUPPORT) {
+		mkfs_err("%s: cannot be read: %s", m->path, strerror(-ret));
+		return ret;
+	}
+	s = sig_add(m);
+	if (!s)
+		return 0;
+	s->raidfs = true;
+	if (ret == -EBADMSG)
+		snprintf(s->what, sizeof(s->what),
+			 "a damaged raidfs superblock (both copies)");
+	else if (ret == -EPROTONOSUPPORT)
+		snprintf(s->what, sizeof(s->what),
+			 "a raidfs superblock of a newer format");
+	else
+		raidfs_describe(&p, s);
+	return 0;
+}
+
+/* The superblock and partition probers, reporting magic offsets. */
+static void blkid_probe_setup(blkid_probe pr)
+{
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE |
+		BLKID_SUBLKS_USAGE | BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID |
+		BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+}
+
+static int blkid_find(struct mkfs_member *m)
+{
+	blkid_probe pr = blkid_new_probe_from_filename(m->path);
+	struct mkfs_sig *s;
+	int r;
+
+	if (!pr) {
+		mkfs_err("%s: cannot be probed for existing signatures: %s",
+			 m->path, strerror(errno ? errno : EIO));
+		return -EIO;
+	}
+	blkid_probe_setup(pr);
+	while ((r = blkid_do_probe(pr)) == 0) {
+		s = sig_add(m);
+		if (s)
+			sig_describe(pr, s);
+	}
+	blkid_free_probe(pr);
+	if (r < 0) {
+		mkfs_err("%s: cannot be read while probing for signatures",
+			 m->path);
+		return -EIO;
+	}
+	return 0;
+}
+
+int mkfs_sigs_find(struct mkfs_member *m)
+{
+	int ret;
+
+	m->nsigs = 0;
+	ret = raidfs_find(m);
+	if (ret == 0)
+		ret = blkid_find(m);
+	return ret;
+}
+
+/* Erases every signature libblkid finds on m (raidfs's own is overwritten
+ * by the create).  Writes only magic bytes. */
+int mkfs_sigs_wipe(struct mkfs_member *m)
+{
+	blkid_probe pr = NULL;
+	int fd, ret = 0, rounds = 0;
+
+	fd = open(m->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	pr = blkid_new_probe();
+	if (!pr || blkid_probe_set_device(pr, fd, 0, 0) < 0) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	blkid_probe_setup(pr);
+	while (blkid_do_probe(pr) == 0 && ret == 0) {
+		if (++rounds > WIPE_MAX_ROUNDS)
+			ret = -ELOOP;
+		else if (blkid_do_wipe(pr, 0) < 0)
+			ret = errno ? -errno : -EIO;
+	}
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (ret < 0)
+		goto fail;
+	blkid_free_probe(pr);
+	close(fd);
+	return 0;
+fail:
+	mkfs_err("%s: erasing the old signatures failed: %s", m->path,
+		 strerror(-ret));
+	blkid_free_probe(pr);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}

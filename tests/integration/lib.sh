@@ -1,0 +1,185 @@
+# Shared helpers for the integration tests (sourced, bash).
+#
+# Every test calls t_setup first: it makes a private directory $T (mktemp),
+# and an EXIT trap that unmounts whatever the test mounted, kills only the
+# daemons the test started, detaches only the loop devices it attached,
+# and removes $T.  Member images are sparse files in $T.
+#
+#   t_setup
+#   t_images 4 1G               -> $T/m0.img .. $T/m3.img, $IMGS "a:b:c:d"
+#   t_mkfs 5 64K $T/m*.img      -> an array with an empty filesystem
+#   t_mount "$IMGS" $T/mnt [-o opts]   (foreground daemon, PID recorded)
+#   t_umount $T/mnt             -> waits for the daemon; fails unless it
+#                                  exited 0 (flushed, array clean)
+
+set -eu
+
+RAIDFS_BIN=${RAIDFS_BIN:-build/asan}
+case $RAIDFS_BIN in /*) ;; *) RAIDFS_BIN=$(cd "$RAIDFS_BIN" && pwd) ;; esac
+RAIDFS=$RAIDFS_BIN/raidfs
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The system python: tests also run it as an unprivileged user, who cannot
+# reach a per-user interpreter (pyenv and the like).
+PY=${RAIDFS_TEST_PYTHON:-/usr/bin/python3}
+[ -x "$PY" ] || PY=python3
+# ASan: leaks found at exit make the daemon exit non-zero, which t_umount sees.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+
+T=
+T_PIDS=()          # daemons this test started
+T_MOUNTS=()        # mount points this test mounted
+T_LOOPS=()         # loop devices this test attached
+T_RM_AT_EXIT=()    # files outside $T this test created (a helper link)
+declare -A T_PID_OF=()   # mount point -> daemon pid
+
+t_log() { echo "  $*"; }
+t_fail() { echo "  FAIL: $*" >&2; exit 1; }
+
+t_setup() {
+	T=$(mktemp -d /tmp/raidfs-it.XXXXXX)
+	trap t_cleanup EXIT
+	trap 'exit 143' TERM INT HUP
+	[ -x "$RAIDFS" ] || t_fail "no $RAIDFS (build it first)"
+	[ -c /dev/fuse ] || t_fail "no /dev/fuse"
+	[ "$(id -u)" -eq 0 ] || t_fail "integration tests need root (FUSE mounts, setpriv)"
+}
+
+t_is_mounted() {
+	awk -v d="$1" '$5 == d { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+t_pid_alive() {
+	# a zombie has exited; its parent just has not reaped it
+	[ -e "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+t_cleanup() {
+	local rc=$? m p l
+	set +e
+	# daemons started by helper programs (model.py) are listed in $T/pids
+	[ -n "$T" ] && [ -f "$T/pids" ] && T_PIDS+=($(cat "$T/pids"))
+	for m in "${T_MOUNTS[@]}"; do
+		t_is_mounted "$m" && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null \
+			|| fusermount3 -u -z "$m" 2>/dev/null; }
+	done
+	for p in "${T_PIDS[@]}"; do
+		local i
+		for i in $(seq 50); do t_pid_alive "$p" || break; sleep 0.1; done
+		t_pid_alive "$p" && kill -9 "$p" 2>/dev/null
+	done
+	for l in "${T_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for l in "${T_RM_AT_EXIT[@]}"; do rm -rf "$l"; done
+	if [ $rc -ne 0 ] && [ -n "$T" ] && [ -s "$T/daemon.log" ]; then
+		echo "  --- daemon log (last 30 lines) ---" >&2
+		tail -n 30 "$T/daemon.log" >&2
+	fi
+	[ -n "$T" ] && rm -rf "$T"
+	exit $rc
+}
+
+# t_images COUNT SIZE [PREFIX]: sparse member images; sets IMGS and IMG_LIST.
+t_images() {
+	local n=$1 size=$2 prefix=${3:-m} i
+	IMGS=
+	IMG_LIST=()
+	for i in $(seq 0 $((n - 1))); do
+		truncate -s "$size" "$T/$prefix$i.img"
+		IMG_LIST+=("$T/$prefix$i.img")
+	done
+	IMGS=$(IFS=:; echo "${IMG_LIST[*]}")
+}
+
+# t_mkfs LEVEL CHUNK MEMBER...: mkfs.raidfs when it exists, else the
+# daemon's own formatter (raidfs --mkfs).
+t_mkfs() {
+	local level=$1 chunk=$2
+	shift 2
+	if [ -x "$RAIDFS_BIN/mkfs.raidfs" ]; then
+		"$RAIDFS_BIN/mkfs.raidfs" -q -f -l "$level" -c "$chunk" "$@" >>"$T/mkfs.log" 2>&1 \
+			|| { cat "$T/mkfs.log" >&2; t_fail "mkfs.raidfs -l $level failed"; }
+	else
+		"$RAIDFS" --mkfs -l "$level" -c "$chunk" "$@" >>"$T/mkfs.log" 2>&1 \
+			|| { cat "$T/mkfs.log" >&2; t_fail "raidfs --mkfs -l $level failed"; }
+	fi
+}
+
+# t_wait_mounted DIR PID: until DIR is a mount point (or PID died).
+t_wait_mounted() {
+	local i
+	for i in $(seq 200); do
+		t_is_mounted "$1" && return 0
+		[ -n "${2:-}" ] && ! t_pid_alive "$2" && return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# t_mount SOURCE DIR [raidfs options...]: foreground daemon in the
+# background, so the test knows its PID; its stderr goes to $T/daemon.log.
+t_mount() {
+	local src=$1 dir=$2 pid
+	shift 2
+	mkdir -p "$dir"
+	"$RAIDFS" -f "$@" "$src" "$dir" >>"$T/daemon.log" 2>&1 &
+	pid=$!
+	T_PIDS+=("$pid")
+	T_MOUNTS+=("$dir")
+	T_PID_OF[$dir]=$pid
+	t_wait_mounted "$dir" "$pid" || { wait "$pid"; t_fail "raidfs did not mount $dir (exit $?)"; }
+}
+
+# t_try_mount: as t_mount, but returns the daemon's exit status on failure.
+t_try_mount() {
+	local src=$1 dir=$2 pid rc
+	shift 2
+	mkdir -p "$dir"
+	"$RAIDFS" -f "$@" "$src" "$dir" >>"$T/daemon.log" 2>&1 &
+	pid=$!
+	T_PIDS+=("$pid")
+	T_MOUNTS+=("$dir")
+	T_PID_OF[$dir]=$pid
+	t_wait_mounted "$dir" "$pid" && return 0
+	rc=0
+	wait "$pid" || rc=$?
+	return $rc
+}
+
+# t_umount DIR: unmounts and waits for the daemon to flush and exit 0.
+t_umount() {
+	local dir=$1 pid=${T_PID_OF[$1]:-} rc=0
+	umount "$dir" || t_fail "umount $dir"
+	[ -n "$pid" ] || return 0
+	wait "$pid" || rc=$?
+	[ $rc -eq 0 ] || t_fail "daemon for $dir exited $rc after umount"
+	unset "T_PID_OF[$dir]"
+}
+
+# t_daemon_pid DIR: the live raidfs serving DIR (started by mount(8), so
+# not our child).  DIR is inside $T, so no other mount can match.
+t_daemon_pid() {
+	local p
+	for p in $(pgrep -x raidfs); do
+		t_pid_alive "$p" || continue
+		tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF "$1" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# t_wait_gone PID: until a process that is not our child has exited.
+t_wait_gone() {
+	local i
+	for i in $(seq 600); do t_pid_alive "$1" || return 0; sleep 0.05; done
+	return 1
+}
+
+# t_tree_sum DIR: one line per file: path, type, size, mode, content hash.
+t_tree_sum() {
+	(cd "$1" && find . -mindepth 1 \( -name lost+found -prune \) -o -printf '%p %y %s %m\n' | sort) >"$T/.tree.$$"
+	(cd "$1" && find . -mindepth 1 -type f -print0 | sort -z | xargs -0 -r sha256sum) >>"$T/.tree.$$"
+	cat "$T/.tree.$$"
+	rm -f "$T/.tree.$$"
+}
+
+t_expect_fail() {
+	if "$@" 2>/dev/null; then t_fail "expected failure: $*"; fi
+}

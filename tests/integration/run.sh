@@ -1,0 +1,60 @@
+#!/bin/bash
+# Runs the integration tests: every tests/integration/tNNN_*.sh, in order,
+# each in its own process (each makes and removes its own temporary
+# directory, and unmounts what it mounted even when it fails).
+#
+#   RAIDFS_BIN=build/asan tests/integration/run.sh [NAME-PREFIX...]
+#
+# Prints PASS/FAIL per test and ends with "integration: N passed, M failed";
+# exits non-zero when any test failed.  A test listed in
+# tests/integration/SKIP ("name reason...") is skipped with its reason
+# printed; the file exists only when the lead engineer decides so.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+export RAIDFS_BIN=${RAIDFS_BIN:-build/asan}
+TIMEOUT=${RAIDFS_TEST_TIMEOUT:-900}
+
+skip_reason() {
+	[ -f "$HERE/SKIP" ] || return 1
+	awk -v t="$1" '$1 == t { $1 = ""; sub(/^ /, ""); print; found = 1 } END { exit !found }' "$HERE/SKIP"
+}
+
+selected() {
+	local name=$1 p
+	[ ${#PREFIXES[@]} -eq 0 ] && return 0
+	for p in "${PREFIXES[@]}"; do
+		case $name in "$p"*) return 0 ;; esac
+	done
+	return 1
+}
+
+PREFIXES=("$@")
+pass=0
+fail=0
+failed=()
+for t in "$HERE"/t[0-9]*.sh; do
+	name=$(basename "$t" .sh)
+	selected "$name" || continue
+	if reason=$(skip_reason "$name"); then
+		echo "SKIP $name: $reason"
+		continue
+	fi
+	start=$(date +%s)
+	out=$(timeout -k 10 "$TIMEOUT" bash "$t" 2>&1)
+	rc=$?
+	secs=$(($(date +%s) - start))
+	if [ $rc -eq 0 ]; then
+		echo "PASS $name (${secs}s)"
+		pass=$((pass + 1))
+	else
+		[ $rc -eq 124 ] && out="$out
+  timed out after ${TIMEOUT}s"
+		echo "FAIL $name (${secs}s, exit $rc)"
+		echo "$out" | sed 's/^/    /' | tail -n 60
+		fail=$((fail + 1))
+		failed+=("$name")
+	fi
+done
+echo "integration: $pass passed, $fail failed"
+[ $fail -eq 0 ] || { echo "failed: ${failed[*]}"; exit 1; }

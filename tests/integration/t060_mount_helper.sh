@@ -1,0 +1,100 @@
+#!/bin/bash
+# mount(8) and fstab, as a user would: mount -t raidfs, mount -T FSTAB with
+# a configuration file as SOURCE, the options fstab lines carry, umount.
+#
+# mount(8) looks for helpers only in /sbin (and /sbin/fs.d, /sbin/fs), with
+# no way to point it elsewhere, so the test links /sbin/mount.raidfs to the
+# build under test - only when no mount.raidfs is there or the one there
+# already points into a build directory of raidfs - and removes its link at
+# the end.  A lock serializes tests that need the link.
+. "$(dirname "$0")/lib.sh"
+t_setup
+
+HELPER=/sbin/mount.raidfs
+OURS=$RAIDFS_BIN/mount.raidfs
+[ -x "$OURS" ] || t_fail "no $OURS"
+exec 9>/run/lock/raidfs-test-mount-helper.lock
+flock -w 600 9 || t_fail "cannot lock the helper link"
+if [ -L "$HELPER" ] && [ "$(readlink "$HELPER")" = "$OURS" ]; then
+	:
+elif [ -e "$HELPER" ] || [ -L "$HELPER" ]; then
+	t_fail "$HELPER exists and is not a link to $OURS: not replacing it"
+else
+	ln -s "$OURS" "$HELPER"
+	T_RM_AT_EXIT+=("$HELPER")
+fi
+
+t_images 4 512M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+M=$T/mnt
+mkdir "$M"
+T_MOUNTS+=("$M")
+
+wait_umounted() {   # umount returns before the daemon has flushed
+	local pid=$1
+	umount "$M" || t_fail "umount $M"
+	t_wait_gone "$pid" || t_fail "daemon $pid did not exit after umount"
+}
+
+t_log "mount -t raidfs MEMBERS DIR"
+mount -t raidfs "$IMGS" "$M" 2>>"$T/daemon.log" || t_fail "mount -t raidfs"
+t_is_mounted "$M" || t_fail "not mounted"
+pid=$(t_daemon_pid "$M") || t_fail "no daemon"
+T_PIDS+=("$pid")
+echo via-mount >"$M/f"
+wait_umounted "$pid"
+
+t_log "mount -t raidfs with the options fstab lines carry"
+mount -t raidfs -o ro,noatime,nodev,nosuid,nofail,_netdev,noauto,x-systemd.automount,x-systemd.device-timeout=5,comment=x \
+	"$IMGS" "$M" 2>>"$T/daemon.log" || t_fail "mount with fstab options"
+grep " $M " /proc/mounts | grep -q ' ro,' || t_fail "ro not applied"
+grep " $M " /proc/mounts | grep -q 'noatime' || t_fail "noatime not applied"
+[ "$(cat "$M/f")" = via-mount ] || t_fail "data"
+pid=$(t_daemon_pid "$M") || t_fail "no daemon"
+T_PIDS+=("$pid")
+wait_umounted "$pid"
+
+t_log "a garbage value is refused, and nothing is mounted"
+t_expect_fail mount -t raidfs -o degraded=maybe "$IMGS" "$M"
+t_is_mounted "$M" && t_fail "mounted with degraded=maybe"
+
+t_log "the helper's -f (fake) mounts nothing"
+"$OURS" "$IMGS" "$M" -f -o rw 2>/dev/null || t_fail "mount.raidfs -f"
+t_is_mounted "$M" && t_fail "mount.raidfs -f mounted"
+
+t_log "fstab: configuration file as SOURCE, mount -T FILE DIR"
+cat >"$T/data.conf" <<CONF
+# array for the fstab test
+array {
+	members = { $(printf '"%s", ' "${IMG_LIST[@]}" | sed 's/, $//') }
+}
+options {
+	cache_mb = 64
+}
+CONF
+cat >"$T/fstab" <<FSTAB
+# a private fstab
+$T/data.conf $M raidfs defaults,nofail,x-systemd.automount,_netdev 0 0
+FSTAB
+mount -T "$T/fstab" "$M" 2>>"$T/daemon.log" || t_fail "mount -T fstab"
+t_is_mounted "$M" || t_fail "fstab mount"
+grep -q "^$T/data.conf $M fuse.raidfs " /proc/mounts || t_fail "source shown is not the config file"
+[ "$(cat "$M/f")" = via-mount ] || t_fail "data via fstab"
+echo via-fstab >"$M/g"
+pid=$(t_daemon_pid "$M") || t_fail "no daemon"
+T_PIDS+=("$pid")
+wait_umounted "$pid"
+
+t_log "fstab: noauto lines are left alone by mount -a, mounted by name"
+cat >"$T/fstab2" <<FSTAB
+$T/data.conf $M raidfs noauto,ro 0 0
+FSTAB
+mount -a -T "$T/fstab2" 2>>"$T/daemon.log" || t_fail "mount -a"
+t_is_mounted "$M" && t_fail "mount -a mounted a noauto line"
+mount -T "$T/fstab2" "$M" 2>>"$T/daemon.log" || t_fail "mount noauto line by name"
+grep " $M " /proc/mounts | grep -q ' ro,' || t_fail "ro from fstab"
+[ "$(cat "$M/g")" = via-fstab ] || t_fail "data after fstab remount"
+pid=$(t_daemon_pid "$M") || t_fail "no daemon"
+T_PIDS+=("$pid")
+wait_umounted "$pid"
+exit 0

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Degraded operation is invisible to programs: with a member missing (or
+# foreign, or stale) every file reads back and writes work, the log says
+# the array is degraded and names the member, and degraded=refuse refuses.
+. "$(dirname "$0")/lib.sh"
+t_setup
+
+fill() {   # fill DIR: files from empty to several stripes, odd sizes
+	"$PY" - "$1" <<'PYEOF'
+import os, sys, random
+d = sys.argv[1]
+r = random.Random(7)
+os.makedirs(os.path.join(d, "sub"), exist_ok=True)
+for i, size in enumerate([0, 1, 4095, 4096, 4097, 65536, 196608 + 17, 3 << 20, 9 << 20]):
+    with open(os.path.join(d, "sub" if i % 2 else "", "f%d" % i), "wb") as f:
+        f.write(r.randbytes(size))
+os.symlink("sub/f1", os.path.join(d, "link"))
+PYEOF
+}
+
+for level in 5 6; do
+	t_log "RAID $level"
+	rm -f "$T"/*.img
+	t_images 5 512M
+	t_mkfs $level 64K "${IMG_LIST[@]}"
+	t_mount "$IMGS" "$T/mnt"
+	fill "$T/mnt"
+	ref=$(t_tree_sum "$T/mnt")
+	t_umount "$T/mnt"
+
+	t_log "RAID $level: member 2 missing"
+	mv "$T/m2.img" "$T/away2.img"
+	: >"$T/daemon.log"
+	t_mount "$IMGS" "$T/mnt"
+	grep -q DEGRADED "$T/daemon.log" || t_fail "the log does not say degraded"
+	grep -q "m2.img" "$T/daemon.log" || t_fail "the log does not name the missing member"
+	[ "$(t_tree_sum "$T/mnt")" = "$ref" ] || t_fail "degraded read differs"
+	echo "written degraded" >"$T/mnt/new"
+	head -c 5M /dev/urandom >"$T/mnt/new-big"
+	cp "$T/mnt/new-big" "$T/new-big.ref"
+	ref2=$(t_tree_sum "$T/mnt")
+	t_umount "$T/mnt"
+
+	if [ $level = 6 ]; then
+		t_log "RAID 6: members 2 and 4 missing"
+		mv "$T/m4.img" "$T/away4.img"
+		t_mount "$IMGS" "$T/mnt"
+		[ "$(t_tree_sum "$T/mnt")" = "$ref2" ] || t_fail "doubly degraded read differs"
+		t_umount "$T/mnt"
+		mv "$T/away4.img" "$T/m4.img"
+	fi
+
+	t_log "RAID $level: the old member back is stale, left out, still degraded"
+	mv "$T/away2.img" "$T/m2.img"
+	: >"$T/daemon.log"
+	t_mount "$IMGS" "$T/mnt"
+	grep -q DEGRADED "$T/daemon.log" || t_fail "a stale member was taken as current"
+	[ "$(t_tree_sum "$T/mnt")" = "$ref2" ] || t_fail "read with a stale member differs"
+	t_umount "$T/mnt"
+
+	t_log "RAID $level: degraded=refuse"
+	rc=0
+	t_try_mount "$IMGS" "$T/mnt" -o degraded=refuse || rc=$?
+	[ $rc -eq 32 ] || t_fail "degraded=refuse: exit $rc"
+	t_is_mounted "$T/mnt" && t_fail "mounted despite degraded=refuse"
+done
+
+t_log "a foreign member counts as missing"
+rm -f "$T"/*.img
+t_images 4 512M
+t_images 3 512M other
+t_mkfs 5 64K "$T/other0.img" "$T/other1.img" "$T/other2.img"
+t_images 4 512M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt"
+fill "$T/mnt"
+ref=$(t_tree_sum "$T/mnt")
+t_umount "$T/mnt"
+: >"$T/daemon.log"
+t_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt"
+grep -q DEGRADED "$T/daemon.log" || t_fail "foreign member: not degraded"
+[ "$(t_tree_sum "$T/mnt")" = "$ref" ] || t_fail "read with a foreign member differs"
+t_umount "$T/mnt"
+exit 0

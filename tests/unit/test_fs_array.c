@@ -1,0 +1,114 @@
+/*
+ * test_fs_array: the filesystem on a real raidcore array (RAID 5 of four
+ * memory members) through fs_bdev_from_array: format, files, unmount,
+ * reassemble, then the same with a member missing (degraded reads and
+ * writes are invisible to the filesystem), then again with the stale
+ * member offered back.
+ */
+#include "fs_test_util.h"
+#include "rc_test_util.h"
+#include <sys/stat.h>
+
+#define ROOT FS_ROOT_INO
+
+static void write_files(struct fs *fs, struct fs_ctx *ctx, int gen)
+{
+	static uint8_t w[3 << 20];
+	struct fs_attr a;
+	char name[32];
+	uint64_t fh;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "g%d-%d", gen, i);
+		tfs_pattern(w, sizeof(w), (uint64_t)(gen * 10 + i));
+		assert_int_equal(fs_create(fs, ctx, ROOT, name, 0644, O_RDWR, &a,
+					   &fh), 0);
+		assert_int_equal(fs_write(fs, a.ino, 0, sizeof(w) - i * 1000, w),
+				 sizeof(w) - i * 1000);
+		fs_release(fs, a.ino, fh);
+		fs_forget(fs, a.ino, 1);
+	}
+	assert_int_equal(fs_syncfs(fs), 0);
+}
+
+static void check_files(struct fs *fs, int gen)
+{
+	static uint8_t w[3 << 20], r[3 << 20];
+	struct fs_attr a;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "g%d-%d", gen, i);
+		tfs_pattern(w, sizeof(w), (uint64_t)(gen * 10 + i));
+		assert_int_equal(fs_lookup(fs, ROOT, name, &a), 0);
+		fs_forget(fs, a.ino, 1);
+		assert_int_equal(fs_read(fs, a.ino, 0, sizeof(r), r),
+				 sizeof(w) - i * 1000);
+		assert_memory_equal(r, w, sizeof(w) - i * 1000);
+	}
+}
+
+static struct fs *mount_array(struct rc_testbed *tb, uint32_t skip,
+			      struct rc_array **a, struct fs_bdev **b)
+{
+	struct fs *fs;
+
+	*a = tb_assemble(tb, skip, 0);
+	assert_int_equal(fs_bdev_from_array(*a, b), 0);
+	assert_int_equal(fs_mount(*b, 0, &fs), 0);
+	return fs;
+}
+
+static void unmount_array(struct fs *fs, struct rc_array *a, struct fs_bdev *b)
+{
+	assert_int_equal(fs_unmount(fs), 0);
+	fs_bdev_close(b);
+	assert_int_equal(rc_array_close(a), 0);
+}
+
+static void test_fs_on_raid5(void **state)
+{
+	struct fs_ctx ctx = { 0, 0, 022 };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct fs_bdev *b;
+	struct fs *fs;
+
+	(void)state;
+	tb_init(&tb, 4, 64ull << 20);
+	tb_create(&tb, RC_RAID5, 64 << 10, 0);
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(fs_bdev_from_array(a, &b), 0);
+	assert_true(b->stripe_blocks == 48);
+	assert_int_equal(fs_format(b, NULL), 0);
+	fs_bdev_close(b);
+	assert_int_equal(rc_array_close(a), 0);
+
+	fs = mount_array(&tb, 0, &a, &b);
+	write_files(fs, &ctx, 1);
+	unmount_array(fs, a, b);
+
+	/* member 2 missing: everything reads, new files write */
+	fs = mount_array(&tb, 1u << 2, &a, &b);
+	check_files(fs, 1);
+	write_files(fs, &ctx, 2);
+	unmount_array(fs, a, b);
+
+	/* member 2 is stale now and left out; the rest carry everything */
+	fs = mount_array(&tb, 0, &a, &b);
+	check_files(fs, 1);
+	check_files(fs, 2);
+	unmount_array(fs, a, b);
+	tb_fini(&tb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fs_on_raid5),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
