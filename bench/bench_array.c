@@ -83,7 +83,7 @@ static void bench_raid(const char *dir, uint64_t mib, uint8_t *buf,
 	struct rc_array *a;
 	struct rc_info info;
 	char path[16][512], err[256], name[64];
-	double t0, tw, tr, trand;
+	double t0, tw, tr, trand, trebuild;
 	uint64_t dev_bytes = (mib << 20) / (uint64_t)(members - (level == RC_RAID6 ? 2 : 1))
 			     + (64ull << 20);
 	uint64_t n;
@@ -130,10 +130,30 @@ static void bench_raid(const char *dir, uint64_t mib, uint8_t *buf,
 			rc_flush(a);
 	}
 	trand = now() - t0;
+	rc_flush(a);
+	/* Rebuild of one member onto a fresh file. */
+	{
+		char rpath[600];
+		struct rc_dev *nd;
+		int fd;
+
+		snprintf(rpath, sizeof(rpath), "%s.new", path[1]);
+		fd = open(rpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)dev_bytes) < 0)
+			exit(1);
+		close(fd);
+		if (rc_dev_open_file(rpath, 0, &nd) < 0 || rc_member_fail(a, 1) < 0)
+			exit(1);
+		t0 = now();
+		if (rc_member_replace(a, 1, nd, NULL, NULL) < 0)
+			exit(1);
+		trebuild = now() - t0;
+		unlink(rpath);
+	}
 	snprintf(name, sizeof(name), "raidcore %s x%d", rc_level_name(level),
 		 members);
-	printf("%-22s %10.0f %10.0f %12.0f\n", name, n / tw, n / tr,
-	       n * 64 * 4096 / 1048576.0 / trand);
+	printf("%-22s %10.0f %10.0f %12.0f %10.2f s\n", name, n / tw, n / tr,
+	       n * 64 * 4096 / 1048576.0 / trand, trebuild);
 	rc_array_close(a);
 	for (int i = 0; i < members; i++)
 		unlink(path[i]);
@@ -146,9 +166,9 @@ int main(int argc, char **argv)
 	uint8_t *buf = aligned_alloc(4096, 1 << 20);
 
 	fill(buf, 1 << 20, 1);
-	printf("%-22s %10s %10s %12s   (MB/s, %llu MiB in %s)\n", "",
-	       "seq write", "seq read", "rand 4K wr", (unsigned long long)mib,
-	       dir);
+	printf("%-22s %10s %10s %12s %12s   (MB/s, %llu MiB in %s)\n", "",
+	       "seq write", "seq read", "rand 4K wr", "rebuild 1",
+	       (unsigned long long)mib, dir);
 	bench_plain(dir, mib, buf);
 	bench_raid(dir, mib, buf, RC_RAID5, 4);
 	bench_raid(dir, mib, buf, RC_RAID6, 6);

@@ -198,6 +198,10 @@ static int fs_start(struct daemon_state *s)
 			" (no raidfs filesystem on this array?)" : "");
 		return ret;
 	}
+	/* Keep the array redundant from now on: resume an interrupted
+	 * rebuild, rebuild onto a spare when a member fails. */
+	if (!s->o.ro && rc_array_start_recovery(s->ra.array) < 0)
+		rfs_log(LOG_WARNING, "cannot start the recovery thread");
 	if (!fs_get_info(s->d.fs, &info) && !info.was_clean)
 		rfs_log(LOG_NOTICE, "filesystem was not unmounted cleanly: "
 			"replayed %llu journal transactions, freed %llu orphans",

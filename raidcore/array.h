@@ -177,6 +177,7 @@ uint32_t rc_stripe_take_dirty(struct rc_array *a, uint64_t *out,
  * dirty list after a failed commit. */
 void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st);
 void rc_stripe_relist(struct rc_array *a, struct rc_stripe *st);
+void rc_stripe_forget(struct rc_array *a, struct rc_stripe *st);
 
 /* ---- read.c: reads, verification, reconstruction ---- */
 /*

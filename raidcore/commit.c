@@ -466,3 +466,42 @@ int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 		ret = rc_commit(a, false);
 	return ret;
 }
+
+/*
+ * Discard: whole stripes inside the range become "never written" - every
+ * column's table entries go to 0, so they read as zeros, parity included,
+ * and rebuild and scrub skip them.  The table blocks reach the media with
+ * the next commit; until then a crash brings back the old, still
+ * consistent, contents.  Parts of stripes at the edges are left alone (a
+ * discard is advisory, like TRIM).
+ */
+int rc_discard(struct rc_array *a, uint64_t block, uint64_t count)
+{
+	uint64_t sb = a->stripe_blocks, first, last;
+	struct rc_stripe_map map;
+	struct rc_stripe *st;
+	int ret = 0;
+
+	if (a->rdonly)
+		return -EROFS;
+	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
+		return -EINVAL;
+	first = RC_DIV_ROUND_UP(block, sb);
+	last = (block + count) / sb;
+	for (uint64_t s = first; s < last && ret == 0; s++) {
+		rc_geom_stripe(&a->g, s, &map);
+		st = rc_stripe_lock(a, s);
+		if (st->data)
+			rc_stripe_forget(a, st);
+		for (uint32_t c = 0; c < map.ncols && ret == 0; c++) {
+			if (!rc_member_usable(a, (int)map.col[c].member, s))
+				continue;
+			for (uint32_t r = 0; r < a->g.chunk_blocks && ret == 0; r++)
+				ret = rc_csum_update(a, (int)map.col[c].member,
+						     map.col[c].offset + r,
+						     RC_CSUM_UNWRITTEN);
+		}
+		rc_stripe_unlock(a, st);
+	}
+	return ret;
+}

@@ -219,8 +219,9 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 			free(e->unknown);
 			e->unknown = NULL;
 		}
+		e->dirty = true;
 	}
-	if (rc_csum_get(e->block, j) != csum || !e->unknown) {
+	if (rc_csum_get(e->block, j) != csum) {
 		rc_csum_set(e->block, j, csum);
 		e->dirty = true;
 	}

@@ -177,6 +177,12 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf);
 int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 	     const void *buf);
 int rc_flush(struct rc_array *a);
+/*
+ * The filesystem no longer needs [block, block + count): whole stripes in
+ * it become "never written" (they read as zeros and cost nothing to
+ * rebuild or scrub).  Advisory, like TRIM; durable with the next flush.
+ */
+int rc_discard(struct rc_array *a, uint64_t block, uint64_t count);
 
 /* ---- Status -------------------------------------------------------------- */
 enum rc_member_state {

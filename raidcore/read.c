@@ -86,6 +86,19 @@ static void repair_block(struct rc_array *a, const struct rc_col *col,
 	atomic_fetch_add(&a->m[slot].repaired, 1);
 }
 
+/* Every table entry of the rows is 0: nothing there to read. */
+static bool col_unwritten(struct rc_array *a, const struct rc_col *col,
+			  uint32_t r0, uint32_t nr)
+{
+	uint64_t csum;
+
+	for (uint32_t r = r0; r < r0 + nr; r++)
+		if (rc_csum_lookup(a, (int)col->member, col->offset + r, &csum) ||
+		    csum != RC_CSUM_UNWRITTEN)
+			return false;
+	return true;
+}
+
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint32_t r0, uint32_t nr, uint8_t **cols, uint8_t **state)
 {
@@ -95,6 +108,12 @@ int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		if (!rc_member_usable(a, (int)mp->col[c].member, mp->stripe)) {
 			memset(state[c], BLK_ABSENT, nr);
+			continue;
+		}
+		if (col_unwritten(a, &mp->col[c], r0, nr)) {
+			/* Never written (or discarded): zeros, no I/O. */
+			memset(cols[c], 0, (size_t)nr * RC_BLOCK_SIZE);
+			memset(state[c], BLK_OK, nr);
 			continue;
 		}
 		io[nio++] = (struct rc_io){

@@ -216,3 +216,25 @@ void rc_stripe_relist(struct rc_array *a, struct rc_stripe *st)
 	a->ndirty_stripes++;
 	pthread_mutex_unlock(&a->cache_lock);
 }
+
+/* Drops a stripe's dirty data (it was discarded).  Under the stripe lock. */
+void rc_stripe_forget(struct rc_array *a, struct rc_stripe *st)
+{
+	struct rc_stripe **pp;
+
+	pthread_mutex_lock(&a->cache_lock);
+	for (pp = &a->dirty_head; *pp; pp = &(*pp)->dnext) {
+		if (*pp == st) {
+			*pp = st->dnext;
+			a->ndirty_stripes--;
+			break;
+		}
+	}
+	st->dirty_listed = false;
+	pthread_mutex_unlock(&a->cache_lock);
+	free(st->data);
+	free(st->dirty);
+	st->data = NULL;
+	st->dirty = NULL;
+	st->ndirty = 0;
+}

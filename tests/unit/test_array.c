@@ -351,6 +351,50 @@ static void test_spare_automatic(void **state)
 	tb_fini(&tb);
 }
 
+/* Discarded whole stripes read as zeros, stay consistent, and partial
+ * stripes at the edges keep their data. */
+static void test_discard(void **state)
+{
+	const enum rc_level levels[] = { RC_RAID5, RC_RAID6, RC_RAID1, RC_RAID10 };
+
+	for (int l = 0; l < 4; l++) {
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_scrub_report rep;
+		struct model m;
+		uint64_t seed = 77, first, last;
+
+		tb_init(&tb, 4, DEV_BYTES);
+		tb_create(&tb, levels[l], 16384, 0);
+		a = tb_assemble(&tb, 0, 0);
+		model_init(&m, a);
+		rc_array_info(a, &info);
+		write_random(a, &m, &seed, 40);
+		assert_int_equal(rc_flush(a), 0);
+		/* From the middle of one stripe to the middle of another. */
+		first = info.stripe_blocks * 3 + 1;
+		last = info.stripe_blocks * 9 + 2;
+		assert_int_equal(rc_discard(a, first, last - first), 0);
+		for (uint64_t b = info.stripe_blocks * 4;
+		     b < info.stripe_blocks * 9; b++)
+			m.gen[b] = 0;
+		verify_all(a, &m);
+		write_random(a, &m, &seed, 5);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		verify_all(a, &m);
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.csum_errors + rep.parity_mismatches, 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 1u << 2, 0);         /* and degraded */
+		verify_all(a, &m);
+		assert_int_equal(rc_array_close(a), 0);
+		free(m.gen);
+		tb_fini(&tb);
+	}
+}
+
 struct worker {
 	struct rc_array *a;
 	uint64_t first, count;      /* this thread's region */
@@ -452,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
+		cmocka_unit_test(test_discard),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
