@@ -81,6 +81,16 @@ struct rc_array {
 	struct rc_stripe **htab;
 	uint32_t hsize;
 	struct rc_stripe *dirty_head;   /* stripes with dirty data */
+	/* Free stripe data buffers, reused: allocating and freeing them (they
+	 * are large, so malloc maps and unmaps them) costs page faults on
+	 * every stripe.  pool_lock is a leaf. */
+	pthread_mutex_t pool_lock;
+	void **pool;
+	uint32_t npool, pool_max;
+	/* Journal record buffers, reused by every commit (commit_lock). */
+	uint8_t **jbuf;
+	size_t *jbuf_cap;
+	uint32_t njbuf;
 	atomic_uint ndirty_stripes;     /* read without cache_lock as a hint */
 	uint32_t max_dirty_stripes;
 
@@ -229,6 +239,7 @@ int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
 bool rc_journal_fits(struct rc_array *a, const uint32_t *n);
 int rc_journal_checkpoint(struct rc_array *a, bool clean);
 int rc_journal_replay(struct rc_array *a);
+void rc_journal_fini(struct rc_array *a);
 
 static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 {

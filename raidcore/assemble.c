@@ -263,6 +263,7 @@ static void array_free(struct rc_array *a)
 {
 	rc_recovery_stop(a);
 	rc_io_stop(a);
+	rc_journal_fini(a);
 	rc_csum_fini(a);
 	rc_stripe_table_fini(a);
 	rc_overlay_free(a);

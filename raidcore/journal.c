@@ -78,18 +78,61 @@ bool rc_journal_fits(struct rc_array *a, const uint32_t *n)
 	return true;
 }
 
-/* Builds header + payload of member m's record of transaction k. */
-static uint8_t *record_build(struct rc_array *a, uint32_t m,
+/* Record buffer i, at least bytes long, kept for the next commit. */
+static uint8_t *jbuf_get(struct rc_array *a, uint32_t i, size_t bytes)
+{
+	if (i >= a->njbuf) {
+		uint32_t n = i + 16;
+		uint8_t **nb = realloc(a->jbuf, n * sizeof(*nb));
+		size_t *nc;
+
+		if (!nb)
+			return NULL;
+		a->jbuf = nb;
+		nc = realloc(a->jbuf_cap, n * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		a->jbuf_cap = nc;
+		for (uint32_t k = a->njbuf; k < n; k++) {
+			a->jbuf[k] = NULL;
+			a->jbuf_cap[k] = 0;
+		}
+		a->njbuf = n;
+	}
+	if (a->jbuf_cap[i] < bytes) {
+		free(a->jbuf[i]);
+		a->jbuf_cap[i] = 0;
+		a->jbuf[i] = rc_buf_alloc(bytes);
+		if (!a->jbuf[i])
+			return NULL;
+		a->jbuf_cap[i] = bytes;
+	}
+	return a->jbuf[i];
+}
+
+void rc_journal_fini(struct rc_array *a)
+{
+	for (uint32_t i = 0; i < a->njbuf; i++)
+		free(a->jbuf[i]);
+	free(a->jbuf);
+	free(a->jbuf_cap);
+	a->jbuf = NULL;
+	a->jbuf_cap = NULL;
+	a->njbuf = 0;
+}
+
+/* Builds header + payload of member m's record of transaction k into
+ * record buffer idx. */
+static uint8_t *record_build(struct rc_array *a, uint32_t idx, uint32_t m,
 			     const struct rc_jwrite *w, uint32_t nent,
 			     uint64_t seq, uint64_t batch_end,
 			     uint64_t participants, uint64_t pos)
 {
 	struct rc_jhdr *h = calloc(1, sizeof(*h));
-	uint8_t *rec = rc_buf_alloc((size_t)(1 + nent) * RC_BLOCK_SIZE);
+	uint8_t *rec = jbuf_get(a, idx, (size_t)(1 + nent) * RC_BLOCK_SIZE);
 
 	if (!h || !rec) {
 		free(h);
-		free(rec);
 		return NULL;
 	}
 	h->seq = seq;
@@ -138,7 +181,7 @@ static int records_write(struct rc_array *a, struct rc_jwrite **w,
 			a->m[m].jhead = pos + 1 + e;
 			io[i] = (struct rc_io){ .member = (int)m, .write = true,
 				.block = ring_block(a, pos), .count = 1 + e };
-			io[i].buf = record_build(a, m,
+			io[i].buf = record_build(a, i, m,
 				w[m] + k * RC_JHDR_MAX_ENTRIES, e,
 				a->jseq + 1 + k, a->jseq + ntx, part, pos);
 			if (!io[i++].buf)
@@ -152,7 +195,6 @@ static int records_write(struct rc_array *a, struct rc_jwrite **w,
 		if (ret == 0 && io[i].err < 0)
 			rc_member_set_faulty(a, io[i].member,
 					     "journal write failed");
-		free(io[i].buf);
 	}
 	free(io);
 	if (ret == 0 && rc_array_failed(a))

@@ -20,8 +20,37 @@
 
 #define STRIPE_BUCKETS 8192
 
+static void *pool_get(struct rc_array *a)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&a->pool_lock);
+	if (a->npool)
+		p = a->pool[--a->npool];
+	pthread_mutex_unlock(&a->pool_lock);
+	return p ? p : rc_buf_alloc((size_t)a->stripe_blocks * RC_BLOCK_SIZE);
+}
+
+static void pool_put(struct rc_array *a, void *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&a->pool_lock);
+	if (a->npool < a->pool_max) {
+		a->pool[a->npool++] = p;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&a->pool_lock);
+	free(p);
+}
+
 int rc_stripe_table_init(struct rc_array *a)
 {
+	a->pool_max = 256;
+	a->pool = calloc(a->pool_max, sizeof(*a->pool));
+	if (!a->pool)
+		return -ENOMEM;
+	pthread_mutex_init(&a->pool_lock, NULL);
 	a->hsize = STRIPE_BUCKETS;
 	a->htab = calloc(a->hsize, sizeof(*a->htab));
 	if (!a->htab)
@@ -52,6 +81,11 @@ void rc_stripe_table_fini(struct rc_array *a)
 	}
 	free(a->htab);
 	a->htab = NULL;
+	while (a->npool)
+		free(a->pool[--a->npool]);
+	free(a->pool);
+	a->pool = NULL;
+	pthread_mutex_destroy(&a->pool_lock);
 	pthread_mutex_destroy(&a->cache_lock);
 	pthread_cond_destroy(&a->cache_cond);
 }
@@ -123,7 +157,7 @@ int rc_stripe_ensure_data(struct rc_array *a, struct rc_stripe *st)
 
 	if (st->data)
 		return 0;
-	st->data = rc_buf_alloc((size_t)a->stripe_blocks * RC_BLOCK_SIZE);
+	st->data = pool_get(a);
 	st->dirty = calloc(words, sizeof(uint64_t));
 	if (!st->data || !st->dirty) {
 		free(st->data);
@@ -198,7 +232,7 @@ uint32_t rc_stripe_take_dirty(struct rc_array *a, uint64_t *out,
 
 void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st)
 {
-	free(st->data);
+	pool_put(a, st->data);
 	free(st->dirty);
 	st->data = NULL;
 	st->dirty = NULL;
@@ -232,7 +266,7 @@ void rc_stripe_forget(struct rc_array *a, struct rc_stripe *st)
 	}
 	st->dirty_listed = false;
 	pthread_mutex_unlock(&a->cache_lock);
-	free(st->data);
+	pool_put(a, st->data);
 	free(st->dirty);
 	st->data = NULL;
 	st->dirty = NULL;
