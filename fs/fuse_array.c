@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uuid/uuid.h>
 
 #include "raidcore.h"
@@ -31,14 +32,45 @@ static void err_set(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Opens paths[0..n) into devs; returns how many opened. */
+/*
+ * A member in use (-EBUSY: another daemon, or one still shutting down after
+ * umount, holds its lock) is waited for, up to BUSY_WAIT_MS, and is never
+ * counted as missing: assembling around it would mark it stale while the
+ * other daemon still writes it.
+ */
+#define BUSY_WAIT_MS 10000
+
+static int member_open(const char *path, unsigned flags, struct rc_dev **dev)
+{
+	struct timespec nap = { 0, 100 * 1000 * 1000 };
+	int ret, waited = 0;
+
+	while ((ret = rc_dev_open_file(path, flags, dev)) == -EBUSY &&
+	       waited < BUSY_WAIT_MS) {
+		if (waited == 0)
+			rfs_log(LOG_NOTICE, "member %s is in use; waiting for it",
+				path);
+		nanosleep(&nap, NULL);
+		waited += 100;
+	}
+	return ret;
+}
+
+/* Opens paths[0..n) into devs: the number opened, or -EBUSY (with the
+ * member named in err) when one stays in use. */
 static int members_open(char **paths, int n, unsigned flags,
-			struct rc_dev **devs)
+			struct rc_dev **devs, char *err, size_t errlen)
 {
 	int i, ret, opened = 0;
 
 	for (i = 0; i < n; i++) {
-		ret = rc_dev_open_file(paths[i], flags, &devs[i]);
+		ret = member_open(paths[i], flags, &devs[i]);
+		if (ret == -EBUSY) {
+			devs[i] = NULL;
+			err_set(err, errlen, "member %s is in use (mounted "
+				"elsewhere, or being checked)", paths[i]);
+			return ret;
+		}
 		if (ret) {
 			devs[i] = NULL;
 			rfs_log(LOG_WARNING, "member %s: %s; counting it as missing",
@@ -122,8 +154,16 @@ static int array_assemble(const struct config_source *src,
 
 	if (!devs)
 		goto out;
-	members_open(src->members, src->nmembers, dflags, devs);
-	members_open(src->spares, src->nspares, dflags, devs + src->nmembers);
+	ret = members_open(src->members, src->nmembers, dflags, devs, err,
+			   errlen);
+	if (ret >= 0)
+		ret = members_open(src->spares, src->nspares, dflags,
+				   devs + src->nmembers, err, errlen);
+	if (ret < 0) {
+		for (i = 0; i < n; i++)
+			rc_dev_close(devs[i]);
+		goto out;
+	}
 	ret = rc_array_assemble(devs, n, aflags, out, err, errlen);
 	if (ret) {
 		if (!err[0])
