@@ -8,8 +8,8 @@
  * "." and "..".  A key never changes while its entry exists, which is what
  * makes readdir cookies stable across concurrent inserts and deletes.
  *
- * Caller holds fs->ns_lock (write for changes, inside a transaction) and
- * marks dp dirty after a change.
+ * Caller holds dp->lock (write for changes, inside a transaction) or
+ * fs->ns_lock for writing, and marks dp dirty after a change.
  */
 #include <string.h>
 #include "fs_int.h"

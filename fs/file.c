@@ -168,49 +168,35 @@ static void bounce_zero_past_eof(struct fs_inode *ip, uint64_t off,
 		memset(tmp + (end - base), 0, lim - end);
 }
 
-ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf)
+/* Before any change: room for the holes, and a safe end of file to grow. */
+static int write_prepare(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			 size_t size, uint64_t b0, uint64_t nb)
 {
-	uint64_t b0, nb, holes;
-	uint8_t *tmp = (uint8_t *)buf;
+	uint64_t holes = fs_ext_holes(fs, ip, b0, b0 + nb);
+	int err;
+
+	err = holes ? fs_space_reserve(fs, holes + 8) : 0;
+	if (!err && off + size > ip->d.size)
+		err = fs_file_prepare_grow(fs, ip);
+	if (!err && off > ip->d.size && (ip->d.size >> FS_BSHIFT) < b0)
+		err = fs_zero_block_tail(fs, ip, ip->d.size);
+	return err;
+}
+
+/* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered). */
+static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			size_t size, const uint8_t *blocks, uint64_t b0,
+			uint64_t nb)
+{
 	struct fs_tx *tx;
 	int err;
 
-	if (!size)
-		return 0;
-	if (off >= FS_MAX_FILE_SIZE || size > FS_MAX_FILE_SIZE - off)
-		return -EFBIG;
-	b0 = off >> FS_BSHIFT;
-	nb = ((off + size - 1) >> FS_BSHIFT) - b0 + 1;
-	holes = fs_ext_holes(fs, ip, b0, b0 + nb);
-	err = holes ? fs_space_reserve(fs, holes + 8) : 0;
-	if (err)
-		return err;
-	if (off + size > ip->d.size) {
-		err = fs_file_prepare_grow(fs, ip);
-		if (err)
-			return err;
-	}
-	if (off > ip->d.size && (ip->d.size >> FS_BSHIFT) < b0) {
-		err = fs_zero_block_tail(fs, ip, ip->d.size);
-		if (err)
-			return err;
-	}
-	if ((off | size) & (FS_BSIZE - 1)) {
-		err = bounce_alloc(nb, &tmp);
-		if (!err)
-			err = write_edges(fs, ip, off, size, tmp, b0, nb);
-		if (err)
-			goto out;
-		memcpy(tmp + (off & (FS_BSIZE - 1)), buf, size);
-		bounce_zero_past_eof(ip, off, size, tmp, b0, nb);
-	}
 	err = fs_tx_begin(fs, &tx);
 	if (err)
-		goto out;
+		return err;
 	err = fs_ext_fill(fs, tx, ip, b0, b0 + nb, false);
 	if (!err)
-		err = file_write_blocks(fs, ip, b0, nb, tmp);
+		err = file_write_blocks(fs, ip, b0, nb, blocks);
 	if (!err)
 		err = fs_ext_mark_written(fs, tx, ip, b0, b0 + nb);
 	if (!err) {
@@ -222,6 +208,35 @@ ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	if (fs_inode_dirty(fs, tx, ip) && !err)
 		err = -EIO;
 	fs_tx_end(fs, tx);
+	return err;
+}
+
+ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      size_t size, const void *buf)
+{
+	uint8_t *tmp = (uint8_t *)buf;
+	uint64_t b0, nb;
+	int err;
+
+	if (!size)
+		return 0;
+	if (off >= FS_MAX_FILE_SIZE || size > FS_MAX_FILE_SIZE - off)
+		return -EFBIG;
+	b0 = off >> FS_BSHIFT;
+	nb = ((off + size - 1) >> FS_BSHIFT) - b0 + 1;
+	err = write_prepare(fs, ip, off, size, b0, nb);
+	if (err)
+		return err;
+	if ((off | size) & (FS_BSIZE - 1)) {
+		err = bounce_alloc(nb, &tmp);
+		if (!err)
+			err = write_edges(fs, ip, off, size, tmp, b0, nb);
+		if (err)
+			goto out;
+		memcpy(tmp + (off & (FS_BSIZE - 1)), buf, size);
+		bounce_zero_past_eof(ip, off, size, tmp, b0, nb);
+	}
+	err = write_commit(fs, ip, off, size, tmp, b0, nb);
 out:
 	if (tmp != buf)
 		free(tmp);

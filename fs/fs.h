@@ -35,8 +35,10 @@
  * when the data and the metadata they cover are durable on the bdev.
  *
  * Lock order (take left before right; fs_int.h declares the locks):
- *   fs->ns_lock (rwlock: namespace changes write, lookup/readdir read)
- *     -> inode->lock (rwlock; several only in ascending inode number)
+ *   fs->ns_lock (rwlock: rename and fs_check write, other name ops read)
+ *     -> inode->lock (rwlock; a directory's lock guards its names; several
+ *        only in ascending inode number, never a child's while holding
+ *        its directory's)
  *       -> journal handle (fs_tx_begin may wait for a commit; a thread that
  *          holds a handle never waits for an inode lock or ns_lock)
  *         -> fs->orphan_lock -> fs->alloc.lock -> fs->j.lock

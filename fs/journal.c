@@ -733,14 +733,9 @@ static int replay_apply(struct fs *fs, const struct replay_tx *r)
 	return err;
 }
 
-int fs_journal_load(struct fs *fs)
+static void journal_init(struct fs *fs)
 {
 	struct fs_journal *j = &fs->j;
-	struct replay_tx r = { 0 };
-	struct fs_jsb_disk *jsb;
-	uint8_t *blk = NULL;
-	uint64_t seq, pos;
-	int err;
 
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_init(&j->commit_lock, NULL);
@@ -750,53 +745,83 @@ int fs_journal_load(struct fs *fs)
 	j->ring_start = j->jsb_blk + 1;
 	j->ring_blocks = fs_le64(fs->sb.journal_blocks) - 1;
 	j->tx_limit = j->ring_blocks / 4;
-	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
-		return -ENOMEM;
+	j->interval_ms = 5000;
+}
+
+/* Where replay starts: the journal superblock's sequence and position. */
+static int jsb_read(struct fs *fs, uint8_t *blk, uint64_t *seq, uint64_t *pos)
+{
+	struct fs_journal *j = &fs->j;
+	struct fs_jsb_disk *jsb = (struct fs_jsb_disk *)blk;
+	int err;
+
 	err = fs_bdev_read(fs->bdev, j->jsb_blk, 1, blk);
 	if (err)
-		goto out;
-	jsb = (struct fs_jsb_disk *)blk;
-	err = fs_bhdr_check(blk, FS_BT_JSB, j->jsb_blk);
-	if (err || fs_le64(jsb->h.owner) != FS_JDESC_ID(fs)) {
+		return err;
+	if (fs_bhdr_check(blk, FS_BT_JSB, j->jsb_blk) ||
+	    fs_le64(jsb->h.owner) != FS_JDESC_ID(fs)) {
 		fprintf(stderr, "raidfs: journal superblock is damaged\n");
-		err = -EUCLEAN;
-		goto out;
+		return -EUCLEAN;
 	}
-	seq = fs_le64(jsb->start_seq);
-	pos = fs_le64(jsb->start_pos) % j->ring_blocks;
-	j->tail = pos;
-	while ((err = replay_read_tx(fs, &pos, seq, blk, &r)) == 1) {
+	*seq = fs_le64(jsb->start_seq);
+	*pos = fs_le64(jsb->start_pos) % j->ring_blocks;
+	return 0;
+}
+
+/* Applies every committed transaction from (seq, pos) on. */
+static int replay_all(struct fs *fs, uint8_t *blk, uint64_t *seq,
+		      uint64_t *pos)
+{
+	struct replay_tx r = { 0 };
+	int err;
+
+	while ((err = replay_read_tx(fs, pos, *seq, blk, &r)) == 1) {
 		err = replay_apply(fs, &r);
 		if (err)
-			goto out;
-		seq++;
-		j->replayed++;
+			break;
+		(*seq)++;
+		fs->j.replayed++;
 	}
+	free(r.target);
+	free(r.data);
+	*pos %= fs->j.ring_blocks;
+	return err;
+}
+
+int fs_journal_load(struct fs *fs)
+{
+	struct fs_journal *j = &fs->j;
+	uint8_t *blk = NULL;
+	uint64_t seq, pos;
+	int err;
+
+	journal_init(fs);
+	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
+		return -ENOMEM;
+	err = jsb_read(fs, blk, &seq, &pos);
 	if (err)
 		goto out;
-	pos %= j->ring_blocks;
-	if (j->replayed && !fs->rdonly) {
+	j->tail = pos;
+	err = replay_all(fs, blk, &seq, &pos);
+	if (!err && j->replayed && !fs->rdonly) {
+		/* Replayed blocks durable, then the ring is empty again. */
 		err = fs_bdev_flush(fs->bdev);
 		if (!err)
 			err = jsb_write(fs->bdev, j->jsb_blk, FS_JDESC_ID(fs),
 					seq, pos);
 		if (!err)
 			err = fs_bdev_flush(fs->bdev);
-		if (err)
-			goto out;
 		j->tail = pos;
 	}
+	if (err)
+		goto out;
 	j->head = pos;
 	j->used = (j->head + j->ring_blocks - j->tail) % j->ring_blocks;
 	j->committed_seq = seq - 1;
-	j->interval_ms = 5000;
-	err = -ENOMEM;
 	j->running = tx_new(seq);
-	if (j->running)
-		err = 0;
+	if (!j->running)
+		err = -ENOMEM;
 out:
-	free(r.target);
-	free(r.data);
 	free(blk);
 	return err;
 }

@@ -2,11 +2,14 @@
  * namei: the namespace operations of fs.h (lookup, create, link, unlink,
  * rename, readdir).
  *
- * Every operation that changes names holds fs->ns_lock for writing, so
- * namespace changes are serialized (the kernel already serializes them per
- * directory) and lookups and readdir, which hold it for reading, see a
- * consistent tree; the inode locks of the inodes whose attributes change
- * are taken under it, in ascending inode order.
+ * Locking: a directory's names are guarded by its inode lock (read for
+ * lookup and readdir, write to change them), so work in different
+ * directories proceeds in parallel.  Every operation here holds
+ * fs->ns_lock for reading; rename (rename.c) holds it for writing, which
+ * keeps the tree still while it checks for loops.  When an operation needs
+ * several inode locks it takes them in ascending inode order (fs_lockset),
+ * and lookup and readdir drop the directory's lock before they take a
+ * child's, so no two threads ever wait for each other's inode locks.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -67,6 +70,7 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&fs->ns_lock);
+	pthread_rwlock_rdlock(&dp->lock);
 	if (!strcmp(name, "."))
 		ino = dp->ino;
 	else if (!strcmp(name, ".."))
@@ -74,10 +78,13 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	else
 		err = dp->d.nlink ? fs_dir_lookup(fs, dp, name, &ino, NULL) :
 				    -ENOENT;
+	/* The reference is taken while the name still names the inode. */
 	if (!err)
 		err = fs_iget(fs, ino, &ip);
-	if (!err) {
+	if (!err)
 		fs_inode_ref(fs, ip, 1, 0);
+	pthread_rwlock_unlock(&dp->lock);
+	if (!err) {
 		pthread_rwlock_rdlock(&ip->lock);
 		fs_inode_to_attr(fs, ip, attr);
 		pthread_rwlock_unlock(&ip->lock);
@@ -97,15 +104,14 @@ struct new_node {
 	int lookups, opens;     /* references the caller takes */
 };
 
-/* Caller holds ns_lock (write) and dp->lock; a transaction is open. */
-static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
-			 const char *name, const struct new_node *nn,
-			 struct fs_inode **out)
+/* Caller holds dp->lock (write); a transaction is open. */
+/* A new inode as dp's child: owner, setgid and ACL inheritance, umask. */
+static int create_inode(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+			const struct new_node *nn, struct fs_inode **out)
 {
 	mode_t mode = nn->mode;
 	gid_t gid = nn->ctx->gid;
 	struct fs_inode *ip;
-	ssize_t n;
 	int err;
 
 	if (dp->d.mode & S_ISGID) {
@@ -117,6 +123,10 @@ static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	if (err)
 		return err;
 	ip->d.rdev = (S_ISCHR(mode) || S_ISBLK(mode)) ? nn->rdev : 0;
+	if (S_ISDIR(mode)) {
+		ip->d.nlink = 2;
+		ip->d.parent = dp->ino;
+	}
 	err = S_ISLNK(mode) ? 1 : fs_acl_inherit(fs, tx, dp, ip);
 	if (err == 1) {
 		ip->d.mode &= ~(nn->ctx->umask & 0777);
@@ -126,10 +136,22 @@ static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		fs_inode_abort_new(fs, tx, ip);
 		return err;
 	}
-	if (S_ISDIR(mode)) {
-		ip->d.nlink = 2;
-		ip->d.parent = dp->ino;
-	}
+	*out = ip;
+	return 0;
+}
+
+static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+			 const char *name, const struct new_node *nn,
+			 struct fs_inode **out)
+{
+	mode_t mode = nn->mode;
+	struct fs_inode *ip;
+	ssize_t n;
+	int err;
+
+	err = create_inode(fs, tx, dp, nn, &ip);
+	if (err)
+		return err;
 	err = fs_dir_add(fs, tx, dp, name, ip->ino, mode_to_dt(mode));
 	if (!err && nn->target) {
 		n = fs_file_write(fs, ip, 0, strlen(nn->target), nn->target);
@@ -169,7 +191,7 @@ static int create_node(struct fs *fs, uint64_t parent, const char *name,
 		err = dir_get(fs, parent, &dp);
 	if (err)
 		return err;
-	pthread_rwlock_wrlock(&fs->ns_lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	pthread_rwlock_wrlock(&dp->lock);
 	if (!dp->d.nlink)
 		err = -ENOENT;
@@ -286,39 +308,25 @@ static int link_drop(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 	return err;
 }
 
-static int remove_entry(struct fs *fs, uint64_t parent, const char *name,
-			bool dir)
+/* What unlink (dir false) or rmdir may remove. */
+static int remove_check(const struct fs_inode *ip, bool dir)
 {
-	struct fs_inode *dp, *ip = NULL;
-	struct fs_lockset ls = { .n = 0 };
+	if (dir && !S_ISDIR(ip->d.mode))
+		return -ENOTDIR;
+	if (!dir && S_ISDIR(ip->d.mode))
+		return -EISDIR;
+	if (dir && ip->d.map_depth)
+		return -ENOTEMPTY;
+	return 0;
+}
+
+/* Caller holds dp->lock and ip->lock. */
+static int remove_apply(struct fs *fs, struct fs_inode *dp,
+			struct fs_inode *ip, const char *name, bool dir)
+{
 	struct fs_tx *tx;
-	uint64_t ino;
 	int err;
 
-	err = name_check(name);
-	if (!err && name_is_dot(name))
-		err = !dir ? -EISDIR : strcmp(name, ".") ? -ENOTEMPTY : -EINVAL;
-	if (!err)
-		err = dir_get(fs, parent, &dp);
-	if (err)
-		return err;
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	err = fs_dir_lookup(fs, dp, name, &ino, NULL);
-	if (!err)
-		err = fs_iget(fs, ino, &ip);
-	if (err)
-		goto out;
-	if (dir && !S_ISDIR(ip->d.mode))
-		err = -ENOTDIR;
-	else if (!dir && S_ISDIR(ip->d.mode))
-		err = -EISDIR;
-	else if (dir && ip->d.map_depth)
-		err = -ENOTEMPTY;
-	if (err)
-		goto out;
-	fs_lockset_add(&ls, dp);
-	fs_lockset_add(&ls, ip);
-	fs_lockset_lock(&ls);
 	err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = fs_dir_remove(fs, tx, dp, name);
@@ -331,8 +339,67 @@ static int remove_entry(struct fs *fs, uint64_t parent, const char *name,
 			err = fs_inode_dirty(fs, tx, dp);
 		fs_tx_end(fs, tx);
 	}
-	fs_lockset_unlock(&ls);
-out:
+	return err;
+}
+
+/*
+ * Finds name in dp and write-locks dp and the inode it names, in inode
+ * order; dp's lock is dropped in between, so the name is looked up again
+ * and the whole dance repeats if it changed meanwhile.
+ */
+static int lock_entry(struct fs *fs, struct fs_inode *dp, const char *name,
+		      struct fs_lockset *ls, struct fs_inode **out)
+{
+	struct fs_inode *ip;
+	uint64_t ino, again;
+	int err;
+
+	for (;;) {
+		pthread_rwlock_rdlock(&dp->lock);
+		err = fs_dir_lookup(fs, dp, name, &ino, NULL);
+		if (!err)
+			err = fs_iget(fs, ino, &ip);
+		pthread_rwlock_unlock(&dp->lock);
+		if (err)
+			return err;
+		ls->n = 0;
+		fs_lockset_add(ls, dp);
+		fs_lockset_add(ls, ip);
+		fs_lockset_lock(ls);
+		err = fs_dir_lookup(fs, dp, name, &again, NULL);
+		if (!err && again == ino) {
+			*out = ip;
+			return 0;
+		}
+		fs_lockset_unlock(ls);
+		fs_iput(fs, ip);
+		if (err)
+			return err;
+	}
+}
+
+static int remove_entry(struct fs *fs, uint64_t parent, const char *name,
+			bool dir)
+{
+	struct fs_lockset ls = { .n = 0 };
+	struct fs_inode *dp, *ip = NULL;
+	int err;
+
+	err = name_check(name);
+	if (!err && name_is_dot(name))
+		err = !dir ? -EISDIR : strcmp(name, ".") ? -ENOTEMPTY : -EINVAL;
+	if (!err)
+		err = dir_get(fs, parent, &dp);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	err = lock_entry(fs, dp, name, &ls, &ip);
+	if (!err) {
+		err = remove_check(ip, dir);
+		if (!err)
+			err = remove_apply(fs, dp, ip, name, dir);
+		fs_lockset_unlock(&ls);
+	}
 	pthread_rwlock_unlock(&fs->ns_lock);
 	if (ip)
 		fs_iput(fs, ip);
@@ -351,38 +418,20 @@ int fs_rmdir(struct fs *fs, uint64_t parent, const char *name)
 }
 
 /* ---- link ---------------------------------------------------------------- */
-int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
-	    const char *newname, struct fs_attr *attr)
+/* Caller holds dp->lock and ip->lock. */
+static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
+		      const char *newname, struct fs_attr *attr)
 {
-	struct fs_inode *dp = NULL, *ip = NULL;
-	struct fs_lockset ls = { .n = 0 };
 	struct fs_tx *tx;
 	uint64_t x;
 	int err;
 
-	err = name_check(newname);
-	if (!err && name_is_dot(newname))
-		err = -EEXIST;
-	if (!err)
-		err = fs_iget(fs, ino, &ip);
-	if (!err && S_ISDIR(ip->d.mode))
-		err = -EPERM;
-	if (!err)
-		err = dir_get(fs, newparent, &dp);
-	if (err)
-		goto out;
-	pthread_rwlock_wrlock(&fs->ns_lock);
 	if (!dp->d.nlink || !ip->d.nlink)
-		err = -ENOENT;
-	else if (ip->d.nlink >= 65000)
-		err = -EMLINK;
-	else if (!fs_dir_lookup(fs, dp, newname, &x, NULL))
-		err = -EEXIST;
-	if (err)
-		goto unlock;
-	fs_lockset_add(&ls, dp);
-	fs_lockset_add(&ls, ip);
-	fs_lockset_lock(&ls);
+		return -ENOENT;
+	if (ip->d.nlink >= 65000)
+		return -EMLINK;
+	if (!fs_dir_lookup(fs, dp, newname, &x, NULL))
+		return -EEXIST;
 	err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = fs_dir_add(fs, tx, dp, newname, ip->ino,
@@ -401,8 +450,33 @@ int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
 		fs_inode_ref(fs, ip, 1, 0);
 		fs_inode_to_attr(fs, ip, attr);
 	}
+	return err;
+}
+
+int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
+	    const char *newname, struct fs_attr *attr)
+{
+	struct fs_lockset ls = { .n = 0 };
+	struct fs_inode *dp = NULL, *ip = NULL;
+	int err;
+
+	err = name_check(newname);
+	if (!err && name_is_dot(newname))
+		err = -EEXIST;
+	if (!err)
+		err = fs_iget(fs, ino, &ip);
+	if (!err && S_ISDIR(ip->d.mode))
+		err = -EPERM;
+	if (!err)
+		err = dir_get(fs, newparent, &dp);
+	if (err)
+		goto out;
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	fs_lockset_add(&ls, dp);
+	fs_lockset_add(&ls, ip);
+	fs_lockset_lock(&ls);
+	err = link_apply(fs, dp, ip, newname, attr);
 	fs_lockset_unlock(&ls);
-unlock:
 	pthread_rwlock_unlock(&fs->ns_lock);
 out:
 	if (dp)
@@ -435,61 +509,132 @@ int fs_fsyncdir(struct fs *fs, uint64_t ino, int datasync)
 	return fs_journal_sync(fs);
 }
 
-/* Delivers one entry; 1 when the filler is full. */
-static int readdir_one(struct fs *fs, const char *name, uint64_t ino,
-		       uint8_t dt, uint64_t next, bool plus,
-		       fs_filldir_t fill, void *arg)
-{
-	struct fs_attr a = { .ino = ino, .mode = dt_to_mode(dt) };
-	struct fs_inode *ip;
-	int err;
+/*
+ * readdir reads a batch of entries under the directory's read lock (taking,
+ * in plus mode, each child's reference while its name is still there), then
+ * drops the lock and delivers them, so that it never holds the directory's
+ * lock while it takes a child's.
+ */
+#define READDIR_BATCH 32
 
-	if (!plus || name_is_dot(name))
-		return fill(arg, name, &a, next) ? 1 : 0;
-	err = fs_iget(fs, ino, &ip);
-	if (err)
-		return err;
-	pthread_rwlock_rdlock(&ip->lock);
-	fs_inode_to_attr(fs, ip, &a);
-	pthread_rwlock_unlock(&ip->lock);
-	fs_inode_ref(fs, ip, 1, 0);
-	if (fill(arg, name, &a, next)) {
-		fs_inode_ref(fs, ip, -1, 0);
-		fs_iput(fs, ip);
-		return 1;
+struct rd_ent {
+	char name[FS_NAME_MAX + 1];
+	uint64_t ino;
+	uint64_t next;                  /* cookie after this entry */
+	uint8_t dt;
+	struct fs_inode *ip;            /* plus mode: referenced */
+};
+
+static int rd_fill_batch(struct fs *fs, struct fs_inode *dp, uint64_t *cookie,
+			 bool plus, struct rd_ent *b, int *n)
+{
+	uint64_t key;
+	int err = 0;
+
+	*n = 0;
+	pthread_rwlock_rdlock(&dp->lock);
+	while (*n < READDIR_BATCH) {
+		struct rd_ent *e = &b[*n];
+
+		err = fs_dir_next(fs, dp, *cookie, e->name, &e->ino, &e->dt,
+				  &key);
+		if (err)
+			break;
+		e->ip = NULL;
+		if (plus) {
+			err = fs_iget(fs, e->ino, &e->ip);
+			if (err)
+				break;
+			fs_inode_ref(fs, e->ip, 1, 0);
+		}
+		e->next = *cookie = key + 1;
+		(*n)++;
 	}
-	fs_iput(fs, ip);
+	pthread_rwlock_unlock(&dp->lock);
+	return err;
+}
+
+/* Gives back the references of entries that were not delivered. */
+static void rd_drop(struct fs *fs, struct rd_ent *b, int from, int n)
+{
+	for (; from < n; from++) {
+		if (!b[from].ip)
+			continue;
+		fs_inode_ref(fs, b[from].ip, -1, 0);
+		fs_iput(fs, b[from].ip);
+	}
+}
+
+/* Delivers b[0..n); 1 when the filler is full. */
+static int rd_deliver(struct fs *fs, struct rd_ent *b, int n,
+		      fs_filldir_t fill, void *arg)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct fs_attr a = { .ino = b[i].ino,
+				     .mode = dt_to_mode(b[i].dt) };
+
+		if (b[i].ip) {
+			pthread_rwlock_rdlock(&b[i].ip->lock);
+			fs_inode_to_attr(fs, b[i].ip, &a);
+			pthread_rwlock_unlock(&b[i].ip->lock);
+		}
+		if (fill(arg, b[i].name, &a, b[i].next)) {
+			rd_drop(fs, b, i, n);
+			return 1;
+		}
+		if (b[i].ip)
+			fs_iput(fs, b[i].ip);
+	}
+	return 0;
+}
+
+/* "." and ".." carry only their inode and type, and no reference. */
+static int rd_dots(struct fs_inode *dp, uint64_t cookie, fs_filldir_t fill,
+		   void *arg)
+{
+	struct fs_attr a = { .mode = S_IFDIR };
+
+	a.ino = dp->ino;
+	if (cookie == 0 && fill(arg, ".", &a, 1))
+		return 1;
+	a.ino = dp->d.parent;
+	if (cookie <= 1 && fill(arg, "..", &a, 2))
+		return 1;
 	return 0;
 }
 
 int fs_readdir(struct fs *fs, uint64_t ino, uint64_t fh, uint64_t cookie,
 	       bool plus, fs_filldir_t fill, void *arg)
 {
-	char name[FS_NAME_MAX + 1];
 	struct fs_inode *dp;
-	uint64_t cino, key;
-	uint8_t dt;
-	int err;
+	struct rd_ent *b;
+	int err, n;
 
 	err = dir_get(fs, ino, &dp);
 	if (err)
 		return err;
+	b = malloc(READDIR_BATCH * sizeof(*b));
+	if (!b) {
+		fs_iput(fs, dp);
+		return -ENOMEM;
+	}
 	pthread_rwlock_rdlock(&fs->ns_lock);
-	if (cookie == 0)
-		err = readdir_one(fs, ".", dp->ino, DT_DIR, 1, plus, fill, arg);
-	if (!err && cookie <= 1)
-		err = readdir_one(fs, "..", dp->d.parent, DT_DIR, 2, plus, fill,
-				  arg);
+	err = rd_dots(dp, cookie, fill, arg);
 	if (cookie < 2)
 		cookie = 2;
 	while (!err) {
-		err = fs_dir_next(fs, dp, cookie, name, &cino, &dt, &key);
-		if (err)
-			break;
-		cookie = key + 1;
-		err = readdir_one(fs, name, cino, dt, cookie, plus, fill, arg);
+		err = rd_fill_batch(fs, dp, &cookie, plus, b, &n);
+		if (err && err != -ENOENT)
+			rd_drop(fs, b, 0, n);
+		else if (rd_deliver(fs, b, n, fill, arg))
+			err = 1;
+		else if (!err && n < READDIR_BATCH)
+			err = -ENOENT;
 	}
 	pthread_rwlock_unlock(&fs->ns_lock);
+	free(b);
 	fs_iput(fs, dp);
 	return err == -ENOENT || err == 1 ? 0 : err;
 }

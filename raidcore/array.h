@@ -209,6 +209,19 @@ enum rc_blk_state {
  * zeros.  Nothing is rebuilt or written. */
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint32_t r0, uint32_t nr, uint8_t **cols, uint8_t **state);
+/* How a column of a stripe read by the caller (whole chunks) came in. */
+enum rc_loaded {
+	RC_LOADED_READ = 0,      /* read fine: verify it */
+	RC_LOADED_ZERO = 1,      /* never written: zeros, fine */
+	RC_LOADED_ABSENT = 2,    /* member not usable */
+	RC_LOADED_ERROR = 3,     /* the read failed */
+};
+void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
+			     uint8_t **cols, uint8_t **state,
+			     const uint8_t *how);
+/* Every table entry of [mblock, mblock + count) of slot is 0. */
+bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
+			 uint64_t count);
 /* Rebuilds row r's blocks that are not BLK_OK; false when too many. */
 bool rc_row_recover(struct rc_array *a, const struct rc_stripe_map *mp,
 		    uint8_t **cols, uint32_t r, uint8_t *const *state);

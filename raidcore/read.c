@@ -133,6 +133,38 @@ int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 	return 0;
 }
 
+void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
+			     uint8_t **cols, uint8_t **state,
+			     const uint8_t *how)
+{
+	uint32_t nr = a->g.chunk_blocks;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		switch (how[c]) {
+		case RC_LOADED_READ:
+			verify_rows(a, &mp->col[c], 0, nr, cols[c], state[c], true);
+			break;
+		case RC_LOADED_ZERO:
+			memset(state[c], BLK_OK, nr);
+			break;
+		case RC_LOADED_ABSENT:
+			memset(state[c], BLK_ABSENT, nr);
+			break;
+		default:
+			memset(state[c], BLK_BAD, nr);
+			break;
+		}
+	}
+}
+
+bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
+			 uint64_t count)
+{
+	struct rc_col col = { .member = (uint32_t)slot, .offset = mblock };
+
+	return col_unwritten(a, &col, 0, (uint32_t)count);
+}
+
 bool rc_row_recover(struct rc_array *a, const struct rc_stripe_map *mp,
 		    uint8_t **cols, uint32_t r, uint8_t *const *state)
 {

@@ -16,6 +16,7 @@
 #include "fs_test_util.h"
 #include <sys/stat.h>
 #include <xxhash.h>
+#include <pthread.h>
 #include <linux/falloc.h>
 
 #define ROOT FS_ROOT_INO
@@ -616,11 +617,119 @@ static void test_crash_in_long_truncate(void **state)
 		truncate_cut(limit, &cut);
 }
 
+/*
+ * Threads create, write and fsync their own files (and unlink some) while
+ * the device dies at a write: every file whose fsync returned must be there
+ * byte for byte, and the filesystem must pass fs_check.
+ */
+#define CT_THREADS 4
+#define CT_FILES 30
+
+struct ct_worker {
+	struct tfs *t;
+	int id;
+	int durable;                    /* files 0 .. durable-1 are fsync'd */
+};
+
+static size_t ct_size(int id, int k)
+{
+	return (size_t)((id * 7919 + k * 104729) % 50000) + 1;
+}
+
+static void *ct_main(void *arg)
+{
+	static __thread uint8_t buf[50001];
+	struct ct_worker *w = arg;
+	struct fs_attr a;
+	char name[32];
+	uint64_t fh;
+	size_t len;
+	int k;
+
+	for (k = 0; k < CT_FILES; k++) {
+		len = ct_size(w->id, k);
+		snprintf(name, sizeof(name), "w%d-%d", w->id, k);
+		tfs_pattern(buf, len, (uint64_t)(w->id * 1000 + k));
+		if (fs_create(w->t->fs, &w->t->ctx, ROOT, name, 0644, O_RDWR,
+			      &a, &fh))
+			break;
+		if (fs_write(w->t->fs, a.ino, 0, len, buf) != (ssize_t)len ||
+		    fs_fsync(w->t->fs, a.ino, 0)) {
+			fs_release(w->t->fs, a.ino, fh);
+			fs_forget(w->t->fs, a.ino, 1);
+			break;
+		}
+		fs_release(w->t->fs, a.ino, fh);
+		fs_forget(w->t->fs, a.ino, 1);
+		w->durable = k + 1;
+		snprintf(name, sizeof(name), "x%d-%d", w->id, k);
+		if (!fs_mknod(w->t->fs, &w->t->ctx, ROOT, name, S_IFREG, 0, &a))
+			fs_forget(w->t->fs, a.ino, 1);
+		if (k % 3 == 0)
+			(void)fs_unlink(w->t->fs, ROOT, name);
+	}
+	return NULL;
+}
+
+static void threads_cut(int64_t limit)
+{
+	static uint8_t want[50001], got[50001];
+	struct ct_worker w[CT_THREADS];
+	pthread_t th[CT_THREADS];
+	struct tfs t = { 0 };
+	struct fs_attr a;
+	char name[32];
+	int i, k;
+
+	assert_int_equal(fs_bdev_mem_create(16384, 16, &t.bdev), 0);
+	assert_int_equal(fs_format(t.bdev, NULL), 0);
+	tfs_mount(&t);
+	t.ctx.umask = 022;
+	assert_int_equal(fs_bdev_mem_record(t.bdev, true), 0);
+	fs_bdev_mem_set_write_limit(t.bdev, limit);
+	for (i = 0; i < CT_THREADS; i++) {
+		w[i] = (struct ct_worker){ &t, i, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, ct_main, &w[i]), 0);
+	}
+	for (i = 0; i < CT_THREADS; i++)
+		pthread_join(th[i], NULL);
+	fs_abandon(t.fs);
+	fs_bdev_mem_crash(t.bdev);
+	tfs_mount(&t);
+	tfs_check(&t);
+	for (i = 0; i < CT_THREADS; i++) {
+		for (k = 0; k < w[i].durable; k++) {
+			size_t len = ct_size(i, k);
+
+			snprintf(name, sizeof(name), "w%d-%d", i, k);
+			assert_int_equal(fs_lookup(t.fs, ROOT, name, &a), 0);
+			fs_forget(t.fs, a.ino, 1);
+			assert_int_equal(a.size, len);
+			tfs_pattern(want, len, (uint64_t)(i * 1000 + k));
+			assert_int_equal(fs_read(t.fs, a.ino, 0, len + 1, got), len);
+			assert_memory_equal(got, want, len);
+		}
+	}
+	tfs_umount(&t);
+	fs_bdev_close(t.bdev);
+}
+
+static void test_crash_with_threads(void **state)
+{
+	int64_t limits[] = { 50, 200, 400, 700, 1000, 1500, 2500, 4000 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		threads_cut(limits[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_crash_in_long_truncate),
+		cmocka_unit_test(test_crash_with_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

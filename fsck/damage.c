@@ -1,0 +1,118 @@
+/*
+ * damage: phase 4.  For what could not be repaired, the file and the byte
+ * range affected.
+ *
+ * raidcore reports how many blocks it could not reconstruct, not which
+ * ones (TODO: a callback from rc_scrub with each unrecoverable logical
+ * block would make this a lookup instead of a read).  So when the scrub or
+ * the filesystem reads met any, every written extent of every file is read
+ * back through the array: a range that fails is narrowed down to its
+ * blocks, and each run of bad blocks is reported with the file's path.
+ * Metadata that cannot be read shows up in phase 3 instead.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "fs.h"
+#include "fsck.h"
+#include "repair.h"
+
+#define READ_CHUNK 256u         /* blocks per read */
+
+struct damage {
+	struct fsck *f;
+	struct fs_repair *r;
+	uint8_t *buf;
+	uint64_t files, ranges;
+	uint64_t last_ino;
+	/* the run of bad blocks being gathered */
+	uint64_t run_ino, run_start, run_len;
+};
+
+static void run_flush(struct damage *d)
+{
+	char path[4096];
+
+	if (!d->run_len)
+		return;
+	fs_repair_path(d->r, d->run_ino, path, sizeof(path));
+	fsck_msg("  %s: bytes %llu-%llu unreadable (%llu blocks)", path,
+		 (unsigned long long)(d->run_start * FS_BLOCK_SIZE),
+		 (unsigned long long)((d->run_start + d->run_len) *
+				      FS_BLOCK_SIZE - 1),
+		 (unsigned long long)d->run_len);
+	d->ranges++;
+	if (d->run_ino != d->last_ino)
+		d->files++;
+	d->last_ino = d->run_ino;
+	d->run_len = 0;
+}
+
+static void bad_block(struct damage *d, uint64_t ino, uint64_t lblk)
+{
+	if (d->run_len && d->run_ino == ino &&
+	    d->run_start + d->run_len == lblk) {
+		d->run_len++;
+		return;
+	}
+	run_flush(d);
+	d->run_ino = ino;
+	d->run_start = lblk;
+	d->run_len = 1;
+}
+
+static int extent_read(void *arg, uint64_t ino, uint64_t lblk, uint64_t pblk,
+		       uint32_t len)
+{
+	struct damage *d = arg;
+	struct fs_bdev *b = d->f->bdev;
+	uint32_t off, n, i;
+
+	if (fsck_cancelled)
+		return -EINTR;
+	for (off = 0; off < len; off += n) {
+		n = len - off < READ_CHUNK ? len - off : READ_CHUNK;
+		if (!fs_bdev_read(b, pblk + off, n, d->buf))
+			continue;
+		for (i = 0; i < n; i++)
+			if (fs_bdev_read(b, pblk + off + i, 1, d->buf))
+				bad_block(d, ino, lblk + off + i);
+	}
+	return 0;
+}
+
+int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
+{
+	struct damage d = { .f = f, .r = r };
+	struct rc_info info;
+	int ret;
+
+	fsck_phase(4, "Damage report");
+	if (!rc_array_info(f->array, &info))
+		f->unrecoverable += info.unrecoverable;
+	if (!f->unrecoverable) {
+		fsck_msg("  no data lost");
+		return 0;
+	}
+	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))
+		return -ENOMEM;
+	ret = fs_repair_extents(r, extent_read, &d);
+	run_flush(&d);
+	free(d.buf);
+	if (ret == -EINTR)
+		fsck_cancel_point(f);
+	if (ret)
+		return ret;
+	f->status |= FSCK_UNCORRECTED;
+	if (!d.ranges)
+		fsck_msg("  %llu blocks could not be reconstructed; no file "
+			 "data among them (free space or metadata: see phase 3)",
+			 (unsigned long long)f->unrecoverable);
+	else
+		fsck_msg("  %llu ranges in %llu files could not be "
+			 "reconstructed", (unsigned long long)d.ranges,
+			 (unsigned long long)d.files);
+	return 0;
+}

@@ -1,0 +1,232 @@
+/*
+ * filesystem: phase 3 (and the clean fast path).
+ *
+ * The filesystem is mounted read-only first: fs_mount replays its journal
+ * (in memory only), then fs/repair.c scans it and fs_check cross-checks.
+ * With -y (or -p when nothing would lose data) the repair rounds follow,
+ * each a read-write mount, a fresh scan and one layer of fixes; the last
+ * read-only scan decides the exit status and feeds the damage report.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "fs.h"
+#include "fsck.h"
+#include "repair.h"
+
+#define REPAIR_ROUNDS 12
+
+static void log_problem(void *arg, const char *msg)
+{
+	fsck_msg("  %s", msg);
+}
+
+static void log_quiet(void *arg, const char *msg)
+{
+	const struct fsck *f = arg;
+
+	if (f->o.verbose)
+		fsck_msg("    %s", msg);
+}
+
+static int fsck_fs_open(struct fsck *f, bool rdonly, struct fs **out)
+{
+	int ret = fs_mount(f->bdev, rdonly ? FS_MOUNT_RDONLY : 0, out);
+
+	if (ret)
+		fsck_err("the filesystem cannot be mounted%s: %s",
+			 rdonly ? " (read-only)" : "", strerror(-ret));
+	return ret;
+}
+
+static void counts_print(const struct fs_repair *r)
+{
+	struct fs_repair_counts c;
+
+	fs_repair_counts(r, &c);
+	fsck_msg("  %llu inodes (%llu directories) reached; %llu problems",
+		 (unsigned long long)c.inodes, (unsigned long long)c.dirs,
+		 (unsigned long long)c.problems);
+}
+
+/* fs_check agrees, or its first complaint is an extra problem. */
+static uint64_t cross_check(struct fsck *f, struct fs *fs, uint64_t found)
+{
+	struct fs_check_report cr;
+	int ret = fs_check(fs, &cr);
+
+	if (ret == 0 || found)
+		return 0;
+	fsck_msg("  fs_check: %s", ret == -EUCLEAN ? cr.first_error :
+		 strerror(-ret));
+	return 1;
+}
+
+/* Read-only scan; *problems, *unfixable; the scan is kept in *out. */
+static int scan_ro(struct fsck *f, struct fs *fs, bool loud,
+		   struct fs_repair **out, uint64_t *problems)
+{
+	struct fs_repair_counts c;
+	int ret;
+
+	ret = fs_repair_scan(fs, loud ? log_problem : log_quiet, f, out);
+	if (ret) {
+		fsck_err("filesystem scan failed: %s", strerror(-ret));
+		return ret;
+	}
+	fs_repair_counts(*out, &c);
+	*problems = c.problems + cross_check(f, fs, c.problems);
+	return 0;
+}
+
+static bool preen_may_fix(const struct fs_repair *r)
+{
+	struct fs_repair_counts c;
+
+	fs_repair_counts(r, &c);
+	return c.maps == 0;     /* emptying an unreadable map loses data */
+}
+
+static int repair_rounds(struct fsck *f)
+{
+	struct fs_repair *r = NULL;
+	uint64_t fixed, total = 0;
+	struct fs_repair_counts c;
+	struct fs *fs;
+	int i, ret = 0;
+
+	for (i = 0; i < REPAIR_ROUNDS && !ret; i++) {
+		ret = fsck_fs_open(f, false, &fs);
+		if (ret)
+			break;
+		ret = fs_repair_scan(fs, log_quiet, f, &r);
+		if (!ret) {
+			fs_repair_counts(r, &c);
+			fixed = 0;
+			if (c.problems > fs_repair_unfixable(r))
+				ret = fs_repair_apply(fs, r, &fixed);
+			total += fixed;
+			fs_repair_free(r);
+		}
+		if (fs_unmount(fs) && !ret)
+			ret = -EIO;
+		if (ret)
+			fsck_err("repair failed: %s", strerror(-ret));
+		if (ret || !fixed)
+			break;
+		fsck_verbose(f, "  repair round %d: %llu changes", i + 1,
+			     (unsigned long long)fixed);
+		fsck_cancel_point(f);
+	}
+	fsck_msg("  repaired: %llu changes in %d rounds", (unsigned long long)total,
+		 i + 1);
+	return ret;
+}
+
+/* The verdict scan after repairs, and the damage report. */
+static int final_scan(struct fsck *f, bool after_repair)
+{
+	struct fs_repair *r = NULL;
+	uint64_t problems = 0;
+	struct fs *fs;
+	int ret;
+
+	ret = fsck_fs_open(f, true, &fs);
+	if (ret) {
+		f->status |= FSCK_UNCORRECTED;
+		return 0;
+	}
+	ret = scan_ro(f, fs, after_repair, &r, &problems);
+	if (!ret && after_repair)
+		counts_print(r);
+	if (!ret && problems)
+		f->status |= FSCK_UNCORRECTED;
+	if (!ret)
+		ret = fsck_damage(f, fs, r);
+	fs_repair_free(r);
+	fs_unmount(fs);
+	return ret;
+}
+
+int fsck_filesystem(struct fsck *f)
+{
+	struct fs_repair *r = NULL;
+	uint64_t problems = 0;
+	struct fs_info info;
+	bool fix = false;
+	struct fs *fs;
+	int ret;
+
+	fsck_phase(3, "Filesystem");
+	ret = fsck_fs_open(f, true, &fs);
+	if (ret) {
+		/* TODO: rebuild a damaged superblock or bitmap before mount */
+		f->status |= FSCK_UNCORRECTED;
+		return 0;
+	}
+	if (!fs_get_info(fs, &info) && info.replayed_txns)
+		fsck_msg("  journal: %llu transactions replayed%s",
+			 (unsigned long long)info.replayed_txns,
+			 f->o.mode == FSCK_MODE_NO ? " (in memory)" : "");
+	ret = scan_ro(f, fs, true, &r, &problems);
+	if (!ret) {
+		counts_print(r);
+		fix = problems && f->o.mode == FSCK_MODE_YES;
+		if (problems && f->o.mode == FSCK_MODE_PREEN) {
+			fix = preen_may_fix(r);
+			if (!fix)
+				fsck_msg("  UNEXPECTED INCONSISTENCY: repairing "
+					 "would lose data; run " FSCK_PROG
+					 " -y by hand");
+		}
+	}
+	if (!ret && !fix)
+		ret = fsck_damage(f, fs, r);
+	fs_repair_free(r);
+	fs_unmount(fs);
+	if (ret)
+		return ret;
+	if (!fix) {
+		if (problems)
+			f->status |= FSCK_UNCORRECTED;
+		return 0;
+	}
+	ret = repair_rounds(f);
+	if (ret)
+		return ret;
+	f->status |= FSCK_CORRECTED;
+	return final_scan(f, true);
+}
+
+/*
+ * Without -f: an array whose members all say clean, holding a filesystem
+ * unmounted cleanly, is checked through those flags only.  *done when so.
+ */
+int fsck_fast_path(struct fsck *f, bool *done)
+{
+	struct fs *fs;
+	bool clean;
+	int ret;
+
+	*done = false;
+	if (f->o.force || f->o.rebuild || !f->array_clean)
+		return 0;
+	if (fs_mount(f->bdev, FS_MOUNT_RDONLY, &fs) == 0) {
+		clean = fs_repair_sb_clean(fs);
+		fs_unmount(fs);
+		if (clean) {
+			fsck_phase(2, "Redundancy: skipped, every member is clean");
+			fsck_phase(3, "Filesystem: skipped, unmounted cleanly "
+				   "(-f checks anyway)");
+			*done = true;
+			return 0;
+		}
+	}
+	/* not clean after all: again, in the mode asked for */
+	if (f->o.mode == FSCK_MODE_NO)
+		return 0;
+	fsck_array_close(f);
+	ret = fsck_array_open(f, false);
+	return ret;
+}

@@ -1,0 +1,158 @@
+/*
+ * fsck.raidfs: check and repair a raidfs array and its filesystem
+ * (fsck.h lists the phases and their files).
+ *
+ * Fast path: without -f, an array whose every member says clean and whose
+ * filesystem was unmounted cleanly is judged by those flags alone (read
+ * only, nothing written, whatever the mode).  Otherwise every phase runs.
+ * The mode decides only whether anything is written: -n assembles the
+ * array read-only (raidcore replays an unclean journal into memory) and
+ * mounts the filesystem read-only, so the members are bit-for-bit
+ * unchanged afterwards.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bdev.h"
+#include "fs.h"
+#include "fsck.h"
+
+volatile sig_atomic_t fsck_cancelled;
+
+void fsck_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void fsck_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs(FSCK_PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void fsck_verbose(const struct fsck *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f->o.verbose)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void fsck_phase(int n, const char *title)
+{
+	fsck_msg("Phase %d: %s", n, title);
+}
+
+static void on_sigint(int sig)
+{
+	static const char msg[] = "\n" FSCK_PROG ": cancelled\n";
+
+	if (fsck_cancelled) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(FSCK_CANCELLED);
+		_exit(FSCK_CANCELLED);
+	}
+	fsck_cancelled = 1;
+}
+
+void fsck_cancel_point(struct fsck *f)
+{
+	if (!fsck_cancelled)
+		return;
+	fsck_err("cancelled by the user");
+	fsck_array_close(f);
+	exit(FSCK_CANCELLED | f->status);
+}
+
+static void signals_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigint };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int run(struct fsck *f)
+{
+	bool done;
+	int ret;
+
+	ret = fsck_members(f);
+	if (ret)
+		return ret;
+	fsck_cancel_point(f);
+	ret = fsck_fast_path(f, &done);
+	if (ret || done)
+		return ret;
+	if (f->o.rebuild) {
+		ret = fsck_rebuild(f);
+		if (ret)
+			return ret;
+		fsck_cancel_point(f);
+	}
+	ret = fsck_redundancy(f);
+	if (ret)
+		return ret;
+	fsck_cancel_point(f);
+	return fsck_filesystem(f);
+}
+
+static const char *verdict(int status)
+{
+	if (status & FSCK_OPERATIONAL)
+		return "check not completed";
+	if (status & FSCK_UNCORRECTED)
+		return "ERRORS LEFT UNCORRECTED";
+	if (status & FSCK_CORRECTED)
+		return "errors corrected";
+	return "clean";
+}
+
+int main(int argc, char **argv)
+{
+	struct fsck f = { 0 };
+	char err[CONFIG_ERR_MAX];
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = fsck_opts_parse(argc, argv, &f.o);
+	if (ret)
+		return ret > 0 ? FSCK_OK : FSCK_USAGE;
+	signals_init();
+	config_opts_init(&f.co);
+	if (config_source_parse(f.o.source, &f.src, &f.co, err, sizeof(err))) {
+		fsck_err("%s", err);
+		config_opts_free(&f.co);
+		return FSCK_USAGE;
+	}
+	ret = run(&f);
+	if (ret)
+		f.status |= FSCK_OPERATIONAL;
+	if (fsck_array_close(&f))
+		f.status |= FSCK_OPERATIONAL;
+	fsck_msg("%s: %s", f.o.source, verdict(f.status));
+	config_source_free(&f.src);
+	config_opts_free(&f.co);
+	return f.status;
+}

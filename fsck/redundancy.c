@@ -1,0 +1,135 @@
+/*
+ * redundancy: phase 2, and --rebuild before it.
+ *
+ * rc_scrub reads every stripe, checks every block against its checksum and
+ * every row's parity (or copies) against its data; with a checksum it
+ * knows which member's block is wrong and (unless -n) rewrites exactly
+ * that one.  The per-member counts come from rc_array_member_status.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "fsck.h"
+
+static uint64_t raw_bytes(const struct rc_info *i)
+{
+	uint64_t cols = i->data_columns ? i->data_columns : 1;
+
+	return i->blocks / cols * i->members * RC_BLOCK_SIZE;
+}
+
+static void member_counts(struct fsck *f)
+{
+	struct rc_member_status st;
+	uint32_t s;
+
+	for (s = 0; s < f->info.members; s++) {
+		if (rc_array_member_status(f->array, (int)s, &st))
+			continue;
+		if (!st.read_errors && !st.csum_errors && !st.repaired &&
+		    !st.write_errors && !f->o.verbose)
+			continue;
+		fsck_msg("  slot %u (%s): %llu read errors, %llu checksum "
+			 "errors, %llu write errors, %llu blocks repaired", s,
+			 st.name[0] ? st.name : "missing",
+			 (unsigned long long)st.read_errors,
+			 (unsigned long long)st.csum_errors,
+			 (unsigned long long)st.write_errors,
+			 (unsigned long long)st.repaired);
+	}
+}
+
+int fsck_redundancy(struct fsck *f)
+{
+	bool repair = f->o.mode != FSCK_MODE_NO;
+	struct fsck_progress p;
+	struct rc_scrub_report r;
+	double t0;
+	int ret;
+
+	fsck_phase(2, "Redundancy (parity, copies, checksums)");
+	fsck_progress_init(&p, "scrub", raw_bytes(&f->info), !repair);
+	t0 = fsck_now();
+	ret = rc_scrub(f->array, repair, &r, fsck_progress_cb, &p);
+	fsck_progress_end(&p);
+	if (ret) {
+		fsck_err("scrub failed: %s", strerror(-ret));
+		return ret;
+	}
+	t0 = fsck_now() - t0;
+	fsck_msg("  %llu stripes in %.2f s (%.0f MiB/s of members): %llu "
+		 "checksum errors, %llu parity mismatches, %llu repaired, %llu "
+		 "unrecoverable", (unsigned long long)r.stripes, t0,
+		 t0 > 0 ? (double)raw_bytes(&f->info) / t0 / (1 << 20) : 0.0,
+		 (unsigned long long)r.csum_errors,
+		 (unsigned long long)r.parity_mismatches,
+		 (unsigned long long)r.repaired,
+		 (unsigned long long)r.unrecoverable);
+	member_counts(f);
+	f->unrecoverable += r.unrecoverable;
+	if (r.unrecoverable)
+		f->status |= FSCK_UNCORRECTED;
+	if (r.csum_errors + r.parity_mismatches > r.unrecoverable)
+		f->status |= repair ? FSCK_CORRECTED : FSCK_UNCORRECTED;
+	if (f->info.degraded) {
+		fsck_msg("  the array is DEGRADED: every block was read through "
+			 "reconstruction; replace the missing member with "
+			 "--rebuild");
+		f->status |= FSCK_UNCORRECTED;
+	}
+	return 0;
+}
+
+/* The first slot that is not active: where --rebuild puts the new device. */
+static int missing_slot(struct fsck *f)
+{
+	struct rc_member_status st;
+	uint32_t s;
+
+	for (s = 0; s < f->info.members; s++)
+		if (!rc_array_member_status(f->array, (int)s, &st) &&
+		    st.state != RC_MEMBER_ACTIVE)
+			return (int)s;
+	return -1;
+}
+
+int fsck_rebuild(struct fsck *f)
+{
+	struct fsck_progress p;
+	struct rc_dev *dev;
+	int slot, ret;
+	double t0;
+
+	fsck_phase(2, "Rebuild");
+	slot = missing_slot(f);
+	if (slot < 0) {
+		fsck_err("--rebuild %s: no member is missing: name the new "
+			 "device in SOURCE in place of the lost one", f->o.rebuild);
+		return -EINVAL;
+	}
+	ret = rc_dev_open_file(f->o.rebuild, RC_DEV_EXCL, &dev);
+	if (ret) {
+		fsck_err("%s: %s", f->o.rebuild, strerror(-ret));
+		return ret;
+	}
+	fsck_msg("  rebuilding slot %d onto %s", slot, f->o.rebuild);
+	fsck_progress_init(&p, "rebuild", raw_bytes(&f->info), false);
+	t0 = fsck_now();
+	/* the array owns dev from here on, whatever happens */
+	ret = rc_member_replace(f->array, slot, dev, fsck_progress_cb, &p);
+	fsck_progress_end(&p);
+	if (ret && ret != -EIO) {
+		fsck_err("rebuild failed: %s", strerror(-ret));
+		return ret;
+	}
+	if (ret == -EIO) {
+		fsck_msg("  rebuild finished, but some blocks could not be "
+			 "reconstructed (they read as errors; see the damage "
+			 "report)");
+		f->status |= FSCK_UNCORRECTED;
+	} else {
+		fsck_msg("  rebuild finished in %.1f s", fsck_now() - t0);
+		f->status |= FSCK_CORRECTED;
+	}
+	return rc_array_info(f->array, &f->info);
+}
