@@ -430,6 +430,23 @@ int rc_array_create(const struct rc_create_params *p, struct rc_dev **devs,
 	return ret;
 }
 
+/* Which superblock copies decode cleanly on their own. */
+static uint8_t sb_copies_ok(struct rc_dev *dev)
+{
+	uint8_t *blk = malloc(RC_BLOCK_SIZE), ok = 0;
+	struct rc_sb *sb = malloc(sizeof(*sb));
+	const char *why;
+
+	for (uint32_t c = 0; blk && sb && c < RC_SB_COPIES; c++)
+		if (rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+				(uint64_t)c * RC_BLOCK_SIZE) == 0 &&
+		    rc_sb_decode(blk, sb, &why) == 0)
+			ok |= (uint8_t)(1u << c);
+	free(blk);
+	free(sb);
+	return ok;
+}
+
 int rc_member_probe(struct rc_dev *dev, struct rc_probe *p)
 {
 	struct rc_sb *sb = malloc(sizeof(*sb));
@@ -452,6 +469,7 @@ int rc_member_probe(struct rc_dev *dev, struct rc_probe *p)
 		p->array_blocks = sb->array_blocks;
 		p->clean = sb->array_state == RC_STATE_CLEAN;
 		memcpy(p->label, sb->label, RC_LABEL_MAX);
+		p->copies_ok = sb_copies_ok(dev);
 	}
 	free(sb);
 	return ret;

@@ -160,6 +160,7 @@ struct rc_probe {
 	uint64_t events, array_blocks;
 	bool clean;
 	char label[RC_LABEL_MAX];
+	uint8_t copies_ok;             /* bit c: superblock copy c is valid */
 };
 
 /*
@@ -262,12 +263,19 @@ struct rc_scrub_report {
 	uint64_t parity_mismatches;  /* stripes whose parity disagreed */
 	uint64_t repaired;
 	uint64_t unrecoverable;      /* blocks that could not be repaired */
+	uint64_t nbad;               /* lost data blocks (see rc_scrub_list) */
 };
 
 /* Verifies (and with repair, fixes) every stripe: checksums and parity. */
 int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *r,
 	     void (*progress)(void *ctx, uint64_t done, uint64_t total),
 	     void *ctx);
+/* The same, also listing the logical numbers of the data blocks that could
+ * not be rebuilt in bad[0 .. min(nbad, bad_cap)). */
+int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
+		  uint64_t *bad, uint64_t bad_cap,
+		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		  void *ctx);
 
 const char *rc_level_name(enum rc_level level);
 

@@ -65,10 +65,32 @@ static void row_parity_fix(struct rc_array *a, const struct rc_stripe_map *mp,
 	}
 }
 
+/* Where rc_scrub_list puts the lost blocks; one per call, on its stack. */
+struct bad_list {
+	uint64_t *bad;
+	uint64_t cap;
+};
+
+/* Logical numbers of the row's data blocks that are lost. */
+static void report_bad(struct rc_array *a, const struct rc_stripe_map *map,
+		       struct rc_scrub_report *rep, struct bad_list *bl,
+		       uint32_t r, uint8_t *const *state)
+{
+	for (uint32_t c = 0; c < map->ndata; c++) {
+		if (state[c][r] == BLK_OK)
+			continue;
+		if (bl->bad && rep->nbad < bl->cap)
+			bl->bad[rep->nbad] = map->stripe * a->stripe_blocks +
+					     c * a->g.chunk_blocks + r;
+		rep->nbad++;
+	}
+}
+
 /* The row checks and repairs of one stripe whose columns are loaded. */
 static void scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
-		       bool repair, struct rc_scrub_report *rep, uint8_t **cols,
-		       uint8_t **state, uint8_t *pq)
+		       bool repair, struct rc_scrub_report *rep,
+		       struct bad_list *bl, uint8_t **cols, uint8_t **state,
+		       uint8_t *pq)
 {
 	bool mismatch = false;
 
@@ -83,6 +105,7 @@ static void scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		if (!rc_row_recover(a, map, cols, r, state)) {
 			rep->unrecoverable += bad;
 			atomic_fetch_add(&a->unrecoverable, 1);
+			report_bad(a, map, rep, bl, r, state);
 			continue;
 		}
 		for (uint32_t c = 0; c < map->ncols && repair && !a->rdonly; c++) {
@@ -104,8 +127,8 @@ static void scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 
 /* One stripe on its own (RAID 10, whose columns are not rows). */
 static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
-			struct rc_scrub_report *rep, uint8_t **cols,
-			uint8_t *pq)
+			struct rc_scrub_report *rep, struct bad_list *bl,
+			uint8_t **cols, uint8_t *pq)
 {
 	uint32_t nr = a->g.chunk_blocks;
 	struct rc_stripe_map map;
@@ -118,7 +141,7 @@ static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
 		return -ENOMEM;
 	st = rc_stripe_lock(a, s);
 	rc_stripe_load(a, &map, 0, nr, cols, state);
-	scrub_rows(a, &map, repair, rep, cols, state, pq);
+	scrub_rows(a, &map, repair, rep, bl, cols, state, pq);
 	rc_stripe_unlock(a, st);
 	rc_state_free(state, map.ncols);
 	return 0;
@@ -136,7 +159,7 @@ static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
  */
 static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			    bool repair, struct rc_scrub_report *rep,
-			    uint8_t **membuf, uint8_t *pq)
+			    struct bad_list *bl, uint8_t **membuf, uint8_t *pq)
 {
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	uint64_t span = k * a->g.chunk_blocks;
@@ -179,7 +202,7 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			chow[c] = how[map.col[c].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
-		scrub_rows(a, &map, repair, rep, cols, state, pq);
+		scrub_rows(a, &map, repair, rep, bl, cols, state, pq);
 		rep->stripes++;
 	}
 	for (uint64_t i = k; i-- > 0;)
@@ -192,6 +215,15 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	     void (*progress)(void *ctx, uint64_t done, uint64_t total),
 	     void *ctx)
 {
+	return rc_scrub_list(a, repair, rep, NULL, 0, progress, ctx);
+}
+
+int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
+		  uint64_t *bad, uint64_t bad_cap,
+		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		  void *ctx)
+{
+	struct bad_list bl = { .bad = bad, .cap = bad_cap };
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	uint64_t per = SCRUB_BATCH_BYTES / chunk, next_report = 0;
 	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 }, *pq;
@@ -212,9 +244,9 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 		uint64_t k = a->stripes - s < per ? a->stripes - s : per;
 
 		if (rows) {
-			ret = scrub_rows_batch(a, s, k, repair, rep, bufs, pq);
+			ret = scrub_rows_batch(a, s, k, repair, rep, &bl, bufs, pq);
 		} else {
-			ret = scrub_stripe(a, s, repair, rep, bufs, pq);
+			ret = scrub_stripe(a, s, repair, rep, &bl, bufs, pq);
 			rep->stripes++;
 		}
 		if (progress && (s + k >= next_report || s + k == a->stripes)) {

@@ -192,7 +192,7 @@ static void test_two_members_same_stripe(void **state)
 	struct rc_testbed tb;
 	struct rc_array *a;
 	uint64_t blocks, eio;
-	const uint64_t row = 5;                /* member block in stripe 0 */
+	const uint64_t row = 5;          /* member block 5: stripe 1, row 1 */
 
 	tb_init(&tb, 4, DEV_BYTES);
 	tb_create(&tb, RC_RAID5, 16384, 0);
@@ -204,9 +204,24 @@ static void test_two_members_same_stripe(void **state)
 	for (int m = 0; m < 2; m++)
 		rc_fault_corrupt(tb.fault[m], DATA_OFF_BYTES + row * RC_BLOCK_SIZE,
 				 RC_BLOCK_SIZE, 3, 42 + (uint64_t)m);
+	{
+		/* Scrub names the lost logical blocks, and exactly those
+		 * read -EIO. */
+		struct rc_scrub_report rep;
+		uint64_t bad[8];
+
+		assert_int_equal(rc_scrub_list(a, false, &rep, bad, 8, NULL,
+					       NULL), 0);
+		assert_int_equal(rep.nbad, 2);
+		for (uint64_t i = 0; i < rep.nbad; i++) {
+			uint8_t buf[RC_BLOCK_SIZE];
+
+			assert_int_equal(rc_read(a, bad[i], 1, buf), -EIO);
+		}
+	}
 	eio = verify(a, blocks, 1);
-	/* Stripe 0 of a 4-member left-symmetric RAID 5: members 0 and 1 both
-	 * hold data in it, so two data blocks of row 5 are lost. */
+	/* Members 0 and 1 both hold data in stripe 1 (parity is on member
+	 * 2), so two data blocks of the row are lost. */
 	assert_int_equal(eio, 2);
 	{
 		struct rc_info info;
