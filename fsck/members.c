@@ -130,6 +130,15 @@ static int member_probe(struct fsck *f, const char *path, bool *clean,
 			 p.clean ? "" : ", not clean");
 	if (p.role != 0xffffffffu && (uint32_t)f->src.nmembers < p.members)
 		*clean = false;
+	if (p.copies_ok != 3) {
+		/* The good copy serves; a read-write assembly rewrites both. */
+		fsck_msg("  %s: superblock copy %d is damaged%s", path,
+			 p.copies_ok & 1 ? 1 : 0,
+			 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
+		f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
+			     FSCK_CORRECTED;
+		*clean = false;
+	}
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Corruption on the members, one kind of structure at a time: a file's data
 # block on each member, a parity block, the inode table, a directory node,
-# the block and inode bitmaps, the journal superblock and the filesystem
-# superblock.  For each: fsck -n -f reports it (exit 4) and leaves every
+# the block and inode bitmaps, the journal superblock, the filesystem
+# superblock and a raidcore superblock copy.  For each: fsck -n -f reports it (exit 4) and leaves every
 # image unchanged; fsck -y -f repairs it (exit 1); a second fsck -n -f finds
 # nothing (exit 0); every file reads back intact.
 . "$(dirname "$0")/lib.sh"
@@ -63,6 +63,20 @@ for kind in inode dirnode bbitmap ibitmap journal fssb; do
 	[ -n "$hit" ] || t_fail "no $kind block found on any member"
 	cycle "$kind" $hit
 done
+
+# A raidcore superblock copy (copy 1, block 1 of member 2): the other
+# copy serves, fsck -n names it, fsck -y rewrites both.
+t_log "raidcore superblock copy 1 of $(basename "${IMG_LIST[2]}")"
+corrupt "${IMG_LIST[2]}" 4096
+sha256sum "${IMG_LIST[@]}" >"$T/sums"
+rc=0; "$FSCK" -n -f "$IMGS" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 4 ] || { cat "$T/out"; t_fail "sb copy: fsck -n exit $rc, want 4"; }
+grep -q "superblock copy 1 is damaged" "$T/out" || { cat "$T/out"; t_fail "sb copy not reported"; }
+sha256sum -c --quiet "$T/sums" || t_fail "sb copy: fsck -n changed an image"
+rc=0; "$FSCK" -y -f "$IMGS" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 1 ] || { cat "$T/out"; t_fail "sb copy: fsck -y exit $rc, want 1"; }
+rc=0; "$FSCK" -n -f "$IMGS" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/out"; t_fail "sb copy: second fsck -n exit $rc, want 0"; }
 
 t_log "every file intact"
 t_mount "$IMGS" "$T/mnt"
