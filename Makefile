@@ -151,3 +151,11 @@ clean:
 	rm -rf build
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- test tools (tests/tools/*.c: fsx and friends, used by integration tests)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOLS := $(patsubst tests/tools/%.c,build/tools/%,$(TOOL_SRC))
+build/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(LDLIBS)
+integration: $(TOOLS)

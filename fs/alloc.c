@@ -333,6 +333,16 @@ bool fs_alloc_has_space(struct fs *fs, uint64_t want)
 	return ok;
 }
 
+int fs_meta_check(struct fs *fs, uint64_t floor)
+{
+	bool ok;
+
+	pthread_mutex_lock(&fs->alloc.lock);
+	ok = fs->alloc.free_blocks >= floor;
+	pthread_mutex_unlock(&fs->alloc.lock);
+	return ok ? 0 : -ENOSPC;
+}
+
 uint64_t fs_alloc_pending(struct fs *fs)
 {
 	uint64_t n;

@@ -5,10 +5,11 @@
  * orphan list (key: inode number).
  *
  * Internal nodes hold (key, child) pairs; child i holds keys >= key i and
- * < key i+1 (key 0 is never consulted).  Deletion removes empty nodes and
- * shortens a root with one child but does not merge or re-balance, so a
- * separator may be lower than the smallest key under it; searches that fall
- * off a leaf restart from the neighbouring separator (find_restart below).
+ * < key i+1 (key 0 is never consulted).  Deletion frees empty nodes, merges
+ * a node under a quarter full into a sibling when both fit in one, and
+ * shortens a root with one child; separators are not raised when the
+ * smallest key under them goes, so a search that falls off a leaf restarts
+ * from the neighbouring separator (fs_bt_find).
  *
  * Caller holds whatever lock protects the tree's holder; modifications run
  * inside a transaction.  The holder (inode or superblock) must be marked
@@ -373,11 +374,77 @@ int fs_bt_update(struct fs_bt *t, struct fs_tx *tx, const void *rec)
 	return err;
 }
 
-/* 1: the node is now empty and the caller must unlink and free it. */
+enum { BT_DEL_OK = 0, BT_DEL_EMPTY = 1, BT_DEL_UNDER = 2 };
+
+/* What a node with n records tells its parent after a deletion. */
+static int del_state(struct fs_bt *t, unsigned lvl, unsigned n)
+{
+	if (n == 0)
+		return BT_DEL_EMPTY;
+	return n < node_cap(rsize(t, lvl)) / 4 ? BT_DEL_UNDER : BT_DEL_OK;
+}
+
+/*
+ * Merges child i + 1 of parent p into child i when both fit in one node,
+ * so that deletions do not leave a tree of nearly empty nodes.  Internal
+ * children: the right node's first pointer gets the parent's separator as
+ * its key, since it stops being the first of its node.
+ */
+static int bt_merge(struct fs_bt *t, struct fs_tx *tx, struct fs_buf *p,
+		    unsigned i, unsigned lvl)
+{
+	unsigned rs = rsize(t, lvl), nl, nr;
+	struct fs_buf *l, *r;
+	uint64_t rblk = child_at(p, i + 1);
+	int err;
+
+	err = node_read(t, child_at(p, i), lvl, &l);
+	if (err)
+		return err;
+	err = node_read(t, rblk, lvl, &r);
+	if (err)
+		goto out_l;
+	nl = count_of(l);
+	nr = count_of(r);
+	if (nl + nr > node_cap(rs))
+		goto out_r;
+	fs_tx_dirty(t->fs, tx, l);
+	fs_tx_dirty(t->fs, tx, p);
+	memcpy(rec_at(l, nl, rs), rec_at(r, 0, rs), (size_t)nr * rs);
+	if (lvl > 0)
+		*(uint64_t *)rec_at(l, nl, rs) = fs_cpu64(key_at(p, i + 1,
+								 PTR_SIZE));
+	count_set(l, nl + nr);
+	memmove(rec_at(p, i + 1, PTR_SIZE), rec_at(p, i + 2, PTR_SIZE),
+		(size_t)(count_of(p) - i - 2) * PTR_SIZE);
+	count_set(p, count_of(p) - 1);
+	node_free(t, tx, rblk);
+out_r:
+	bc_put(t->fs, r);
+out_l:
+	bc_put(t->fs, l);
+	return err;
+}
+
+/* Removes record pos of b (caller dirtied b). */
+static void node_remove_at(struct fs_buf *b, unsigned rs, unsigned pos)
+{
+	unsigned n = count_of(b);
+
+	memmove(rec_at(b, pos, rs), rec_at(b, pos + 1, rs),
+		(size_t)(n - pos - 1) * rs);
+	count_set(b, n - 1);
+}
+
+/*
+ * Deletes k below the node at blk; returns BT_DEL_EMPTY when the node is
+ * now empty (the caller unlinks and frees it), BT_DEL_UNDER when it is
+ * under a quarter full (the caller may merge it with a sibling).
+ */
 static int bt_del(struct fs_bt *t, struct fs_tx *tx, uint64_t blk,
 		  unsigned lvl, uint64_t k)
 {
-	unsigned rs = rsize(t, lvl), pos, n;
+	unsigned rs = rsize(t, lvl), pos;
 	struct fs_buf *b;
 	int err;
 
@@ -389,19 +456,25 @@ static int bt_del(struct fs_bt *t, struct fs_tx *tx, uint64_t blk,
 		err = -ENOENT;
 		if (pos >= count_of(b) || key_at(b, pos, rs) != k)
 			goto out;
+		fs_tx_dirty(t->fs, tx, b);
+		node_remove_at(b, rs, pos);
 	} else {
 		pos = child_index(b, k);
 		err = bt_del(t, tx, child_at(b, pos), lvl - 1, k);
-		if (err <= 0)
+		if (err < 0 || err == BT_DEL_OK)
 			goto out;
-		node_free(t, tx, child_at(b, pos));
+		if (err == BT_DEL_EMPTY) {
+			fs_tx_dirty(t->fs, tx, b);
+			node_free(t, tx, child_at(b, pos));
+			node_remove_at(b, rs, pos);
+		} else if (count_of(b) > 1) {
+			err = bt_merge(t, tx, b, pos + 1 < count_of(b) ?
+				       pos : pos - 1, lvl - 1);
+			if (err)
+				goto out;
+		}
 	}
-	fs_tx_dirty(t->fs, tx, b);
-	n = count_of(b);
-	memmove(rec_at(b, pos, rs), rec_at(b, pos + 1, rs),
-		(size_t)(n - pos - 1) * rs);
-	count_set(b, n - 1);
-	err = n - 1 == 0;
+	err = del_state(t, lvl, count_of(b));
 out:
 	bc_put(t->fs, b);
 	return err;
@@ -440,7 +513,7 @@ int fs_bt_delete(struct fs_bt *t, struct fs_tx *tx, uint64_t key)
 	err = bt_del(t, tx, *t->root, *t->depth - 1, key);
 	if (err < 0)
 		return err;
-	if (err == 1) {
+	if (err == BT_DEL_EMPTY) {
 		node_free(t, tx, *t->root);
 		*t->root = 0;
 		*t->depth = 0;

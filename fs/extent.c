@@ -351,20 +351,21 @@ int fs_ext_mark_written(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 {
 	struct fs_extent e;
 	bool found;
-	int err;
+	int err, n = 0;
 
 	while (from < to) {
 		err = fs_ext_map(fs, ip, from, &e, &found);
 		if (err)
 			return err;
 		if (!e.len || e.lblk >= to)
-			return 0;
+			break;
 		if (e.flags & FS_EXT_UNWRITTEN) {
 			err = ext_convert(fs, tx, ip, e, from, to);
 			if (err)
 				return err;
+			n++;
 		}
 		from = e.lblk + e.len;
 	}
-	return 0;
+	return n;
 }

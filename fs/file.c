@@ -175,7 +175,9 @@ static int write_prepare(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	uint64_t holes = fs_ext_holes(fs, ip, b0, b0 + nb);
 	int err;
 
-	err = holes ? fs_space_reserve(fs, holes + 8) : 0;
+	/* Without new blocks a write may still split an unwritten extent. */
+	err = holes ? fs_space_reserve(fs, holes + 8) :
+		      fs_meta_check(fs, FS_META_FLOOR_REMOVE);
 	if (!err && off + size > ip->d.size)
 		err = fs_file_prepare_grow(fs, ip);
 	if (!err && off > ip->d.size && (ip->d.size >> FS_BSHIFT) < b0)
@@ -188,6 +190,8 @@ static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			size_t size, const uint8_t *blocks, uint64_t b0,
 			uint64_t nb)
 {
+	uint64_t blocks_before = ip->d.blocks;
+	bool mapped = false;
 	struct fs_tx *tx;
 	int err;
 
@@ -199,13 +203,20 @@ static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		err = file_write_blocks(fs, ip, b0, nb, blocks);
 	if (!err)
 		err = fs_ext_mark_written(fs, tx, ip, b0, b0 + nb);
-	if (!err) {
-		if (off + size > ip->d.size)
+	if (err > 0)
+		mapped = true;
+	if (err >= 0) {
+		err = 0;
+		if (off + size > ip->d.size) {
 			ip->d.size = off + size;
+			mapped = true;
+		}
 		fs_inode_touch(ip, false, true, true);
 	}
 	/* Even after an error: blocks may have been mapped. */
-	if (fs_inode_dirty(fs, tx, ip) && !err)
+	if (err || mapped || ip->d.blocks != blocks_before)
+		err = fs_inode_dirty(fs, tx, ip) && !err ? -EIO : err;
+	else if (fs_inode_dirty_times(fs, tx, ip))
 		err = -EIO;
 	fs_tx_end(fs, tx);
 	return err;

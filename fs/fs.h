@@ -32,7 +32,9 @@
  * Durability: every operation is applied to the running metadata
  * transaction and becomes durable at the next commit (group commit, at most
  * a few seconds later).  fs_fsync, fs_fsyncdir and fs_syncfs return only
- * when the data and the metadata they cover are durable on the bdev.
+ * when the data and the metadata they cover are durable on the bdev
+ * (fs_fsync: the file's data and inode, including the names created with
+ * it; fs_fsyncdir and fs_syncfs: everything).
  *
  * Lock order (take left before right; fs_int.h declares the locks):
  *   fs->ns_lock (rwlock: rename and fs_check write, other name ops read)
@@ -254,7 +256,9 @@ struct fs_check_report {
 int fs_check(struct fs *fs, struct fs_check_report *r);
 
 /* ---- Extended attributes (system.posix_acl_* are stored as is) ----------- */
-/* flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA). */
+/* flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  All of an
+ * inode's names and values share FS_XATTR_SIZE_MAX bytes: -ENOSPC beyond
+ * (-E2BIG for a value over XATTR_SIZE_MAX, as the syscall). */
 int fs_setxattr(struct fs *fs, uint64_t ino, const char *name,
 		const void *value, size_t size, int flags);
 /* size 0: returns the value's size; too small: -ERANGE; absent: -ENODATA. */

@@ -1,9 +1,13 @@
 /*
  * fs_int: the filesystem's internal interfaces, one section per layer
- * (docs/DESIGN-fs.md draws them):
+ * (docs/DESIGN.md, "Filesystem", draws them):
  *
- *   fs_ops.c, fs_file.c, fs_dir_ops.c   the API of fs.h
+ *   fs_ops.c   the API of fs.h for inodes and files
+ *   namei.c    ... for names: lookup, create, link, unlink, readdir
+ *   rename.c   ... rename
+ *   check.c    fs_check, the full consistency check
  *   dir.c      names in a directory's hash B+tree
+ *   file.c     file data: read, write, truncate
  *   extent.c   file block -> device block map (inline, then B+tree)
  *   xattr.c    extended attributes, one block per inode
  *   inode.c    inode cache, inode table, orphan list, freeing
@@ -12,6 +16,7 @@
  *   journal.c  transactions, group commit, checkpoint, replay
  *   bcache.c   metadata buffer cache
  *   super.c    format, mount, unmount, statfs
+ *   util.c     checksums, block headers, clocks
  *
  * Usage pattern of a metadata change (as xv6's begin_op / log_write):
  *   lock what the operation needs (ns_lock, inode locks)
@@ -144,6 +149,9 @@ void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		uint64_t len, bool meta);
 /* Commits the running transaction (or just flushes) and waits: durable. */
 int fs_journal_sync(struct fs *fs);
+/* Makes transaction seq durable (committing it if need be) and every data
+ * write issued so far: what fsync of an inode last changed in seq needs. */
+int fs_journal_sync_upto(struct fs *fs, uint64_t seq);
 /* Commit, then checkpoint: every pending free becomes allocatable. */
 int fs_journal_checkpoint(struct fs *fs);
 int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
@@ -173,6 +181,16 @@ void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 void fs_alloc_release(struct fs *fs, const struct fs_extlist *l);
 /* Can want data blocks be allocated without touching the reserve? */
 bool fs_alloc_has_space(struct fs *fs, uint64_t want);
+/*
+ * Metadata floors: an operation that may allocate metadata checks, before
+ * it changes anything, that at least this many blocks are free, so it can
+ * never run out half-way (a B+tree insert needs at most depth + 1 blocks).
+ * Removals get a lower floor than creations: when the reserve is gone,
+ * deleting still works and frees space.
+ */
+#define FS_META_FLOOR_CREATE 32
+#define FS_META_FLOOR_REMOVE 8
+int fs_meta_check(struct fs *fs, uint64_t floor);
 uint64_t fs_alloc_pending(struct fs *fs);
 int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
 int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
@@ -240,6 +258,9 @@ struct fs_inode {
 	uint32_t nopen;
 	bool orphan;                    /* listed in the orphan tree */
 	uint64_t shrink_seq;            /* transaction of the last shrink */
+	uint64_t dirty_seq;             /* transaction of the last change */
+	uint64_t data_seq;              /* ... of the last change fdatasync
+					   needs: size, block map */
 	bool dead;                      /* freed on disk */
 	struct fs_dinode d;
 	struct fs_inode *hnext;
@@ -255,6 +276,8 @@ struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
  * The caller holds no handle and no inode lock. */
 void fs_iput(struct fs *fs, struct fs_inode *ip);
 int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* The same when only timestamps changed (fdatasync need not wait). */
+int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 
 /* Write-locks up to four distinct inodes in ascending inode order. */
 #define FS_LOCKSET_MAX 4
@@ -299,7 +322,8 @@ int fs_ext_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
  * (read as zeros) when unwritten is set. */
 int fs_ext_fill(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		uint64_t from, uint64_t to, bool unwritten);
-/* After data was written to [from, to): no unwritten extent remains there. */
+/* After data was written to [from, to): no unwritten extent remains there.
+ * Returns how many extents it converted, or -errno. */
 int fs_ext_mark_written(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 			uint64_t from, uint64_t to);
 /* Unmapped blocks in [from, to), for the space check before a write. */
@@ -322,7 +346,7 @@ ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		      size_t size, const void *buf);
 
 /* ---- Directories (dir.c) ------------------------------------------------- */
-/* The hash bits a key keeps (FORMAT-fs.md); tests may narrow it. */
+/* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
 extern uint64_t fs_dir_hash_mask;
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 		  uint64_t *ino, uint8_t *type);

@@ -172,7 +172,7 @@ static void atime_update(struct fs *fs, struct fs_inode *ip)
 	pthread_rwlock_wrlock(&ip->lock);
 	if (atime_is_stale(ip) && !fs_tx_begin(fs, &tx)) {
 		fs_inode_touch(ip, true, false, false);
-		(void)fs_inode_dirty(fs, tx, ip);
+		(void)fs_inode_dirty_times(fs, tx, ip);
 		fs_tx_end(fs, tx);
 	}
 	pthread_rwlock_unlock(&ip->lock);
@@ -216,9 +216,22 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	return n;
 }
 
+/* Commits only if the inode changed since the last commit (fdatasync: its
+ * size or block map); else the data writes just need a flush, so
+ * overwrite + fdatasync loops stay cheap. */
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 {
-	return fs_journal_sync(fs);
+	struct fs_inode *ip;
+	uint64_t seq;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&ip->lock);
+	seq = datasync ? ip->data_seq : ip->dirty_seq;
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return fs_journal_sync_upto(fs, seq);
 }
 
 /* Zeroes [off, off + len) inside one block, if that block is mapped. */
@@ -257,6 +270,9 @@ static int punch_hole(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		end = size;
 	if (off >= end)
 		return 0;
+	err = fs_meta_check(fs, FS_META_FLOOR_REMOVE);
+	if (err)
+		return err;
 	first = (off + FS_BSIZE - 1) >> FS_BSHIFT;
 	last = end >> FS_BSHIFT;
 	if (first > last) {

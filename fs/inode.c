@@ -213,6 +213,13 @@ static int inode_write(struct fs *fs, struct fs_tx *tx, uint64_t ino,
 
 int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 {
+	ip->dirty_seq = ip->data_seq = tx->seq;
+	return inode_write(fs, tx, ip->ino, &ip->d, true);
+}
+
+int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+{
+	ip->dirty_seq = tx->seq;
 	return inode_write(fs, tx, ip->ino, &ip->d, true);
 }
 
@@ -284,12 +291,14 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
 	return 0;
 }
 
-/* An idle inode may leave the cache unless it remembers an uncommitted
- * shrink (see fs_file_prepare_grow). */
+/* An idle inode may leave the cache once its changes have committed: it
+ * remembers an uncommitted shrink (fs_file_prepare_grow) and what fsync
+ * must wait for (dirty_seq). */
 static bool inode_may_forget(struct fs *fs, const struct fs_inode *ip)
 {
-	return !ip->shrink_seq || ip->shrink_seq <=
-	       __atomic_load_n(&fs->j.committed_seq, __ATOMIC_ACQUIRE);
+	uint64_t done = __atomic_load_n(&fs->j.committed_seq, __ATOMIC_ACQUIRE);
+
+	return ip->shrink_seq <= done && ip->dirty_seq <= done;
 }
 
 void fs_iput(struct fs *fs, struct fs_inode *ip)

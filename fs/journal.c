@@ -473,6 +473,17 @@ static int journal_commit(struct fs *fs)
 	return err;
 }
 
+/* Did a commit fail (the filesystem is read-only from then on)? */
+static bool journal_failed(struct fs *fs)
+{
+	bool failed;
+
+	pthread_mutex_lock(&fs->j.lock);
+	failed = fs->j.error != 0;
+	pthread_mutex_unlock(&fs->j.lock);
+	return failed;
+}
+
 bool fs_tx_is_committed(struct fs *fs, uint64_t seq)
 {
 	bool done;
@@ -500,7 +511,23 @@ int fs_journal_sync(struct fs *fs)
 	if (j->committed_seq < target)
 		err = journal_commit(fs);
 	pthread_mutex_unlock(&j->commit_lock);
-	if (!err && j->error)
+	if (!err && journal_failed(fs))
+		err = -EIO;
+	return err;
+}
+
+int fs_journal_sync_upto(struct fs *fs, uint64_t seq)
+{
+	int err;
+
+	if (fs->rdonly)
+		return 0;
+	FS_ASSERT(!fs_tx_held());
+	if (!fs_tx_is_committed(fs, seq))
+		return fs_journal_sync(fs);
+	/* Its metadata is on disk: only its data writes need the flush. */
+	err = fs_bdev_flush(fs->bdev);
+	if (!err && journal_failed(fs))
 		err = -EIO;
 	return err;
 }
@@ -539,6 +566,9 @@ static void *journal_thread(void *arg)
 		pthread_cond_timedwait(&j->tick, &j->lock, &ts);
 		if (j->stop)
 			break;
+		/* Idle: nothing to commit, and no flush wanted either. */
+		if (tx_is_empty(j->running))
+			continue;
 		pthread_mutex_unlock(&j->lock);
 		pthread_mutex_lock(&j->commit_lock);
 		(void)journal_commit(fs);

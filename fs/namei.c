@@ -198,6 +198,8 @@ static int create_node(struct fs *fs, uint64_t parent, const char *name,
 	else if (fs_dir_lookup(fs, dp, name, &ino, NULL) == 0)
 		err = -EEXIST;
 	if (!err)
+		err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+	if (!err)
 		err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = create_locked(fs, tx, dp, name, nn, &ip);
@@ -327,18 +329,22 @@ static int remove_apply(struct fs *fs, struct fs_inode *dp,
 	struct fs_tx *tx;
 	int err;
 
-	err = fs_tx_begin(fs, &tx);
-	if (!err) {
+	err = fs_meta_check(fs, FS_META_FLOOR_REMOVE);
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
+	if (err)
+		return err;
+	/* The orphan insert is what may allocate: before anything else. */
+	err = link_drop(fs, tx, ip);
+	if (!err)
 		err = fs_dir_remove(fs, tx, dp, name);
-		if (!err && dir)
+	if (!err) {
+		if (dir)
 			dp->d.nlink--;
 		fs_inode_touch(dp, false, true, true);
-		if (!err)
-			err = link_drop(fs, tx, ip);
-		if (!err)
-			err = fs_inode_dirty(fs, tx, dp);
-		fs_tx_end(fs, tx);
+		err = fs_inode_dirty(fs, tx, dp);
 	}
+	fs_tx_end(fs, tx);
 	return err;
 }
 
@@ -432,7 +438,9 @@ static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
 		return -EMLINK;
 	if (!fs_dir_lookup(fs, dp, newname, &x, NULL))
 		return -EEXIST;
-	err = fs_tx_begin(fs, &tx);
+	err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = fs_dir_add(fs, tx, dp, newname, ip->ino,
 				 mode_to_dt(ip->d.mode));

@@ -1,6 +1,6 @@
 /*
  * ondisk_fs: the one home of the filesystem's on-disk structures
- * (docs/FORMAT-fs.md says the same byte by byte).
+ * (docs/FORMAT.md, "Filesystem", says the same byte by byte).
  *
  * Every multi-byte field is little-endian; the *_disk structs are the exact
  * bytes and are only touched through le16/le32/le64 accessors (fs_le*).

@@ -135,7 +135,9 @@ static int rn_apply(struct fs *fs, struct rn *r)
 	struct fs_tx *tx;
 	int err;
 
-	err = fs_tx_begin(fs, &tx);
+	err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
 	if (err)
 		return err;
 	err = (r->flags & RENAME_EXCHANGE) ? rn_exchange(fs, tx, r) :

@@ -198,6 +198,33 @@ static int sb_read(struct fs *fs, uint64_t copy, uint8_t *out)
 	return 0;
 }
 
+/*
+ * Copy 0 is damaged and copy 1 is in fs->sb: copy 0 becomes copy 1 again,
+ * on disk before the journal is replayed (replay may then bring it up to
+ * date), and in the cache when the cache exists (a read-only mount keeps
+ * it there, pinned, instead of writing).
+ */
+static int sb_restore_copy0(struct fs *fs)
+{
+	struct fs_buf *b;
+	int err = 0;
+
+	if (!fs->bc.hash) {
+		if (!fs->rdonly)
+			err = sb_write_copy(fs->bdev, &fs->sb, 0);
+		return err ? err : fs->rdonly ? 0 : fs_bdev_flush(fs->bdev);
+	}
+	err = bc_new(fs, 0, &b);
+	if (err)
+		return err;
+	memcpy(b->data, &fs->sb, FS_BSIZE);
+	b->kind = FS_BUF_SB;
+	if (fs->rdonly && !b->jpins)
+		bc_pin(fs, b);
+	bc_put(fs, b);
+	return 0;
+}
+
 static int sb_load(struct fs *fs)
 {
 	const char *why = NULL;
@@ -222,9 +249,11 @@ static int sb_load(struct fs *fs)
 	else
 		fprintf(stderr, "raidfs: cannot mount: %s\n",
 			why ? why : "I/O error");
-	if (!err && first)
+	if (!err && first) {
 		fprintf(stderr, "raidfs: superblock copy 0 is damaged; "
 			"using copy 1\n");
+		err = sb_restore_copy0(fs);
+	}
 	free(b);
 	if (!err && (fs_le64(fs->sb.feature_ro_compat) &
 		     ~FS_FEATURE_RO_COMPAT_SUPP) && !fs->rdonly) {

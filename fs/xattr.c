@@ -11,6 +11,7 @@
  */
 #include <string.h>
 #include <sys/xattr.h>
+#include <linux/limits.h>
 #include "fs_int.h"
 
 #define XA_CAP (FS_BSIZE - FS_XATTR_HDR)
@@ -222,15 +223,22 @@ static int xa_modify(struct fs *fs, uint64_t ino, const char *name,
 	err = xa_check_name(name);
 	if (err)
 		return err;
-	if (size > FS_XATTR_SIZE_MAX)
+	/* As ext4 without ea_inode: beyond the syscall's limit E2BIG, beyond
+	 * what one block holds ENOSPC. */
+	if (size > XATTR_SIZE_MAX)
 		return -E2BIG;
+	if (size > FS_XATTR_SIZE_MAX)
+		return -ENOSPC;
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return -EINVAL;
 	err = fs_iget(fs, ino, &ip);
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&ip->lock);
-	err = fs_tx_begin(fs, &tx);
+	err = fs_meta_check(fs, remove ? FS_META_FLOOR_REMOVE :
+				    FS_META_FLOOR_CREATE);
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = xa_set_locked(fs, tx, ip, name, value, size, flags,
 				    remove);

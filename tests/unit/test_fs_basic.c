@@ -463,11 +463,29 @@ static void test_corruption_detected(void **state)
 	t->damaged = true;
 	tfs_mount(t);
 	assert_int_equal(fs_lookup(t->fs, d, "victim", &a), -EUCLEAN);
-	/* superblock copy 0 damaged: copy 1 is used */
+	/* superblock copy 0 damaged: copy 1 is used, and copy 0 restored */
 	tfs_umount(t);
 	assert_int_equal(fs_bdev_read(t->bdev, 0, 1, blk), 0);
 	blk[200] ^= 1;
 	assert_int_equal(fs_bdev_write(t->bdev, 0, 1, blk), 0);
+	{
+		struct fs *ro;
+		uint64_t w0, w1;
+
+		fs_bdev_mem_stats(t->bdev, &w0, NULL, NULL);
+		assert_int_equal(fs_mount(t->bdev, FS_MOUNT_RDONLY, &ro), 0);
+		assert_int_equal(fs_getattr(ro, d, &a), 0);
+		assert_int_equal(fs_unmount(ro), 0);
+		fs_bdev_mem_stats(t->bdev, &w1, NULL, NULL);
+		assert_int_equal(w1, w0);
+	}
+	tfs_mount(t);
+	assert_int_equal(fs_getattr(t->fs, d, &a), 0);
+	tfs_umount(t);
+	/* copy 1 damaged now: copy 0 must be whole again */
+	assert_int_equal(fs_bdev_read(t->bdev, 1, 1, blk), 0);
+	blk[200] ^= 1;
+	assert_int_equal(fs_bdev_write(t->bdev, 1, 1, blk), 0);
 	tfs_mount(t);
 	assert_int_equal(fs_getattr(t->fs, d, &a), 0);
 }
@@ -508,6 +526,70 @@ static void test_check_finds_damage(void **state)
 	assert_non_null(strstr(r.first_error, "unreferenced"));
 	(void)a;
 	(void)in;
+}
+
+/* fsync commits only when the file changed since the last commit;
+ * fdatasync only when its size or block map did. */
+static void test_fsync_per_file(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t f, g, c0, c1, fl0, fl1;
+	uint8_t w[8192];
+
+	tfs_pattern(w, sizeof(w), 21);
+	f = tfs_create(t, ROOT, "f");
+	g = tfs_create(t, ROOT, "g");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	/* g changes, f is only overwritten: fdatasync(f) is a flush */
+	assert_int_equal(fs_write(t->fs, g, 0, 10, w), 10);
+	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	assert_int_equal(fs_write(t->fs, f, 0, 4096, w + 4096), 4096);
+	assert_int_equal(fs_fsync(t->fs, f, 1), 0);
+	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 1);
+	assert_int_equal(c1 - c0, 1);                   /* the data block */
+	/* fsync(f) must also make its new mtime durable: a commit */
+	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 2);
+	/* and once committed, fsync again is a flush */
+	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 1);
+	assert_int_equal(c1 - c0, 0);
+	/* now f grows: its metadata changed, fsync commits (two flushes) */
+	assert_int_equal(fs_write(t->fs, f, 8192, 10, w), 10);
+	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	assert_true(fl1 - fl0 >= 2);
+	assert_true(c1 - c0 >= 3);
+}
+
+/* The commit thread makes changes durable on its own, and stays quiet
+ * when there is nothing to commit. */
+static void test_background_commit(void **state)
+{
+	struct fs_mount_opts o = { .commit_interval_ms = 20 };
+	struct tfs *t = *state;
+	uint64_t fl0, fl1;
+
+	tfs_umount(t);
+	assert_int_equal(fs_mount_opts(t->bdev, &o, &t->fs), 0);
+	assert_int_equal(fs_bdev_mem_record(t->bdev, true), 0);
+	tfs_create(t, ROOT, "soon");
+	usleep(300 * 1000);
+	fs_bdev_mem_stats(t->bdev, NULL, NULL, &fl0);
+	usleep(200 * 1000);
+	fs_bdev_mem_stats(t->bdev, NULL, NULL, &fl1);
+	assert_int_equal(fl1, fl0);                     /* idle: no flush */
+	fs_abandon(t->fs);
+	fs_bdev_mem_crash(t->bdev);
+	tfs_mount(t);
+	assert_int_not_equal(tfs_lookup(t, ROOT, "soon"), 0);
 }
 
 static void test_file_bdev(void **state)
@@ -566,6 +648,8 @@ int main(void)
 		cmocka_unit_test(test_inodes_run_out),
 		cmocka_unit_test_setup_teardown(test_corruption_detected, setup, teardown),
 		cmocka_unit_test(test_file_bdev),
+		cmocka_unit_test_setup_teardown(test_background_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsync_per_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup, teardown),
 	};
 

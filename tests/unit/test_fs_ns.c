@@ -278,6 +278,68 @@ static void test_dir_hash_collisions(void **state)
 	free(l);
 }
 
+/* Deleting most entries merges nodes: the tree shrinks back. */
+static void test_dir_shrinks_after_deletes(void **state)
+{
+	struct tfs *t = *state;
+	struct dirlist *l = calloc(1, sizeof(*l));
+	struct fs_attr full, after;
+	char name[16];
+	uint64_t d;
+	int i, kept = 0;
+
+	d = tfs_mkdir(t, ROOT, "d");
+	for (i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "e%d", i);
+		assert_int_equal(fs_mknod(t->fs, &t->ctx, d, name, S_IFREG, 0,
+					  &full), 0);
+		fs_forget(t->fs, full.ino, 1);
+	}
+	assert_int_equal(fs_getattr(t->fs, d, &full), 0);
+	for (i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "e%d", (i * 1237) % 3000);
+		if ((i * 1237) % 3000 % 20 == 0) {
+			kept++;
+			continue;
+		}
+		assert_int_equal(fs_unlink(t->fs, d, name), 0);
+	}
+	assert_int_equal(fs_getattr(t->fs, d, &after), 0);
+	/* 150 entries need ~11 leaves, not the ~300 of 3000 */
+	assert_true(after.blocks * 8 < full.blocks);
+	l->limit = 1000;
+	assert_int_equal(fs_readdir(t->fs, d, 0, 0, false, fill, l), 0);
+	assert_int_equal(l->n, 2 + kept);
+	for (i = 0; i < 3000; i += 20) {
+		snprintf(name, sizeof(name), "e%d", i);
+		assert_int_not_equal(tfs_lookup(t, d, name), 0);
+	}
+	tfs_remount(t);
+	free(l);
+}
+
+static void test_extent_tree_shrinks(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	uint64_t f = tfs_create(t, ROOT, "frag"), k;
+	uint8_t b[4096];
+
+	tfs_pattern(b, sizeof(b), 7);
+	for (k = 0; k < 2000; k += 2)
+		assert_int_equal(fs_write(t->fs, f, k * 4096, 4096, b), 4096);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_true(a.blocks / 8 > 1000);      /* 1000 data + tree nodes */
+	for (k = 0; k < 1990; k += 2)
+		assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
+					      FALLOC_FL_KEEP_SIZE, k * 4096,
+					      4096), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_true(a.blocks / 8 <= 5 + 2);
+	assert_int_equal(fs_lseek(t->fs, f, 0, SEEK_DATA), 1990 * 4096);
+	tfs_remount(t);
+}
+
 /* ---- xattrs ------------------------------------------------------------------------ */
 static void test_xattr_semantics(void **state)
 {
@@ -309,6 +371,8 @@ static void test_xattr_semantics(void **state)
 				     XATTR_REPLACE), 0);
 	memset(big, 'v', sizeof(big));
 	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, sizeof(big), 0),
+			 -ENOSPC);
+	assert_int_equal(fs_setxattr(t->fs, f, "user.big", NULL, 65537, 0),
 			 -E2BIG);
 	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, 3900, 0), 0);
 	assert_int_equal(fs_setxattr(t->fs, f, "user.c", big, 200, 0), -ENOSPC);
@@ -536,6 +600,52 @@ static void test_enospc_consistent(void **state)
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
 }
 
+/* With data space gone, names and attributes still fail cleanly when the
+ * metadata reserve runs out too: every failure leaves fs_check happy. */
+static void test_enospc_metadata(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[1 << 20];
+	struct fs_attr a;
+	char name[64];
+	uint64_t f, d;
+	int i, err = 0, made = 0;
+
+	for (i = 0; ; i++) {
+		snprintf(name, sizeof(name), "fill%d", i);
+		f = tfs_create(t, ROOT, name);
+		if (fs_write(t->fs, f, 0, sizeof(w), w) < 0)
+			break;
+	}
+	d = tfs_mkdir(t, ROOT, "names");
+	for (i = 0; i < 100000 && !err; i++) {
+		snprintf(name, sizeof(name), "a-rather-long-name-to-fill-leaves-%06d",
+			 i);
+		err = i % 3 ? fs_mknod(t->fs, &t->ctx, d, name, S_IFREG, 0, &a) :
+			      fs_mkdir(t->fs, &t->ctx, d, name, 0755, &a);
+		if (!err) {
+			fs_forget(t->fs, a.ino, 1);
+			made++;
+			if (i % 7 == 0)
+				(void)fs_setxattr(t->fs, a.ino, "user.x", w, 3000,
+						  0);
+		}
+	}
+	assert_int_equal(err, -ENOSPC);
+	assert_true(made > 100);
+	tfs_check(t);
+	tfs_remount(t);
+	/* deleting frees space for new names again */
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "fill%d", i);
+		assert_int_equal(fs_unlink(t->fs, ROOT, name), 0);
+	}
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, d, "after", S_IFREG, 0, &a),
+			 0);
+	fs_forget(t->fs, a.ino, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +654,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readdir_cookies_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_plus_refs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_hash_collisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_shrinks_after_deletes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extent_tree_shrinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xattr_semantics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acl_inherit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_punch, setup, teardown),
@@ -551,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_copy_file_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statfs_adds_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_consistent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_metadata, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
