@@ -430,3 +430,23 @@ bool fs_inode_is_allocated(struct fs *fs, uint64_t ino)
 	pthread_mutex_unlock(&fs->alloc.lock);
 	return used;
 }
+
+int fs_free_runs(struct fs *fs, int (*fn)(void *ctx, uint64_t blk,
+					  uint64_t len), void *ctx)
+{
+	struct fs_alloc *al = &fs->alloc;
+	uint64_t nblocks = fs_le64(fs->sb.blocks), at = 0, end;
+	int ret = 0;
+
+	pthread_mutex_lock(&al->lock);
+	while (ret == 0 && at < nblocks) {
+		at = map_find(al->bmap, at, nblocks, 0);
+		if (at >= nblocks)
+			break;
+		end = map_find(al->bmap, at, nblocks, 1);
+		ret = fn(ctx, at, end - at);
+		at = end;
+	}
+	pthread_mutex_unlock(&al->lock);
+	return ret;
+}

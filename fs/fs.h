@@ -157,6 +157,15 @@ struct fs_info {
 };
 int fs_get_info(struct fs *fs, struct fs_info *info);
 
+/*
+ * Calls fn for every run of blocks that is free and not waiting for a
+ * commit (so nothing references it, even after a crash); stops at the
+ * first non-zero return and passes it on.  Tools use it to tell the block
+ * layer what it need not keep (fsck --rebuild discards them first).
+ */
+int fs_free_runs(struct fs *fs, int (*fn)(void *ctx, uint64_t blk,
+					  uint64_t len), void *ctx);
+
 /* ---- Inodes and names ---------------------------------------------------- */
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr);

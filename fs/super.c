@@ -316,9 +316,9 @@ static int mount_rest(struct fs *fs)
 		err = fs_icache_init(fs);
 	if (!err)
 		err = fs_alloc_load(fs);
+	fs->was_clean = fs_le32(fs->sb.state) == FS_STATE_CLEAN;
 	if (err || fs->rdonly)
 		return err;
-	fs->was_clean = fs_le32(fs->sb.state) == FS_STATE_CLEAN;
 	err = sb_set_state(fs, FS_STATE_MOUNTED);
 	if (!err)
 		err = fs_orphans_process(fs);

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "bdev.h"
+#include "fs.h"
 
 static uint64_t raw_bytes(const struct rc_info *i)
 {
@@ -93,6 +95,55 @@ static int missing_slot(struct fsck *f)
 	return -1;
 }
 
+struct discard_ctx {
+	struct rc_array *a;
+	uint64_t blocks;
+};
+
+static int discard_run(void *ctx, uint64_t blk, uint64_t len)
+{
+	struct discard_ctx *d = ctx;
+
+	d->blocks += len;
+	return rc_discard(d->a, blk, len);
+}
+
+/*
+ * What the filesystem does not use need not be rebuilt: its free space is
+ * discarded first (whole stripes become "never written" on every member),
+ * and the rebuild then skips it.  Only on a clean filesystem, whose
+ * bitmaps say everything; otherwise the whole array is rebuilt.
+ */
+static void rebuild_discard_free(struct fsck *f)
+{
+	struct fs_mount_opts mo = { .flags = FS_MOUNT_RDONLY };
+	struct discard_ctx d = { .a = f->array };
+	struct fs_bdev *b = NULL;
+	struct fs_info info;
+	struct fs *fs = NULL;
+	int ret;
+
+	ret = fs_bdev_from_array(f->array, &b);
+	if (ret == 0)
+		ret = fs_mount_opts(b, &mo, &fs);
+	if (ret == 0 && !fs_get_info(fs, &info) && info.was_clean &&
+	    !info.replayed_txns) {
+		ret = fs_free_runs(fs, discard_run, &d);
+		if (ret == 0)
+			ret = rc_flush(f->array);
+		if (ret == 0)
+			fsck_msg("  %llu MiB the filesystem does not use: not "
+				 "rebuilt", (unsigned long long)(d.blocks >> 8));
+	} else {
+		fsck_msg("  the filesystem is not clean: rebuilding the "
+			 "whole array");
+	}
+	if (fs)
+		fs_unmount(fs);
+	if (b)
+		fs_bdev_close(b);
+}
+
 int fsck_rebuild(struct fsck *f)
 {
 	struct fsck_progress p;
@@ -112,6 +163,7 @@ int fsck_rebuild(struct fsck *f)
 		fsck_err("%s: %s", f->o.rebuild, strerror(-ret));
 		return ret;
 	}
+	rebuild_discard_free(f);
 	fsck_msg("  rebuilding slot %d onto %s", slot, f->o.rebuild);
 	fsck_progress_init(&p, "rebuild", raw_bytes(&f->info), false);
 	t0 = fsck_now();
