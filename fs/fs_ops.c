@@ -121,8 +121,10 @@ int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh)
 		err = -EISDIR;
 		goto out;
 	}
-	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode) &&
-	    (flags & O_ACCMODE) != O_RDONLY) {
+	/* Linux truncates on O_TRUNC whatever the access mode (the kernel
+	 * has checked write permission already) and shows the file empty:
+	 * so must the file be. */
+	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode)) {
 		pthread_rwlock_wrlock(&ip->lock);
 		err = setattr_locked(fs, ip, &a, FS_SET_ATTR_SIZE |
 				     FS_SET_ATTR_MTIME_NOW);

@@ -340,11 +340,62 @@ void rfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 /* ---- extended attributes -------------------------------------------------- */
 
+/*
+ * The namespace rules the kernel leaves to the filesystem (fs/xattr.c in
+ * Linux, xattr_permission): only user., trusted., security. and the POSIX
+ * ACL names of system. exist; trusted. is for the privileged (uid 0 here)
+ * - reads as absent, writes EPERM; user. lives only on regular files and
+ * directories.
+ */
+static int xattr_allowed(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 bool write)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct fs_attr a;
+
+	if (!strncmp(name, "system.", 7))
+		return !strcmp(name, "system.posix_acl_access") ||
+		       !strcmp(name, "system.posix_acl_default") ? 0 :
+		       -EOPNOTSUPP;
+	if (!strncmp(name, "trusted.", 8))
+		return c->uid == 0 ? 0 : write ? -EPERM : -ENODATA;
+	if (!strncmp(name, "security.", 9))
+		return 0;
+	if (strncmp(name, "user.", 5))
+		return -EOPNOTSUPP;
+	if (fs_getattr(rfs_fs(req), ino, &a) == 0 && !S_ISREG(a.mode) &&
+	    !S_ISDIR(a.mode))
+		return write ? -EPERM : -ENODATA;
+	return 0;
+}
+
+/* Drops trusted.* names from a list for an unprivileged caller. */
+static ssize_t xattr_list_filter(fuse_req_t req, char *buf, ssize_t n)
+{
+	ssize_t in = 0, out = 0;
+
+	if (n <= 0 || !buf || fuse_req_ctx(req)->uid == 0)
+		return n;
+	while (in < n) {
+		size_t len = strnlen(buf + in, (size_t)(n - in)) + 1;
+
+		if (strncmp(buf + in, "trusted.", 8)) {
+			memmove(buf + out, buf + in, len);
+			out += (ssize_t)len;
+		}
+		in += (ssize_t)len;
+	}
+	return out;
+}
+
 void rfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		     const char *value, size_t size, int flags)
 {
 	struct fs *fs = rfs_fs(req);
-	int ret = fs_setxattr(fs, ino, name, value, size, flags);
+	int ret = xattr_allowed(req, ino, name, true);
+
+	if (!ret)
+		ret = fs_setxattr(fs, ino, name, value, size, flags);
 
 	if (!ret)
 		ret = rfs_acl_set_mode(fs, ino, name, value, size);
@@ -367,13 +418,14 @@ void rfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		     size_t size)
 {
 	char *buf = size ? malloc(size) : NULL;
+	int ret = xattr_allowed(req, ino, name, false);
 
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	reply_xattr(req, fs_getxattr(rfs_fs(req), ino, name, buf, size), buf,
-		    size);
+	reply_xattr(req, ret ? ret : fs_getxattr(rfs_fs(req), ino, name, buf,
+						 size), buf, size);
 	free(buf);
 }
 
@@ -385,11 +437,23 @@ void rfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	reply_xattr(req, fs_listxattr(rfs_fs(req), ino, buf, size), buf, size);
+	ssize_t n;
+
+	if (!size || fuse_req_ctx(req)->uid == 0) {
+		reply_xattr(req, fs_listxattr(rfs_fs(req), ino, buf, size), buf,
+			    size);
+		free(buf);
+		return;
+	}
+	n = xattr_list_filter(req, buf, fs_listxattr(rfs_fs(req), ino, buf, size));
+	reply_xattr(req, n, buf, size);
 	free(buf);
 }
 
 void rfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, -fs_removexattr(rfs_fs(req), ino, name));
+	int ret = xattr_allowed(req, ino, name, true);
+
+	fuse_reply_err(req, -(ret ? ret : fs_removexattr(rfs_fs(req), ino,
+							 name)));
 }

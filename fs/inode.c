@@ -545,14 +545,15 @@ int fs_inode_free(struct fs *fs, struct fs_inode *ip)
 		err = fs_tx_begin(fs, &tx);
 		if (err)
 			break;
-		if (S_ISDIR(ip->d.mode) || S_ISREG(ip->d.mode) ||
-		    S_ISLNK(ip->d.mode))
-			err = S_ISDIR(ip->d.mode) ?
-			      fs_dir_destroy(fs, tx, ip) :
-			      fs_ext_remove(fs, tx, ip, 0, UINT64_MAX,
-					    FS_EXT_REMOVE_BATCH, &more);
-		if (S_ISDIR(ip->d.mode))
+		if (S_ISDIR(ip->d.mode)) {
+			err = fs_dir_destroy(fs, tx, ip);
 			more = false;
+		} else if (S_ISREG(ip->d.mode) || S_ISLNK(ip->d.mode)) {
+			err = fs_ext_remove(fs, tx, ip, 0, UINT64_MAX,
+					    FS_EXT_REMOVE_BATCH, &more);
+		} else {
+			more = false;   /* FIFO, socket, device: no blocks */
+		}
 		if (!err && !more)
 			err = fs_xattr_destroy(fs, tx, ip);
 		if (!err && !more)

@@ -124,6 +124,15 @@ static void test_mode_owner_setgid(void **state)
 				  makedev(1, 3), &a), 0);
 	fs_forget(t->fs, a.ino, 1);
 	assert_int_equal(a.rdev, makedev(1, 3));
+	/* Special files are freed like any other (this once looped forever:
+	 * they have no blocks to remove). */
+	assert_int_equal(fs_unlink(t->fs, ROOT, "fifo"), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "chr"), 0);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "sock", S_IFSOCK | 0600,
+				  0, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "sock"), 0);
+	tfs_check(t);
 }
 
 static void test_write_read(void **state)
