@@ -159,25 +159,34 @@ void rfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int ret = fs_release(rfs_fs(req), ino, fi->fh);
+	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
+	int ret = fs_release(d->fs, ino, fi->fh);
 
 	if (ret)
 		rfs_log(LOG_ERR, "release of inode %llu: %s",
 			(unsigned long long)ino, strerror(-ret));
 	fuse_reply_err(req, 0);
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		rfs_inval_attr(d, ino);
 }
 
 void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		  struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, -fs_fsync(rfs_fs(req), ino, datasync));
+	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
+
+	fuse_reply_err(req, -fs_fsync(d->fs, ino, datasync));
+	rfs_inval_attr(d, ino);
 }
 
 void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		      off_t length, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, -fs_fallocate(rfs_fs(req), ino, mode,
-					   (uint64_t)offset, (uint64_t)length));
+	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
+
+	fuse_reply_err(req, -fs_fallocate(d->fs, ino, mode, (uint64_t)offset,
+					   (uint64_t)length));
+	rfs_inval_attr(d, ino);
 }
 
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,

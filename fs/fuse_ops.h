@@ -36,7 +36,17 @@ struct rfs_daemon {
 	bool ro;
 	bool dont_mask;        /* the kernel leaves the umask to fs (which
 				  skips it under a default ACL) */
+	struct rfs_inval *inval;   /* fuse_inval.c */
 };
+
+/* fuse_inval.c: drop the kernel's cached attributes, asynchronously. */
+int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);
+void rfs_inval_stop(struct rfs_daemon *d);
+void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino);
+static inline struct rfs_daemon *rfs_daemon(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
 
 extern const struct fuse_lowlevel_ops rfs_ops;
 

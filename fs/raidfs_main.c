@@ -276,7 +276,11 @@ static int session_serve(struct daemon_state *s)
 		return -ENOMEM;
 	fuse_loop_cfg_set_max_threads(cfg, RFS_MAX_THREADS);
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	if (rfs_inval_start(&s->d, s->se) < 0)
+		rfs_log(LOG_WARNING, "no attribute invalidation thread: "
+			"st_blocks may lag until the attribute timeout");
 	ret = fuse_session_loop_mt(s->se, cfg);
+	rfs_inval_stop(&s->d);
 	fuse_loop_cfg_destroy(cfg);
 	fuse_session_unmount(s->se);
 	fuse_remove_signal_handlers(s->se);
