@@ -8,7 +8,11 @@
  * the filesystem.  The notification cannot be sent from the handler itself
  * (the kernel may hold the inode lock the notification needs: libfuse's
  * fuse_lowlevel_notify_inval_inode warns of the deadlock), so handlers
- * queue the inode and this thread sends it.
+ * queue the inode and this thread sends it.  Dropping attributes only
+ * (offset -1) takes no inode lock in the kernel (fuse_reverse_inval_inode
+ * bumps attr_version under the inode's spinlock), so fsync and fallocate,
+ * which must not return with stale st_blocks, send it themselves before
+ * replying (rfs_inval_attr_now).
  *
  * Lock order: inval->lock is a leaf.
  */
@@ -110,4 +114,10 @@ void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino)
 	iv->q[iv->n++] = ino;
 	pthread_cond_signal(&iv->cond);
 	pthread_mutex_unlock(&iv->lock);
+}
+
+void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino)
+{
+	if (d->inval)
+		fuse_lowlevel_notify_inval_inode(d->inval->se, ino, -1, 0);
 }

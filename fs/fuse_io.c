@@ -173,20 +173,25 @@ void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		  struct fuse_file_info *fi)
 {
-	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
+	struct rfs_daemon *d = rfs_daemon(req);
+	int ret = fs_fsync(d->fs, ino, datasync);
 
-	fuse_reply_err(req, -fs_fsync(d->fs, ino, datasync));
-	rfs_inval_attr(d, ino);
+	/* Before the reply, so an fstat right after fsync sees st_blocks:
+	 * dropping attributes only (offset -1) takes no inode lock in the
+	 * kernel, so it cannot deadlock with the fsync in progress. */
+	rfs_inval_attr_now(d, ino);
+	fuse_reply_err(req, -ret);
 }
 
 void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		      off_t length, struct fuse_file_info *fi)
 {
-	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
+	struct rfs_daemon *d = rfs_daemon(req);
+	int ret = fs_fallocate(d->fs, ino, mode, (uint64_t)offset,
+			       (uint64_t)length);
 
-	fuse_reply_err(req, -fs_fallocate(d->fs, ino, mode, (uint64_t)offset,
-					   (uint64_t)length));
-	rfs_inval_attr(d, ino);
+	rfs_inval_attr_now(d, ino);     /* attributes only: see rfs_op_fsync */
+	fuse_reply_err(req, -ret);
 }
 
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,

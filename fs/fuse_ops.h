@@ -43,6 +43,7 @@ struct rfs_daemon {
 int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);
 void rfs_inval_stop(struct rfs_daemon *d);
 void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino);
+void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino);
 static inline struct rfs_daemon *rfs_daemon(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
