@@ -605,3 +605,17 @@ int config_source_parse(const char *source, struct config_source *src,
 		config_source_free(src);
 	return ret;
 }
+
+int config_opts_append(char **opts, const char *more)
+{
+	size_t old = *opts ? strlen(*opts) : 0;
+	char *p = realloc(*opts, old + strlen(more) + 2);
+
+	if (!p)
+		return -ENOMEM;
+	if (old)
+		p[old++] = ',';
+	strcpy(p + old, more);
+	*opts = p;
+	return 0;
+}

@@ -96,4 +96,7 @@ void config_source_free(struct config_source *src);
 /* Parses "256M", "1G", "4096", "64k" into bytes; -EINVAL on garbage. */
 int config_size_parse(const char *s, uint64_t *bytes);
 
+/* Appends ",more" (or "more") to the malloc'd option string *opts. */
+int config_opts_append(char **opts, const char *more);
+
 #endif

@@ -95,9 +95,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (d->dont_mask)
 		want |= FUSE_CAP_DONT_MASK;
 	conn->want |= want & conn->capable;
-	/* the daemon is the only writer: nothing changes behind the cache */
+	/* the daemon is the only writer: nothing changes behind the cache.
+	 * HANDLE_KILLPRIV off: the kernel clears setuid/setgid on write,
+	 * truncate and chown itself, with the VFS's exact rules (who wrote,
+	 * group membership, S_IXGRP), and tells us with a SETATTR; writes
+	 * from the writeback cache carry no user to decide it here. */
 	conn->want &= ~(unsigned)(FUSE_CAP_AUTO_INVAL_DATA |
-				  FUSE_CAP_EXPORT_SUPPORT);
+				  FUSE_CAP_EXPORT_SUPPORT |
+				  FUSE_CAP_HANDLE_KILLPRIV);
 	conn->max_write = RFS_MAX_WRITE;
 	conn->max_readahead = RFS_MAX_WRITE;
 	conn->time_gran = 1;

@@ -44,20 +44,6 @@ static void usage(FILE *f)
 		"configuration file.\n");
 }
 
-static int opts_add(char **opts, const char *more)
-{
-	size_t old = *opts ? strlen(*opts) : 0;
-	char *p = realloc(*opts, old + strlen(more) + 2);
-
-	if (!p)
-		return -ENOMEM;
-	if (old)
-		p[old++] = ',';
-	strcpy(p + old, more);
-	*opts = p;
-	return 0;
-}
-
 static int args_parse(int argc, char **argv, struct helper_args *a)
 {
 	int c;
@@ -75,7 +61,7 @@ static int args_parse(int argc, char **argv, struct helper_args *a)
 		case 't':   /* "raidfs" or "fuse.raidfs": nothing to choose */
 			break;
 		case 'o':
-			if (opts_add(&a->opts, optarg))
+			if (config_opts_append(&a->opts, optarg))
 				return -ENOMEM;
 			break;
 		case 'h':

@@ -66,20 +66,6 @@ static void usage(FILE *f)
 		"     debug, and the kernel flags nosuid, nodev, noexec, noatime, sync, ...\n");
 }
 
-static int opts_add(char **opts, const char *more)
-{
-	size_t old = *opts ? strlen(*opts) : 0;
-	char *p = realloc(*opts, old + strlen(more) + 2);
-
-	if (!p)
-		return -ENOMEM;
-	if (old)
-		p[old++] = ',';
-	strcpy(p + old, more);
-	*opts = p;
-	return 0;
-}
-
 static int args_parse(int argc, char **argv, struct main_args *a)
 {
 	int c;
@@ -89,11 +75,11 @@ static int args_parse(int argc, char **argv, struct main_args *a)
 		case 'f': a->foreground = true; break;
 		case 'd':
 			a->foreground = true;
-			if (opts_add(&a->opts, "debug"))
+			if (config_opts_append(&a->opts, "debug"))
 				return -ENOMEM;
 			break;
 		case 'o':
-			if (opts_add(&a->opts, optarg))
+			if (config_opts_append(&a->opts, optarg))
 				return -ENOMEM;
 			break;
 		case 'h':

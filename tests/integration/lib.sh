@@ -183,3 +183,21 @@ t_tree_sum() {
 t_expect_fail() {
 	if "$@" 2>/dev/null; then t_fail "expected failure: $*"; fi
 }
+
+# ---- mkfs tests: no FUSE needed ------------------------------------------
+MKFS=$RAIDFS_BIN/mkfs.raidfs
+
+# m_setup: as t_setup, for tests that only run mkfs.raidfs.
+m_setup() {
+	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
+	trap t_cleanup EXIT
+	trap 'exit 143' TERM INT HUP
+	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
+}
+
+# m_sums: content checksums of every image in $T (xxh128 when xxhsum is
+# there: the images are large and mostly holes, and sha256 would dominate).
+m_sums() {
+	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
+	else (cd "$T" && sha256sum -- *.img); fi
+}

@@ -5,14 +5,6 @@
 # daemon is built) the array mounts and keeps a file.  Also `mkfs -t raidfs`.
 . "$(dirname "$0")/lib.sh"
 
-MKFS=$RAIDFS_BIN/mkfs.raidfs
-T=
-m_setup() {
-	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
-	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
-}
 m_can_mount() { [ -x "$RAIDFS" ] && [ -c /dev/fuse ]; }
 m_setup
 

@@ -8,20 +8,6 @@
 # bytes written at the documented offsets.
 . "$(dirname "$0")/lib.sh"
 
-MKFS=$RAIDFS_BIN/mkfs.raidfs
-T=
-m_setup() {
-	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
-	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
-}
-# Content checksums of every image (xxh128 when xxhsum is there: the images
-# are large and mostly holes, and sha256 would dominate the run time).
-m_sums() {
-	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
-	else (cd "$T" && sha256sum -- *.img); fi
-}
 m_setup
 
 # Writes hex bytes ("fc 4e 2b a9") at a byte offset of a file.

@@ -7,18 +7,6 @@
 # bit-for-bit unchanged.
 . "$(dirname "$0")/lib.sh"
 
-MKFS=$RAIDFS_BIN/mkfs.raidfs
-T=
-m_setup() {
-	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
-	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
-}
-m_sums() {
-	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
-	else (cd "$T" && sha256sum -- *.img); fi
-}
 # m_refuses PATTERN ARGS...: mkfs.raidfs ARGS exits 1, says PATTERN (an
 # extended regex) on stderr, and leaves every image as it was.
 m_refuses() {

@@ -5,18 +5,6 @@
 # mkfs -f replaces atomically; partitions of a loop device work as members.
 . "$(dirname "$0")/lib.sh"
 
-MKFS=$RAIDFS_BIN/mkfs.raidfs
-T=
-m_setup() {
-	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
-	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
-}
-m_sums() {
-	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
-	else (cd "$T" && sha256sum -- *.img); fi
-}
 m_can_mount() { [ -x "$RAIDFS" ] && [ -c /dev/fuse ]; }
 m_setup
 cd "$T"
