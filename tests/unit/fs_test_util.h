@@ -129,4 +129,17 @@ static inline void tfs_pattern(uint8_t *buf, size_t len, uint64_t seed)
 	}
 }
 
+/* cmocka fixtures: a fresh 64 MiB filesystem per test. */
+static inline int tfs_setup(void **state)
+{
+	*state = tfs_new(16384, 1);
+	return 0;
+}
+
+static inline int tfs_teardown(void **state)
+{
+	tfs_free(*state);
+	return 0;
+}
+
 #endif

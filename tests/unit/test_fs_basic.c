@@ -12,18 +12,6 @@
 
 #define ROOT FS_ROOT_INO
 
-static int setup(void **state)
-{
-	*state = tfs_new(16384, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tfs_free(*state);
-	return 0;
-}
-
 static void test_format_mount_root(void **state)
 {
 	struct tfs *t = *state;
@@ -641,25 +629,25 @@ static void test_file_bdev(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_format_mount_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_mount_root, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_mount_rejects_garbage),
-		cmocka_unit_test_setup_teardown(test_create_lookup_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mode_owner_setgid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncate_and_holes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unlink_rmdir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hard_links, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_unlinked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_orphan_freed_at_mount, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_symlink, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_times, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errors_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_lookup_errors, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_mode_owner_setgid, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_write_read, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_truncate_and_holes, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_unlink_rmdir, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_hard_links, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_open_unlinked, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_orphan_freed_at_mount, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_symlink, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_times, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_errors_table, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_inodes_run_out),
-		cmocka_unit_test_setup_teardown(test_corruption_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corruption_detected, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_file_bdev),
-		cmocka_unit_test_setup_teardown(test_background_commit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fsync_per_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_background_commit, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_fsync_per_file, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_check_finds_damage, tfs_setup, tfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

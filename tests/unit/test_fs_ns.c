@@ -11,18 +11,6 @@
 
 #define ROOT FS_ROOT_INO
 
-static int setup(void **state)
-{
-	*state = tfs_new(16384, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tfs_free(*state);
-	return 0;
-}
-
 /* ---- rename ------------------------------------------------------------------ */
 struct rename_case {
 	const char *what;
@@ -649,21 +637,21 @@ static void test_enospc_metadata(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_rename_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rename_dir_nlink_and_dotdot, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readdir_cookies_stable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readdir_plus_refs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dir_hash_collisions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dir_shrinks_after_deletes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_extent_tree_shrinks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_xattr_semantics, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_acl_inherit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fallocate_punch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_table, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_rename_dir_nlink_and_dotdot, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_cookies_stable, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_plus_refs, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_dir_hash_collisions, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_dir_shrinks_after_deletes, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_extent_tree_shrinks, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_xattr_semantics, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_acl_inherit, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_fallocate_punch, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_fallocate_unwritten),
-		cmocka_unit_test_setup_teardown(test_copy_file_range, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_statfs_adds_up, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_enospc_consistent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_enospc_metadata, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_file_range, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_statfs_adds_up, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_consistent, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_metadata, tfs_setup, tfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
