@@ -21,9 +21,10 @@
 struct rc_csum_entry {
 	struct rc_csum_entry *hnext;
 	struct rc_csum_entry *lprev, *lnext;   /* LRU, most recent first */
+	struct rc_csum_entry *dnext;            /* its slot's dirty list */
 	int slot;
 	uint64_t index;                         /* table block number */
-	bool dirty;
+	bool dirty;                             /* on the dirty list */
 	uint32_t nunknown;
 	uint64_t *unknown;                      /* bitmap, NULL when all known */
 	uint8_t block[RC_BLOCK_SIZE];
@@ -36,6 +37,9 @@ struct rc_csum_cache {
 	struct rc_csum_entry lru;               /* sentinel */
 	uint32_t count, max;
 	struct rc_csum_entry *tab[CSUM_BUCKETS];
+	/* Per slot, the entries with dirty set, so a commit finds them
+	 * without walking the whole cache. */
+	struct rc_csum_entry *dirty[RC_MAX_MEMBERS];
 };
 
 int rc_csum_init(struct rc_array *a)
@@ -200,6 +204,16 @@ int rc_csum_lookup(struct rc_array *a, int slot, uint64_t mblock,
 	return ret;
 }
 
+/* Caller holds csum_lock. */
+static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e)
+{
+	if (e->dirty)
+		return;
+	e->dirty = true;
+	e->dnext = a->cc->dirty[e->slot];
+	a->cc->dirty[e->slot] = e;
+}
+
 int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 		   uint64_t csum)
 {
@@ -219,11 +233,11 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 			free(e->unknown);
 			e->unknown = NULL;
 		}
-		e->dirty = true;
+		entry_mark_dirty(a, e);
 	}
 	if (rc_csum_get(e->block, j) != csum) {
 		rc_csum_set(e->block, j, csum);
-		e->dirty = true;
+		entry_mark_dirty(a, e);
 	}
 out:
 	pthread_mutex_unlock(&a->csum_lock);
@@ -252,16 +266,15 @@ bool rc_csum_verify(struct rc_array *a, int slot, uint64_t mblock,
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 		       uint64_t **targets, uint32_t *n)
 {
-	struct rc_csum_entry *h, *e;
+	struct rc_csum_entry *e, **pp;
 	uint32_t count = 0, i = 0;
 	int ret = 0;
 
 	*blocks = NULL;
 	*targets = NULL;
 	pthread_mutex_lock(&a->csum_lock);
-	h = lru(a);
-	for (e = h->lnext; e != h; e = e->lnext)
-		count += e->slot == slot && e->dirty && !e->unknown;
+	for (e = a->cc->dirty[slot]; e; e = e->dnext)
+		count += !e->unknown;
 	if (count) {
 		*blocks = malloc((size_t)count * RC_BLOCK_SIZE);
 		*targets = malloc(count * sizeof(uint64_t));
@@ -274,14 +287,18 @@ int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 			goto out;
 		}
 	}
-	for (e = h->lnext; e != h && i < count; e = e->lnext) {
-		if (e->slot != slot || !e->dirty || e->unknown)
+	/* Half-known blocks stay on the list until every entry is known. */
+	for (pp = &a->cc->dirty[slot]; (e = *pp);) {
+		if (e->unknown) {
+			pp = &e->dnext;
 			continue;
+		}
 		rc_csum_block_seal(e->block, table_block(a, e->index));
 		memcpy(*blocks + (size_t)i * RC_BLOCK_SIZE, e->block,
 		       RC_BLOCK_SIZE);
 		(*targets)[i++] = table_block(a, e->index);
 		e->dirty = false;
+		*pp = e->dnext;
 	}
 out:
 	*n = i;
@@ -295,6 +312,7 @@ void rc_csum_drop_slot(struct rc_array *a, int slot)
 	struct rc_csum_entry *h, *e, *next;
 
 	pthread_mutex_lock(&a->csum_lock);
+	a->cc->dirty[slot] = NULL;
 	h = lru(a);
 	for (e = h->lnext; e != h; e = next) {
 		next = e->lnext;

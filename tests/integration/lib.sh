@@ -114,21 +114,9 @@ t_wait_mounted() {
 	return 1
 }
 
-# t_mount SOURCE DIR [raidfs options...]: foreground daemon in the
+# t_try_mount SOURCE DIR [raidfs options...]: a foreground daemon in the
 # background, so the test knows its PID; its stderr goes to $T/daemon.log.
-t_mount() {
-	local src=$1 dir=$2 pid
-	shift 2
-	mkdir -p "$dir"
-	"$RAIDFS" -f "$@" "$src" "$dir" >>"$T/daemon.log" 2>&1 &
-	pid=$!
-	T_PIDS+=("$pid")
-	T_MOUNTS+=("$dir")
-	T_PID_OF[$dir]=$pid
-	t_wait_mounted "$dir" "$pid" || { wait "$pid"; t_fail "raidfs did not mount $dir (exit $?)"; }
-}
-
-# t_try_mount: as t_mount, but returns the daemon's exit status on failure.
+# Returns the daemon's exit status when it does not mount.
 t_try_mount() {
 	local src=$1 dir=$2 pid rc
 	shift 2
@@ -142,6 +130,13 @@ t_try_mount() {
 	rc=0
 	wait "$pid" || rc=$?
 	return $rc
+}
+
+# t_mount: as t_try_mount, but the test fails when it does not mount.
+t_mount() {
+	local rc=0
+	t_try_mount "$@" || rc=$?
+	[ $rc -eq 0 ] || t_fail "raidfs did not mount $2 (exit $rc)"
 }
 
 # t_umount DIR: unmounts and waits for the daemon to flush and exit 0.
