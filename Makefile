@@ -6,63 +6,85 @@
 #   make bench      benchmarks
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=
+#
+# Every target first makes sure the Debian packages are installed
+# (scripts/deps.sh), then runs the real build in a sub-make: pkg-config is
+# asked for flags only once the packages are there, so any target works as
+# the first command on a machine that has only git, make and a compiler.
+
+ifndef RAIDFS_INNER_MAKE
+
+.NOTPARALLEL:
+.DEFAULT_GOAL := all
+GOALS := $(or $(filter-out deps clean,$(MAKECMDGOALS)),all)
+.PHONY: deps clean $(GOALS)
+
+$(GOALS):
+	@scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+	@$(MAKE) --no-print-directory RAIDFS_INNER_MAKE=1 $@
+
+deps:
+	scripts/deps.sh
+
+clean:
+	rm -rf build
+
+else  # ---- the real build: packages are installed ---------------------------
 
 PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 DESTDIR ?=
 
 CC ?= cc
-PKGS := libisal libxxhash fuse3 libconfuse uuid blkid
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# What each layer links, so every program links only what it uses
+# (mkfs.raidfs and fsck.raidfs do not link libfuse3).
+RC_PKGS := libisal libxxhash uuid
+FS_PKGS := libxxhash uuid
+SOURCE_PKGS := libconfuse uuid
+pkg_cflags = $(shell pkg-config --cflags $(1))
+pkg_libs = $(shell pkg-config --libs $(1))
+ALL_PKGS := $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3 blkid
+PKG_CFLAGS := $(call pkg_cflags,$(sort $(ALL_PKGS)))
+
+RC_LIBS := $(call pkg_libs,$(RC_PKGS)) -pthread
+FS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS))) -pthread
+SOURCE_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS))) -pthread
+DAEMON_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3)) -pthread
+MOUNT_LIBS := $(call pkg_libs,$(SOURCE_PKGS)) -pthread
+MKFS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) blkid)) -pthread
+FSCK_LIBS := $(SOURCE_LIBS)
+
+# Folders, bottom up: common <- raidcore (dev/ its member backends) <- fs
+# <- source <- daemon, mkfs, fsck.
+INCLUDES := -Icommon -Iraidcore -Iraidcore/dev -Ifs -Isource -Idaemon
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-Iraidcore -Ifs $(WARN) $(PKG_CFLAGS) -pthread
+	$(INCLUDES) $(WARN) $(PKG_CFLAGS) -pthread
 REL_CFLAGS := $(BASE_CFLAGS) -O2
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
-LDLIBS := $(PKG_LIBS) -pthread
 
-RC_SRC := $(wildcard raidcore/*.c)
-# fs/ is a library except for the programs' main files.
-FS_MAIN := $(wildcard fs/*_main.c)
-FS_SRC := $(filter-out $(FS_MAIN),$(wildcard fs/*.c))
+COMMON_SRC := $(wildcard common/*.c)
+# The fault-injecting backend is for tests only: it is not in libraidcore.a.
+RC_TEST_SRC := raidcore/dev/fault.c
+RC_SRC := $(wildcard raidcore/*.c) $(filter-out $(RC_TEST_SRC),$(wildcard raidcore/dev/*.c))
+FS_SRC := $(wildcard fs/*.c)
+SOURCE_SRC := $(wildcard source/*.c)
+DAEMON_SRC := $(filter-out daemon/mount_main.c,$(wildcard daemon/*.c))
+MOUNT_SRC := daemon/mount_main.c
 MKFS_SRC := $(wildcard mkfs/*.c)
 FSCK_SRC := $(wildcard fsck/*.c)
-ADMIN_SRC := $(wildcard admin/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_HELPERS := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 
-# Programs: name -> main source (only those whose sources exist).
-PROGS :=
-ifneq ($(wildcard fs/raidfs_main.c),)
-PROGS += raidfs
-endif
-ifneq ($(wildcard fs/mount_main.c),)
-PROGS += mount.raidfs
-endif
-ifneq ($(MKFS_SRC),)
-PROGS += mkfs.raidfs
-endif
-ifneq ($(FSCK_SRC),)
-PROGS += fsck.raidfs
-endif
-ifneq ($(ADMIN_SRC),)
-PROGS += raidfs-admin
-endif
+PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs
 
-.PHONY: all test unit integration demo bench deps install clean check-deps
-all: check-deps build/libraidcore.a build/libraidfs.a \
+.PHONY: all test unit integration demo bench install
+all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
 	$(addprefix build/,$(PROGS)) $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
-
-check-deps:
-	@scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
-
-deps:
-	scripts/deps.sh
 
 # ---- objects, one rule per variant -----------------------------------------
 build/obj/%.o: %.c
@@ -73,30 +95,43 @@ build/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
 
-define libs_for
-$(1)/libraidcore.a: $(patsubst %.c,$(1)/obj/%.o,$(RC_SRC))
-	@mkdir -p $$(dir $$@)
-	rm -f $$@ && ar rcs $$@ $$^
-$(1)/libraidfs.a: $(patsubst %.c,$(1)/obj/%.o,$(FS_SRC))
-	@mkdir -p $$(dir $$@)
-	rm -f $$@ && ar rcs $$@ $$^
-$(1)/raidfs: $(1)/obj/fs/raidfs_main.o $(1)/libraidfs.a $(1)/libraidcore.a
-	$$(CC) $(2) -o $$@ $$^ $(LDLIBS)
-$(1)/mount.raidfs: $(1)/obj/fs/mount_main.o $(1)/libraidfs.a $(1)/libraidcore.a
-	$$(CC) $(2) -o $$@ $$^ $(LDLIBS)
-$(1)/mkfs.raidfs: $(patsubst %.c,$(1)/obj/%.o,$(MKFS_SRC)) $(1)/libraidfs.a $(1)/libraidcore.a
-	$$(CC) $(2) -o $$@ $$^ $(LDLIBS)
-$(1)/fsck.raidfs: $(patsubst %.c,$(1)/obj/%.o,$(FSCK_SRC)) $(1)/libraidfs.a $(1)/libraidcore.a
-	$$(CC) $(2) -o $$@ $$^ $(LDLIBS)
-$(1)/raidfs-admin: $(patsubst %.c,$(1)/obj/%.o,$(ADMIN_SRC)) $(1)/libraidfs.a $(1)/libraidcore.a
-	$$(CC) $(2) -o $$@ $$^ $(LDLIBS)
-endef
-$(eval $(call libs_for,build,$(REL_CFLAGS)))
-$(eval $(call libs_for,build/asan,$(ASAN_CFLAGS)))
+objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-build/bench/%: build/obj/bench/%.o build/libraidfs.a build/libraidcore.a
+# $(1): build directory, $(2): CFLAGS
+define variant
+$(1)/libcommon.a: $(call objs,$(1),$(COMMON_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/libraidcore.a: $(call objs,$(1),$(RC_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/libraidcore_test.a: $(call objs,$(1),$(RC_TEST_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/libraidfs.a: $(call objs,$(1),$(FS_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/libsource.a: $(call objs,$(1),$(SOURCE_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/raidfs: $(call objs,$(1),$(DAEMON_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
+		$(1)/libraidcore.a $(1)/libcommon.a
+	$$(CC) $(2) -o $$@ $$^ $(DAEMON_LIBS)
+$(1)/mount.raidfs: $(call objs,$(1),$(MOUNT_SRC)) $(1)/libsource.a
+	$$(CC) $(2) -o $$@ $$^ $(MOUNT_LIBS)
+$(1)/mkfs.raidfs: $(call objs,$(1),$(MKFS_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
+		$(1)/libraidcore.a $(1)/libcommon.a
+	$$(CC) $(2) -o $$@ $$^ $(MKFS_LIBS)
+$(1)/fsck.raidfs: $(call objs,$(1),$(FSCK_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
+		$(1)/libraidcore.a $(1)/libcommon.a
+	$$(CC) $(2) -o $$@ $$^ $(FSCK_LIBS)
+endef
+$(eval $(call variant,build,$(REL_CFLAGS)))
+$(eval $(call variant,build/asan,$(ASAN_CFLAGS)))
+
+build/bench/%: build/obj/bench/%.o build/libraidcore.a build/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(RC_LIBS)
 
 # ---- tests ------------------------------------------------------------------
 UNIT_BINS := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))
@@ -105,33 +140,47 @@ UNIT_HELPER_OBJS := $(patsubst %.c,build/asan/obj/%.o,$(UNIT_HELPERS))
 # raidcore's tests link raidcore alone; the filesystem's link both.
 RC_TEST_HELPERS := $(filter build/asan/obj/tests/unit/rc_%,$(UNIT_HELPER_OBJS))
 FS_TEST_HELPERS := $(filter-out $(RC_TEST_HELPERS),$(UNIT_HELPER_OBJS))
+A := build/asan
 
 build/asan/tests/test_%: build/asan/obj/tests/unit/test_%.o $(RC_TEST_HELPERS) \
-		build/asan/libraidcore.a
+		$(A)/libraidcore_test.a $(A)/libraidcore.a $(A)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(RC_LIBS) -lcmocka
+
+build/asan/tests/test_common_%: build/asan/obj/tests/unit/test_common_%.o \
+		$(A)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ -lcmocka
 
 build/asan/tests/test_fs_%: build/asan/obj/tests/unit/test_fs_%.o $(UNIT_HELPER_OBJS) \
-		build/asan/libraidfs.a build/asan/libraidcore.a
+		$(A)/libraidfs.a $(A)/libraidcore_test.a $(A)/libraidcore.a \
+		$(A)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(FS_LIBS) -lcmocka
 
 build/asan/tests/test_config: build/asan/obj/tests/unit/test_config.o \
-		$(FS_TEST_HELPERS) build/asan/libraidfs.a build/asan/libraidcore.a
+		$(FS_TEST_HELPERS) $(A)/libsource.a $(A)/libraidfs.a \
+		$(A)/libraidcore.a $(A)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(SOURCE_LIBS) -lcmocka
 
 # Keep objects make would otherwise delete as intermediate.
 .SECONDARY:
 
-test: check-deps unit integration
+test: unit integration
 
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
-integration: all $(addprefix build/asan/,$(PROGS))
-	@if [ -x tests/integration/run.sh ]; then \
-		RAIDFS_BIN=build/asan tests/integration/run.sh; fi
+# test tools (tests/tools/*.c: fsx and friends, used by integration tests)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOLS := $(patsubst tests/tools/%.c,build/tools/%,$(TOOL_SRC))
+build/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< -pthread
+
+integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
+	@RAIDFS_BIN=build/asan tests/integration/run.sh
 
 demo: all
 	scripts/demo.sh
@@ -147,15 +196,6 @@ install: all
 		*) install -m 755 build/$$p $(DESTDIR)$(PREFIX)/bin/$$p ;; esac; \
 	done
 
-clean:
-	rm -rf build
-
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# ---- test tools (tests/tools/*.c: fsx and friends, used by integration tests)
-TOOL_SRC := $(wildcard tests/tools/*.c)
-TOOLS := $(patsubst tests/tools/%.c,build/tools/%,$(TOOL_SRC))
-build/tools/%: tests/tools/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -o $@ $< $(LDLIBS)
-integration: $(TOOLS)
+endif

@@ -8,9 +8,10 @@
  * with an exclusive flock, so opening it fails with -EBUSY).  Either way
  * fsck stops with status 8 before it has written anything.
  *
- * Assembly itself is the daemon's (rfs_array_open in fs/fuse_array.c);
- * raidcore's messages during it (left-out members, replay) are caught with
- * rc_set_logger and shown in this phase.
+ * Assembly itself is the shared layer's (source_array_open in
+ * source/source.c), as for every raidfs program; its messages and
+ * raidcore's during it (left-out members, replay) are caught with
+ * rfs_log_sink and shown in this phase.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,61 +21,12 @@
 
 #include "bdev.h"
 #include "fsck.h"
-#include "fuse_ops.h"
+#include "log.h"
+#include "source.h"
 
-static void rc_logger(int level, const char *msg)
+static void log_sink(int prio, const char *msg)
 {
-	fsck_msg("  raidcore: %s", msg);
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	char ra[PATH_MAX], rb[PATH_MAX];
-
-	if (!realpath(a, ra) || !realpath(b, rb))
-		return false;
-	return strcmp(ra, rb) == 0;
-}
-
-/* Does a mount source ("a:b:c" or a configuration file) name our array? */
-static bool source_is_ours(const struct fsck *f, char *mnt_src)
-{
-	char *save = NULL, *p;
-	int i;
-
-	if (f->src.config_path && same_file(mnt_src, f->src.config_path))
-		return true;
-	for (p = strtok_r(mnt_src, ":", &save); p; p = strtok_r(NULL, ":", &save))
-		for (i = 0; i < f->src.nmembers; i++)
-			if (same_file(p, f->src.members[i]))
-				return true;
-	return false;
-}
-
-/* 1 when a raidfs mount of our array is in the mount table (*rw set). */
-static int mount_find(const struct fsck *f, char *where, size_t len, bool *rw)
-{
-	char line[8192], opts[1024], mnt[4096], type[256], src[4096];
-	FILE *m = fopen("/proc/self/mountinfo", "r");
-	const char *sep;
-	int found = 0;
-
-	if (!m)
-		return 0;
-	while (!found && fgets(line, sizeof(line), m)) {
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt,
-				   opts) != 2 ||
-		    sscanf(sep + 3, "%255s %4095s", type, src) != 2)
-			continue;
-		if (strcmp(type, "fuse.raidfs") || !source_is_ours(f, src))
-			continue;
-		snprintf(where, len, "%s", mnt);
-		*rw = strncmp(opts, "ro", 2) != 0 || (opts[2] && opts[2] != ',');
-		found = 1;
-	}
-	fclose(m);
-	return found;
+	fsck_msg("  %s", msg);
 }
 
 static void uuid_str(const uint8_t *u, char *out)
@@ -194,20 +146,20 @@ static void array_summary(struct fsck *f)
 /* Assembles the array, read-only when rdonly. */
 int fsck_array_open(struct fsck *f, bool rdonly)
 {
-	struct rfs_array ra;
+	struct source_array sa;
 	char err[512];
 	int ret;
 
 	f->co.ro = rdonly;
 	f->co.degraded = CONFIG_DEGRADED_ALLOW;
-	rc_set_logger(rc_logger);
-	ret = rfs_array_open(&f->src, &f->co, &ra, err, sizeof(err));
+	rfs_log_sink(log_sink);
+	ret = source_array_open(&f->src, &f->co, &sa, err, sizeof(err));
 	if (ret) {
 		fsck_err("cannot assemble the array: %s", err);
 		return ret;
 	}
-	f->array = ra.array;
-	f->bdev = ra.bdev;
+	f->array = sa.array;
+	f->bdev = sa.bdev;
 	ret = rc_array_info(f->array, &f->info);
 	if (ret)
 		fsck_err("array info: %s", strerror(-ret));
@@ -216,12 +168,12 @@ int fsck_array_open(struct fsck *f, bool rdonly)
 
 int fsck_array_close(struct fsck *f)
 {
-	struct rfs_array ra = { f->array, f->bdev };
+	struct source_array sa = { .array = f->array, .bdev = f->bdev };
 	int ret;
 
 	if (!f->array)
 		return 0;
-	ret = rfs_array_close(&ra);
+	ret = source_close(&sa);
 	f->array = NULL;
 	f->bdev = NULL;
 	return ret;
@@ -234,7 +186,7 @@ int fsck_members(struct fsck *f)
 	int ret;
 
 	fsck_phase(1, "Members");
-	if (mount_find(f, where, sizeof(where), &rw) &&
+	if (source_find_mount(&f->src, where, sizeof(where), &rw) > 0 &&
 	    (rw || f->o.mode != FSCK_MODE_NO)) {
 		fsck_err("the array is mounted%s on %s: unmount it first",
 			 rw ? "" : " read-only", where);

@@ -55,11 +55,7 @@ ls -ls "$DIR"/*.img | sed 's/^/    /'
 IMGS="$DIR/disk0.img:$DIR/disk1.img:$DIR/disk2.img:$DIR/disk3.img"
 
 say "Making a RAID 5 array of them, with an empty filesystem"
-if [ -x "$BIN/mkfs.raidfs" ]; then
-	"$BIN/mkfs.raidfs" -l 5 -c 64K "$DIR"/disk*.img | sed 's/^/    /'
-else
-	"$BIN/raidfs" --mkfs -l 5 -c 64K "$DIR"/disk*.img
-fi
+"$BIN/mkfs.raidfs" -l 5 -c 64K "$DIR"/disk*.img | sed 's/^/    /'
 
 say "Mounting it on $MNT: raidfs $IMGS $MNT"
 mkdir "$MNT"

@@ -89,18 +89,12 @@ t_images() {
 	IMGS=$(IFS=:; echo "${IMG_LIST[*]}")
 }
 
-# t_mkfs LEVEL CHUNK MEMBER...: mkfs.raidfs when it exists, else the
-# daemon's own formatter (raidfs --mkfs).
+# t_mkfs LEVEL CHUNK MEMBER...: mkfs.raidfs -f (the images are new).
 t_mkfs() {
 	local level=$1 chunk=$2
 	shift 2
-	if [ -x "$RAIDFS_BIN/mkfs.raidfs" ]; then
-		"$RAIDFS_BIN/mkfs.raidfs" -q -f -l "$level" -c "$chunk" "$@" >>"$T/mkfs.log" 2>&1 \
-			|| { cat "$T/mkfs.log" >&2; t_fail "mkfs.raidfs -l $level failed"; }
-	else
-		"$RAIDFS" --mkfs -l "$level" -c "$chunk" "$@" >>"$T/mkfs.log" 2>&1 \
-			|| { cat "$T/mkfs.log" >&2; t_fail "raidfs --mkfs -l $level failed"; }
-	fi
+	"$RAIDFS_BIN/mkfs.raidfs" -q -f -l "$level" -c "$chunk" "$@" >>"$T/mkfs.log" 2>&1 \
+		|| { cat "$T/mkfs.log" >&2; t_fail "mkfs.raidfs -l $level failed"; }
 }
 
 # t_wait_mounted DIR PID: until DIR is a mount point (or PID died).

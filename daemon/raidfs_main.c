@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "fs.h"
 #include "config.h"
 #include "fuse_ops.h"
+#include "source.h"
 
 #define EX_OK_MOUNT 0
 #define EX_USAGE_MOUNT 1
@@ -48,7 +50,7 @@ struct main_args {
 struct daemon_state {
 	struct config_source src;
 	struct config_opts o;
-	struct rfs_array ra;
+	struct source_array sa;
 	struct rfs_daemon d;
 	struct fuse_session *se;
 	int notify_fd;          /* pipe to the waiting parent, or -1 */
@@ -158,41 +160,34 @@ static void daemon_detach(void)
 
 /* ---- mounting ------------------------------------------------------------ */
 
-static void rc_log_forward(int level, const char *msg)
+/* libfuse ends its messages with a newline; syslog adds its own. */
+static void log_fuse(enum fuse_log_level level, const char *fmt, va_list ap)
 {
-	rfs_log(level, "%s", msg);
+	char msg[1024];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	rfs_log((int)level, "%s", msg);
 }
 
 static int fs_start(struct daemon_state *s)
 {
-	struct fs_mount_opts mo = { 0 };
-	struct fs_info info;
-	int ret;
+	char err[CONFIG_ERR_MAX] = "";
+	int ret = source_fs_mount(&s->sa, &s->o, err, sizeof(err));
 
-	mo.flags = (s->o.ro ? FS_MOUNT_RDONLY : 0) |
-		(s->o.noatime ? FS_MOUNT_NOATIME : 0);
-	/* the cache size is shared: half for fs metadata, half for raidcore's
-	 * stripe cache */
-	mo.cache_bytes = s->o.cache_bytes / 2;
-	if (s->o.cache_bytes)
-		rc_array_set_cache(s->ra.array, s->o.cache_bytes / 2);
-	ret = fs_mount_opts(s->ra.bdev, &mo, &s->d.fs);
 	if (ret) {
-		rfs_log(LOG_ERR, "%s: cannot mount the filesystem: %s%s",
-			s->src.config_path ? s->src.config_path : "SOURCE",
-			strerror(-ret), ret == -EINVAL ?
-			" (no raidfs filesystem on this array?)" : "");
+		rfs_log(LOG_ERR, "%s: %s",
+			s->src.config_path ? s->src.config_path : "SOURCE", err);
 		return ret;
 	}
+	s->d.fs = s->sa.fs;
 	/* Keep the array redundant from now on: resume an interrupted
 	 * rebuild, rebuild onto a spare when a member fails. */
-	if (!s->o.ro && rc_array_start_recovery(s->ra.array) < 0)
+	if (!s->o.ro && rc_array_start_recovery(s->sa.array) < 0)
 		rfs_log(LOG_WARNING, "cannot start the recovery thread");
-	if (!fs_get_info(s->d.fs, &info) && !info.was_clean)
-		rfs_log(LOG_NOTICE, "filesystem was not unmounted cleanly: "
-			"replayed %llu journal transactions, freed %llu orphans",
-			(unsigned long long)info.replayed_txns,
-			(unsigned long long)info.orphans_freed);
 	return 0;
 }
 
@@ -282,124 +277,33 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	char err[CONFIG_ERR_MAX] = "";
 	int ret, status = EX_FAIL_MOUNT;
 
-	rc_set_logger(rc_log_forward);
-	ret = rfs_array_open(&s->src, &s->o, &s->ra, err, sizeof(err));
+	ret = source_array_open(&s->src, &s->o, &s->sa, err, sizeof(err));
 	if (ret) {
 		rfs_log(LOG_ERR, "%s", err);
 		goto out;
 	}
 	if (fs_start(s))
-		goto out_array;
+		goto out_close;
 	s->d.timeout = RFS_TIMEOUT_S;
 	s->d.ro = s->o.ro;
 	/* fs applies the umask itself (fs_ctx), and must not under a
 	 * default ACL: ask the kernel to leave it to us (op_init) */
 	s->d.dont_mask = true;
 	if (session_start(s, source, mountpoint))
-		goto out_fs;
+		goto out_close;
 	rfs_log(LOG_INFO, "mounted on %s", mountpoint);
 	daemon_notify(s, EX_OK_MOUNT);
 	if (!s->foreground)
 		daemon_detach();
 	status = session_serve(s) ? 1 : EX_OK_MOUNT;
-out_fs:
-	ret = fs_unmount(s->d.fs);
-	if (ret) {
-		rfs_log(LOG_ERR, "unmount: %s", strerror(-ret));
-		status = 1;
-	}
-out_array:
-	if (rfs_array_close(&s->ra))
+out_close:
+	if (source_close(&s->sa))
 		status = 1;
 	else if (status == EX_OK_MOUNT)
 		rfs_log(LOG_INFO, "%s unmounted, array clean", mountpoint);
 out:
 	daemon_notify(s, status);
 	return status;
-}
-
-/* ---- raidfs --mkfs: the tests' formatter until mkfs.raidfs exists -------- */
-
-static int level_parse(const char *s)
-{
-	static const int levels[] = { 0, 1, 4, 5, 6, 10 };
-	char *end;
-	long l;
-	size_t i;
-
-	if (!strncasecmp(s, "raid", 4))
-		s += 4;
-	l = strtol(s, &end, 10);
-	for (i = 0; *s && !*end && i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (l == levels[i])
-			return (int)l;
-	return -EINVAL;
-}
-
-struct mkfs_args {
-	struct rfs_format_args f;
-	char **paths;          /* members, then spares */
-	int n;
-};
-
-static int mkfs_args_parse(int argc, char **argv, struct mkfs_args *m)
-{
-	char **spares = calloc((size_t)argc, sizeof(*spares));
-	uint64_t chunk;
-	int c, i;
-
-	m->paths = calloc((size_t)argc, sizeof(*m->paths));
-	if (!spares || !m->paths)
-		goto fail;
-	m->f.level = 5;
-	m->f.chunk_bytes = 64 << 10;
-	while ((c = getopt(argc, argv, "l:c:L:s:")) != -1) {
-		switch (c) {
-		case 'l':
-			m->f.level = level_parse(optarg);
-			if (m->f.level < 0)
-				goto fail;
-			break;
-		case 'c':
-			if (config_size_parse(optarg, &chunk) || chunk > (1u << 20))
-				goto fail;
-			m->f.chunk_bytes = (uint32_t)chunk;
-			break;
-		case 'L': m->f.label = optarg; break;
-		case 's': spares[m->f.nspares++] = optarg; break;
-		default: goto fail;
-		}
-	}
-	for (i = optind; i < argc; i++)
-		m->paths[m->n++] = argv[i];
-	for (i = 0; i < m->f.nspares; i++)
-		m->paths[m->n++] = spares[i];
-	free(spares);
-	return m->n > m->f.nspares ? 0 : -EINVAL;
-fail:
-	free(spares);
-	return -EINVAL;
-}
-
-static int mkfs_main(int argc, char **argv)
-{
-	struct mkfs_args m = { 0 };
-	char err[CONFIG_ERR_MAX] = "";
-	int ret;
-
-	if (mkfs_args_parse(argc, argv, &m)) {
-		fprintf(stderr, "usage: raidfs --mkfs [-l LEVEL] [-c CHUNK] "
-			"[-L LABEL] [-s SPARE]... MEMBER...\n");
-		free(m.paths);
-		return EX_USAGE_MOUNT;
-	}
-	rc_set_logger(rc_log_forward);
-	ret = rfs_array_format(m.paths, m.n, &m.f, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "raidfs --mkfs: %s\n", err[0] ? err :
-			strerror(-ret));
-	free(m.paths);
-	return ret ? 1 : 0;
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -430,8 +334,7 @@ static int config_load(struct daemon_state *s, const struct main_args *a)
 {
 	char err[CONFIG_ERR_MAX] = "";
 
-	if (config_source_parse(a->source, &s->src, &s->o, err, sizeof(err)) ||
-	    config_opts_parse(a->opts, &s->o, err, sizeof(err))) {
+	if (source_load(a->source, a->opts, &s->src, &s->o, err, sizeof(err))) {
 		rfs_log(LOG_ERR, "%s", err);
 		return -EINVAL;
 	}
@@ -448,9 +351,8 @@ int main(int argc, char **argv)
 	char *mountpoint = NULL;
 	int status = EX_USAGE_MOUNT;
 
-	if (argc > 1 && !strcmp(argv[1], "--mkfs"))
-		return mkfs_main(argc - 1, argv + 1);
 	rfs_log_init(RFS_LOG_STDERR);
+	fuse_set_log_func(log_fuse);
 	config_opts_init(&s.o);
 	if (args_parse(argc, argv, &a)) {
 		usage(stderr);

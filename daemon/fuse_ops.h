@@ -3,13 +3,18 @@
  * the filesystem library (fs.h).
  *
  *   raidfs_main.c   command line, daemonising, session set-up and teardown
- *   fuse_array.c    members -> assembled raidcore array -> fs_bdev
+ *   mount_main.c    mount.raidfs, the helper mount(8) runs
  *   fuse_ops.c      the request handlers: decode, call fs_*, reply once
- *   fuse_log.c      messages to stderr (-f) or syslog (daemonised)
+ *   fuse_io.c       handlers for files, directories, xattrs
+ *   fuse_inval.c    dropping the kernel's cached attributes
+ *
+ * The array and the filesystem are opened by the shared layer
+ * (source/source.h), as every raidfs program does.
  *
  * Usage pattern:
- *   rfs_array_open()  ->  fs_mount_opts()  ->  fuse_session_new(rfs_ops,
- *   struct rfs_daemon)  ->  loop  ->  fs_unmount()  ->  rfs_array_close()
+ *   source_array_open()  ->  source_fs_mount()  ->
+ *   fuse_session_new(rfs_ops, struct rfs_daemon)  ->  loop  ->
+ *   source_close()
  */
 #ifndef RAIDFS_FUSE_OPS_H
 #define RAIDFS_FUSE_OPS_H
@@ -22,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "log.h"
 
 struct fs;
 struct fs_bdev;
@@ -108,38 +114,6 @@ void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    off_t off_out, struct fuse_file_info *fi_out,
 			    size_t len, int flags);
 
-/* ---- fuse_array.c -------------------------------------------------------- */
-struct rfs_array {
-	struct rc_array *array;
-	struct fs_bdev *bdev;
-};
-
-/*
- * Opens every member and spare of src (a missing or unopenable one is
- * logged and counts as missing), assembles the array (read-only with o->ro,
- * only fully redundant with degraded=refuse), checks the UUID the
- * configuration file names, logs degraded state and journal replay, and
- * wraps the array as a bdev.  err gets the reason on failure.
- */
-int rfs_array_open(const struct config_source *src,
-		   const struct config_opts *o, struct rfs_array *ra,
-		   char *err, size_t errlen);
-/* Closes the bdev and the array (rc_array_close marks it clean). */
-int rfs_array_close(struct rfs_array *ra);
-
-/*
- * Formats the members as a new array and an empty filesystem (rc_array_create
- * then fs_format): the tests' stand-in until mkfs.raidfs exists.
- */
-struct rfs_format_args {
-	int level;
-	uint32_t chunk_bytes;
-	const char *label;
-	int nspares;           /* the last nspares paths are spares */
-};
-int rfs_array_format(char **paths, int n, const struct rfs_format_args *f,
-		     char *err, size_t errlen);
-
 /* ---- fuse_acl.c: POSIX ACL duties the kernel leaves to the daemon -------- */
 struct rfs_acl_inherit {
 	void *access;          /* access ACL for the new inode */
@@ -164,15 +138,5 @@ void rfs_acl_inherit_free(struct rfs_acl_inherit *inh);
 /* apply + free, logging a failure (the inode exists either way) */
 void rfs_acl_inherit_finish(struct fs *fs, uint64_t ino,
 			    struct rfs_acl_inherit *inh);
-
-/* ---- fuse_log.c ---------------------------------------------------------- */
-enum rfs_log_target {
-	RFS_LOG_STDERR,
-	RFS_LOG_BOTH,          /* daemonising: the user's terminal is still there */
-	RFS_LOG_SYSLOG,
-};
-void rfs_log_init(enum rfs_log_target target);
-void rfs_log(int prio, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * fuse_array: from the paths in SOURCE to an fs_bdev the filesystem mounts.
+ * source: from SOURCE and options to an assembled array, its bdev and the
+ * mounted filesystem (see source.h).
  *
  * A member that cannot be opened is not an error here: it is handed to
  * raidcore as missing (a NULL entry), and raidcore decides whether the
@@ -8,6 +9,7 @@
  * replayed) is logged once, at mount.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,8 @@
 #include "raidcore.h"
 #include "bdev.h"
 #include "fs.h"
-#include "fuse_ops.h"
+#include "log.h"
+#include "source.h"
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -179,118 +182,150 @@ out:
 	return ret;
 }
 
-int rfs_array_open(const struct config_source *src,
-		   const struct config_opts *o, struct rfs_array *ra,
-		   char *err, size_t errlen)
+int source_array_open(const struct config_source *src,
+		      const struct config_opts *o, struct source_array *sa,
+		      char *err, size_t errlen)
 {
-	struct rc_info info;
 	int ret;
 
-	memset(ra, 0, sizeof(*ra));
+	memset(sa, 0, sizeof(*sa));
 	err[0] = '\0';
-	ret = array_assemble(src, o, &ra->array, err, errlen);
+	ret = array_assemble(src, o, &sa->array, err, errlen);
 	if (ret)
 		return ret;
-	ret = rc_array_info(ra->array, &info);
+	ret = rc_array_info(sa->array, &sa->info);
 	if (ret) {
 		err_set(err, errlen, "array info: %s", strerror(-ret));
 		goto fail;
 	}
-	ret = array_uuid_check(src, &info, err, errlen);
+	ret = array_uuid_check(src, &sa->info, err, errlen);
 	if (ret)
 		goto fail;
-	array_health_log(ra->array, &info);
-	ret = fs_bdev_from_array(ra->array, &ra->bdev);
+	array_health_log(sa->array, &sa->info);
+	ret = fs_bdev_from_array(sa->array, &sa->bdev);
 	if (ret) {
 		err_set(err, errlen, "block device: %s", strerror(-ret));
 		goto fail;
 	}
 	return 0;
 fail:
-	rc_array_close(ra->array);
-	ra->array = NULL;
+	rc_array_close(sa->array);
+	sa->array = NULL;
 	return ret;
 }
 
-int rfs_array_close(struct rfs_array *ra)
+int source_fs_mount(struct source_array *sa, const struct config_opts *o,
+		    char *err, size_t errlen)
 {
-	int ret = 0;
-
-	fs_bdev_close(ra->bdev);
-	ra->bdev = NULL;
-	if (ra->array)
-		ret = rc_array_close(ra->array);
-	ra->array = NULL;
-	if (ret)
-		rfs_log(LOG_ERR, "closing the array: %s", strerror(-ret));
-	return ret;
-}
-
-/* ---- format (tests' stand-in for mkfs.raidfs) ---------------------------- */
-
-static int format_fs(struct rc_dev **devs, int n, const char *label,
-		     char *err, size_t errlen)
-{
-	struct fs_format_params fp = { 0 };
-	struct rc_array *a = NULL;
-	struct fs_bdev *bdev = NULL;
+	struct fs_mount_opts mo = { 0 };
+	struct fs_info info;
 	int ret;
 
-	int i;
-
-	ret = rc_array_assemble(devs, n, 0, &a, err, errlen);
+	mo.flags = (o->ro ? FS_MOUNT_RDONLY : 0) |
+		(o->noatime ? FS_MOUNT_NOATIME : 0);
+	/* the cache size is shared: half for fs metadata, half for raidcore's
+	 * stripe cache */
+	mo.cache_bytes = o->cache_bytes / 2;
+	if (o->cache_bytes)
+		rc_array_set_cache(sa->array, o->cache_bytes / 2);
+	ret = fs_mount_opts(sa->bdev, &mo, &sa->fs);
 	if (ret) {
-		for (i = 0; i < n; i++)   /* still ours after a failure */
-			rc_dev_close(devs[i]);
+		err_set(err, errlen, "cannot mount the filesystem: %s%s",
+			strerror(-ret), ret == -EINVAL ?
+			" (no raidfs filesystem on this array?)" : "");
+		sa->fs = NULL;
 		return ret;
 	}
-	ret = fs_bdev_from_array(a, &bdev);
-	if (ret)
-		goto out;
-	if (label)
-		snprintf(fp.label, sizeof(fp.label), "%s", label);
-	ret = fs_format(bdev, &fp);
-	if (ret)
-		err_set(err, errlen, "fs_format: %s", strerror(-ret));
-	fs_bdev_close(bdev);
-out:
-	if (rc_array_close(a) && !ret)
-		ret = -EIO;
+	if (!fs_get_info(sa->fs, &info) && !info.was_clean)
+		rfs_log(LOG_NOTICE, "filesystem was not unmounted cleanly: "
+			"replayed %llu journal transactions, freed %llu orphans",
+			(unsigned long long)info.replayed_txns,
+			(unsigned long long)info.orphans_freed);
+	return 0;
+}
+
+int source_close(struct source_array *sa)
+{
+	int ret = 0, r;
+
+	if (sa->fs) {
+		ret = fs_unmount(sa->fs);
+		if (ret)
+			rfs_log(LOG_ERR, "unmount: %s", strerror(-ret));
+		sa->fs = NULL;
+	}
+	fs_bdev_close(sa->bdev);
+	sa->bdev = NULL;
+	if (sa->array) {
+		r = rc_array_close(sa->array);
+		if (r)
+			rfs_log(LOG_ERR, "closing the array: %s", strerror(-r));
+		if (!ret)
+			ret = r;
+	}
+	sa->array = NULL;
 	return ret;
 }
 
-int rfs_array_format(char **paths, int n, const struct rfs_format_args *f,
-		     char *err, size_t errlen)
+int source_load(const char *source, const char *optstr,
+		struct config_source *src, struct config_opts *o, char *err,
+		size_t errlen)
 {
-	struct rc_create_params p = { 0 };
-	struct rc_dev **devs = calloc((size_t)n, sizeof(*devs));
-	int i, ret = -ENOMEM;
+	int ret = config_source_parse(source, src, o, err, errlen);
 
-	if (!devs)
-		return ret;
-	for (i = 0; i < n; i++) {
-		ret = rc_dev_open_file(paths[i], RC_DEV_EXCL, &devs[i]);
-		if (ret) {
-			err_set(err, errlen, "%s: %s", paths[i], strerror(-ret));
-			goto fail;
-		}
+	if (!ret)
+		ret = config_opts_parse(optstr, o, err, errlen);
+	return ret;
+}
+
+/* ---- is it mounted? ------------------------------------------------------- */
+
+static bool same_file(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+
+	if (!realpath(a, ra) || !realpath(b, rb))
+		return false;
+	return strcmp(ra, rb) == 0;
+}
+
+/* Does a mount source ("a:b:c" or a configuration file) name our array? */
+static bool source_is_ours(const struct config_source *src, char *mnt_src)
+{
+	char *save = NULL, *p;
+	int i;
+
+	if (src->config_path && same_file(mnt_src, src->config_path))
+		return true;
+	for (p = strtok_r(mnt_src, ":", &save); p; p = strtok_r(NULL, ":", &save))
+		for (i = 0; i < src->nmembers; i++)
+			if (same_file(p, src->members[i]))
+				return true;
+	return false;
+}
+
+int source_find_mount(const struct config_source *src, char *where,
+		      size_t len, bool *rw)
+{
+	char line[8192], opts[1024], mnt[4096], type[256], msrc[4096];
+	FILE *m = fopen("/proc/self/mountinfo", "r");
+	const char *sep;
+	int found = 0;
+
+	if (!m)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), m)) {
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt,
+				   opts) != 2 ||
+		    sscanf(sep + 3, "%255s %4095s", type, msrc) != 2)
+			continue;
+		if (strcmp(type, "fuse.raidfs") || !source_is_ours(src, msrc))
+			continue;
+		snprintf(where, len, "%s", mnt);
+		*rw = strncmp(opts, "ro", 2) != 0 || (opts[2] && opts[2] != ',');
+		found = 1;
 	}
-	p.level = (enum rc_level)f->level;
-	p.chunk_bytes = f->chunk_bytes;
-	p.nspares = f->nspares;
-	if (f->label)
-		snprintf(p.label, sizeof(p.label), "%s", f->label);
-	ret = rc_array_create_err(&p, devs, n, err, errlen);
-	if (ret)
-		goto fail;
-	/* format_fs owns the devices from here on */
-	ret = format_fs(devs, n, f->label, err, errlen);
-	free(devs);
-	return ret;
-fail:
-	for (i = 0; i < n; i++)
-		if (devs[i])
-			rc_dev_close(devs[i]);
-	free(devs);
-	return ret;
+	fclose(m);
+	return found;
 }
