@@ -178,6 +178,9 @@ TOOLS := $(patsubst tests/tools/%.c,build/tools/%,$(TOOL_SRC))
 build/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $< -pthread
+build/tools/faultfs: tests/tools/faultfs.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(call pkg_libs,fuse3) -pthread
 
 integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 	@RAIDFS_BIN=build/asan tests/integration/run.sh

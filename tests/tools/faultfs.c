@@ -1,0 +1,469 @@
+/*
+ * faultfs: a FUSE filesystem that serves the regular files of a directory
+ * and makes them misbehave on command, so that integration tests can give
+ * raidfs a member that fails the way real disks fail, while it is mounted
+ * and busy (this kernel has no device-mapper, so no dm-flakey or dm-error).
+ *
+ *   faultfs [-f] BACKDIR MOUNTPOINT
+ *
+ * MOUNTPOINT/NAME is BACKDIR/NAME (the top directory only), always with
+ * direct I/O and no attribute cache, so every read and write of a member
+ * reaches this program and a truncate of BACKDIR/NAME is seen at once.
+ * Faults are rules written, one per line, to MOUNTPOINT/.faultctl:
+ *
+ *   NAME eio-read OFF LEN        reads touching the range fail with EIO
+ *   NAME eio-write OFF LEN       writes touching the range fail with EIO
+ *   NAME zero-read OFF LEN       the range reads as zeros (the media keeps
+ *                                its contents)
+ *   NAME lose-writes OFF LEN     writes to the range are acknowledged and
+ *                                not stored
+ *   NAME misdirect OFF LEN DELTA writes to the range land DELTA bytes away
+ *   NAME vanish                  every operation on NAME fails with ENXIO
+ *   NAME clear                   removes NAME's rules
+ *
+ * Reading .faultctl lists the rules with how often each has fired.  Offsets
+ * and lengths are bytes (suffixes k, M, G accepted).
+ */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#define CTL_NAME ".faultctl"
+#define MAX_RULES 256
+
+enum rule_kind { EIO_READ, EIO_WRITE, ZERO_READ, LOSE_WRITES, MISDIRECT,
+		 VANISH };
+
+static const char *const kind_names[] = {
+	"eio-read", "eio-write", "zero-read", "lose-writes", "misdirect",
+	"vanish",
+};
+
+struct rule {
+	char name[256];
+	enum rule_kind kind;
+	uint64_t off, len;
+	int64_t delta;
+	uint64_t hits;
+};
+
+static struct {
+	int backfd;                     /* BACKDIR */
+	pthread_mutex_t lock;           /* rules */
+	struct rule rules[MAX_RULES];
+	int nrules;
+} fst = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool overlaps(const struct rule *r, uint64_t off, uint64_t len)
+{
+	return off < r->off + r->len && r->off < off + len;
+}
+
+/* The first rule of kind for name touching [off, off+len), or NULL;
+ * counts a hit.  Caller holds fst.lock. */
+static struct rule *rule_find(const char *name, enum rule_kind kind,
+			      uint64_t off, uint64_t len)
+{
+	for (int i = 0; i < fst.nrules; i++) {
+		struct rule *r = &fst.rules[i];
+
+		if (r->kind == kind && !strcmp(r->name, name) &&
+		    (kind == VANISH || overlaps(r, off, len)))
+			return r;
+	}
+	return NULL;
+}
+
+static bool vanished(const char *name)
+{
+	bool v;
+
+	pthread_mutex_lock(&fst.lock);
+	v = rule_find(name, VANISH, 0, 0) != NULL;
+	pthread_mutex_unlock(&fst.lock);
+	return v;
+}
+
+static int size_parse(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (end == s || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* One control line: "NAME KIND [OFF LEN [DELTA]]". */
+static int ctl_line(char *line)
+{
+	char *tok[6], *save = NULL;
+	struct rule r = { 0 };
+	int n = 0, ret = -EINVAL;
+
+	for (char *t = strtok_r(line, " \t\n", &save); t && n < 6;
+	     t = strtok_r(NULL, " \t\n", &save))
+		tok[n++] = t;
+	if (n == 0)
+		return 0;
+	if (n < 2 || strlen(tok[0]) >= sizeof(r.name))
+		return -EINVAL;
+	snprintf(r.name, sizeof(r.name), "%s", tok[0]);
+	pthread_mutex_lock(&fst.lock);
+	if (!strcmp(tok[1], "clear")) {
+		int k = 0;
+
+		for (int i = 0; i < fst.nrules; i++)
+			if (strcmp(fst.rules[i].name, r.name))
+				fst.rules[k++] = fst.rules[i];
+		fst.nrules = k;
+		ret = 0;
+		goto out;
+	}
+	for (r.kind = 0; r.kind <= VANISH; r.kind++)
+		if (!strcmp(tok[1], kind_names[r.kind]))
+			break;
+	if (r.kind > VANISH || fst.nrules == MAX_RULES)
+		goto out;
+	if (r.kind != VANISH) {
+		if (n < 4 || size_parse(tok[2], &r.off) || size_parse(tok[3], &r.len))
+			goto out;
+		if (r.kind == MISDIRECT) {
+			if (n < 5)
+				goto out;
+			r.delta = strtoll(tok[4], NULL, 0);
+		}
+	}
+	fst.rules[fst.nrules++] = r;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&fst.lock);
+	return ret;
+}
+
+static const char *base(const char *path)
+{
+	return path[0] == '/' ? path + 1 : path;
+}
+
+static bool is_ctl(const char *path)
+{
+	return !strcmp(base(path), CTL_NAME);
+}
+
+static int ff_getattr(const char *path, struct stat *st,
+		      struct fuse_file_info *fi)
+{
+	memset(st, 0, sizeof(*st));
+	if (!strcmp(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	if (is_ctl(path)) {
+		st->st_mode = S_IFREG | 0600;
+		st->st_nlink = 1;
+		return 0;
+	}
+	if (strchr(base(path), '/'))
+		return -ENOENT;
+	if (vanished(base(path)))
+		return -ENXIO;
+	return fstatat(fst.backfd, base(path), st, AT_SYMLINK_NOFOLLOW) ?
+		-errno : 0;
+}
+
+static int ff_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
+		      off_t off, struct fuse_file_info *fi,
+		      enum fuse_readdir_flags flags)
+{
+	int fd = dup(fst.backfd);
+	DIR *d;
+	struct dirent *e;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	rewinddir(d);
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fill(buf, CTL_NAME, NULL, 0, 0);
+	while ((e = readdir(d)))
+		if (e->d_type == DT_REG)
+			fill(buf, e->d_name, NULL, 0, 0);
+	closedir(d);
+	return 0;
+}
+
+static int ff_open(const char *path, struct fuse_file_info *fi)
+{
+	int fd;
+
+	fi->direct_io = 1;
+	if (is_ctl(path)) {
+		fi->fh = (uint64_t)-1;
+		return 0;
+	}
+	if (vanished(base(path)))
+		return -ENXIO;
+	fd = openat(fst.backfd, base(path), (fi->flags & O_ACCMODE) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fi->fh = (uint64_t)fd;
+	return 0;
+}
+
+static int ff_release(const char *path, struct fuse_file_info *fi)
+{
+	if (fi->fh != (uint64_t)-1)
+		close((int)fi->fh);
+	return 0;
+}
+
+static int ctl_read(char *buf, size_t size, off_t off)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int n;
+
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_lock(&fst.lock);
+	for (int i = 0; i < fst.nrules; i++) {
+		const struct rule *r = &fst.rules[i];
+
+		fprintf(m, "%s %s %llu %llu %lld hits=%llu\n", r->name,
+			kind_names[r->kind], (unsigned long long)r->off,
+			(unsigned long long)r->len, (long long)r->delta,
+			(unsigned long long)r->hits);
+	}
+	pthread_mutex_unlock(&fst.lock);
+	fclose(m);
+	n = (size_t)off < len ? (int)(len - (size_t)off < size ? len - (size_t)off : size) : 0;
+	if (n > 0)
+		memcpy(buf, text + off, (size_t)n);
+	free(text);
+	return n;
+}
+
+/* Zeroes the parts of [off, off+len) that a zero-read rule covers. */
+static void zero_ranges(const char *name, char *buf, uint64_t off, size_t len)
+{
+	pthread_mutex_lock(&fst.lock);
+	for (int i = 0; i < fst.nrules; i++) {
+		struct rule *r = &fst.rules[i];
+		uint64_t a, b;
+
+		if (r->kind != ZERO_READ || strcmp(r->name, name) ||
+		    !overlaps(r, off, len))
+			continue;
+		a = r->off > off ? r->off : off;
+		b = r->off + r->len < off + len ? r->off + r->len : off + len;
+		memset(buf + (a - off), 0, b - a);
+		r->hits++;
+	}
+	pthread_mutex_unlock(&fst.lock);
+}
+
+static int ff_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	const char *name = base(path);
+	struct rule *r;
+	ssize_t n;
+
+	if (fi->fh == (uint64_t)-1)
+		return ctl_read(buf, size, off);
+	pthread_mutex_lock(&fst.lock);
+	r = rule_find(name, VANISH, 0, 0);
+	if (!r)
+		r = rule_find(name, EIO_READ, (uint64_t)off, size);
+	if (r)
+		r->hits++;
+	pthread_mutex_unlock(&fst.lock);
+	if (r)
+		return r->kind == VANISH ? -ENXIO : -EIO;
+	n = pread((int)fi->fh, buf, size, off);
+	if (n < 0)
+		return -errno;
+	zero_ranges(name, buf, (uint64_t)off, (size_t)n);
+	return (int)n;
+}
+
+/* Stores buf at off, except what lose-writes rules drop; misdirected
+ * parts go DELTA bytes away. */
+static int store(const char *name, int fd, const char *buf, size_t size,
+		 uint64_t off)
+{
+	for (size_t done = 0; done < size;) {
+		uint64_t pos = off + done;
+		size_t n = size - done;
+		int64_t delta = 0;
+		bool lost = false;
+
+		pthread_mutex_lock(&fst.lock);
+		for (int i = 0; i < fst.nrules; i++) {
+			struct rule *r = &fst.rules[i];
+
+			if (strcmp(r->name, name) ||
+			    (r->kind != LOSE_WRITES && r->kind != MISDIRECT))
+				continue;
+			if (pos >= r->off && pos < r->off + r->len) {
+				/* inside: up to the end of the rule */
+				n = r->off + r->len - pos < n ? r->off + r->len - pos : n;
+				lost = r->kind == LOSE_WRITES;
+				delta = r->kind == MISDIRECT ? r->delta : 0;
+				r->hits++;
+				break;
+			}
+			if (r->off > pos && r->off - pos < n)
+				n = r->off - pos;  /* stop where a rule begins */
+		}
+		pthread_mutex_unlock(&fst.lock);
+		if (!lost && pwrite(fd, buf + done, n, (off_t)((int64_t)pos + delta)) !=
+		    (ssize_t)n)
+			return -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+static int ff_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	const char *name = base(path);
+	struct rule *r;
+	int ret;
+
+	if (fi->fh == (uint64_t)-1) {
+		char *line = strndup(buf, size), *save = NULL;
+
+		if (!line)
+			return -ENOMEM;
+		ret = 0;
+		for (char *l = strtok_r(line, "\n", &save); l && !ret;
+		     l = strtok_r(NULL, "\n", &save))
+			ret = ctl_line(l);
+		free(line);
+		return ret ? ret : (int)size;
+	}
+	pthread_mutex_lock(&fst.lock);
+	r = rule_find(name, VANISH, 0, 0);
+	if (!r)
+		r = rule_find(name, EIO_WRITE, (uint64_t)off, size);
+	if (r)
+		r->hits++;
+	pthread_mutex_unlock(&fst.lock);
+	if (r)
+		return r->kind == VANISH ? -ENXIO : -EIO;
+	ret = store(name, (int)fi->fh, buf, size, (uint64_t)off);
+	return ret ? ret : (int)size;
+}
+
+static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	if (fi->fh == (uint64_t)-1)
+		return 0;
+	if (vanished(base(path)))
+		return -ENXIO;
+	return (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) ? -errno : 0;
+}
+
+static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	if (is_ctl(path))
+		return 0;
+	if (fi && fi->fh != (uint64_t)-1)
+		return ftruncate((int)fi->fh, size) ? -errno : 0;
+	{
+		int fd = openat(fst.backfd, base(path), O_WRONLY | O_CLOEXEC);
+		int ret;
+
+		if (fd < 0)
+			return -errno;
+		ret = ftruncate(fd, size) ? -errno : 0;
+		close(fd);
+		return ret;
+	}
+}
+
+static int ff_fallocate(const char *path, int mode, off_t off, off_t len,
+			struct fuse_file_info *fi)
+{
+	if (fi->fh == (uint64_t)-1)
+		return -EOPNOTSUPP;
+	return fallocate((int)fi->fh, mode, off, len) ? -errno : 0;
+}
+
+static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	cfg->attr_timeout = 0;
+	cfg->entry_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = 1;
+	cfg->use_ino = 0;
+	return NULL;
+}
+
+static const struct fuse_operations ff_ops = {
+	.init = ff_init,
+	.getattr = ff_getattr,
+	.readdir = ff_readdir,
+	.open = ff_open,
+	.release = ff_release,
+	.read = ff_read,
+	.write = ff_write,
+	.fsync = ff_fsync,
+	.truncate = ff_truncate,
+	.fallocate = ff_fallocate,
+};
+
+int main(int argc, char **argv)
+{
+	char *fargv[8];
+	int fargc = 0, i = 1;
+	bool fg = false;
+
+	if (argc > 1 && !strcmp(argv[1], "-f")) {
+		fg = true;
+		i++;
+	}
+	if (argc - i != 2) {
+		fprintf(stderr, "usage: faultfs [-f] BACKDIR MOUNTPOINT\n");
+		return 2;
+	}
+	fst.backfd = open(argv[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fst.backfd < 0) {
+		perror(argv[i]);
+		return 1;
+	}
+	fargv[fargc++] = argv[0];
+	if (fg)
+		fargv[fargc++] = "-f";
+	fargv[fargc++] = "-o";
+	fargv[fargc++] = "fsname=faultfs,allow_other,default_permissions";
+	fargv[fargc++] = argv[i + 1];
+	fargv[fargc] = NULL;
+	return fuse_main(fargc, fargv, &ff_ops, NULL);
+}
