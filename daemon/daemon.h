@@ -36,6 +36,11 @@ struct daemon_args {
  * is the exit status to end with (0 after --help or --version). */
 #define DAEMON_GO (-1)
 
+/* raidfs_main.c: SOURCE and MOUNTPOINT, the two operands both command
+ * lines end with (argv[optind..]); DAEMON_GO or a usage error (a->prog
+ * names the program in the message). */
+int daemon_args_operands(int argc, char **argv, struct daemon_args *a);
+
 /* mount_main.c: mount(8)'s command line, as mount(8) runs a helper;
  * enters the mount namespace -N names. */
 int mount_helper_args(int argc, char **argv, struct daemon_args *a);

@@ -55,9 +55,7 @@ static void usage(void)
 
 static int usage_error(const char *msg)
 {
-	if (msg)
-		fprintf(stderr, DAEMON_HELPER_PROG ": %s\n", msg);
-	prog_usage_hint(DAEMON_HELPER_PROG);
+	prog_usage_error(DAEMON_HELPER_PROG, msg);
 	return MNT_EX_USAGE;
 }
 
@@ -99,13 +97,7 @@ static int args_parse(int argc, char **argv, struct daemon_args *a,
 		ret = opt_apply(c, a, h);
 	if (ret != DAEMON_GO)
 		return ret;
-	if (argc - optind != 2)
-		return usage_error(argc - optind < 2 ?
-				   "SOURCE and MOUNTPOINT are required" :
-				   "too many arguments");
-	a->source = argv[optind];
-	a->mountpoint = argv[optind + 1];
-	return DAEMON_GO;
+	return daemon_args_operands(argc, argv, a);
 }
 
 /* -N takes a PID or the path of a mount namespace file.  Before any
@@ -147,9 +139,10 @@ static int mount_announce(const struct daemon_args *a)
 int mount_helper_args(int argc, char **argv, struct daemon_args *a)
 {
 	struct helper_flags h = { 0 };
-	int ret = args_parse(argc, argv, a, &h);
+	int ret;
 
 	a->prog = DAEMON_HELPER_PROG;
+	ret = args_parse(argc, argv, a, &h);
 	if (ret != DAEMON_GO)
 		return ret;
 	if (h.ns && (ret = namespace_enter(h.ns))) {

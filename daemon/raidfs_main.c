@@ -81,9 +81,20 @@ static void version(void)
 
 static int usage_error(const char *msg)
 {
-	if (msg)
-		fprintf(stderr, DAEMON_PROG ": %s\n", msg);
-	prog_usage_hint(DAEMON_PROG);
+	prog_usage_error(DAEMON_PROG, msg);
+	return MNT_EX_USAGE;
+}
+
+int daemon_args_operands(int argc, char **argv, struct daemon_args *a)
+{
+	if (argc - optind == 2) {
+		a->source = argv[optind];
+		a->mountpoint = argv[optind + 1];
+		return DAEMON_GO;
+	}
+	prog_usage_error(a->prog, argc - optind < 2 ?
+			 "SOURCE and MOUNTPOINT are required" :
+			 "too many arguments");
 	return MNT_EX_USAGE;
 }
 
@@ -115,13 +126,7 @@ static int args_parse(int argc, char **argv, struct daemon_args *a)
 		default: return usage_error(NULL);   /* getopt said what */
 		}
 	}
-	if (argc - optind != 2)
-		return usage_error(argc - optind < 2 ?
-				   "SOURCE and MOUNTPOINT are required" :
-				   "too many arguments");
-	a->source = argv[optind];
-	a->mountpoint = argv[optind + 1];
-	return DAEMON_GO;
+	return daemon_args_operands(argc, argv, a);
 }
 
 /* ---- daemonising --------------------------------------------------------- */
@@ -376,7 +381,7 @@ static int daemon_main(const struct daemon_args *a)
 
 	config_opts_init(&s.o);
 	if (config_load(&s, a))
-		goto out;
+		goto out_src;     /* SOURCE may be parsed when -o is not */
 	status = MNT_EX_SUCCESS;
 	if (a->fake)
 		goto out_src;
@@ -395,7 +400,6 @@ static int daemon_main(const struct daemon_args *a)
 out_src:
 	free(mountpoint);
 	config_source_free(&s.src);
-out:
 	config_opts_free(&s.o);
 	return status;
 }

@@ -25,6 +25,13 @@ void prog_usage_hint(const char *prog)
 	fprintf(stderr, "Try '%s --help'.\n", prog);
 }
 
+void prog_usage_error(const char *prog, const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	prog_usage_hint(prog);
+}
+
 const char *prog_basename(const char *argv0)
 {
 	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;

@@ -27,6 +27,10 @@ void prog_version_print(const char *prog);
 /* "Try 'PROG --help'." on stderr: the last line of every usage error. */
 void prog_usage_hint(const char *prog);
 
+/* A whole usage error: "PROG: MSG" (unless msg is NULL: getopt has said
+ * what), then the hint. */
+void prog_usage_error(const char *prog, const char *msg);
+
 /* The name a program was run as: argv[0] without its directory. */
 const char *prog_basename(const char *argv0);
 
