@@ -5,7 +5,8 @@
 #   make demo       the first thing a new user runs
 #   make bench      benchmarks
 #   make deps       installs missing Debian packages (as root)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
+#                   "Installed layout")
 #
 # Every target first makes sure the Debian packages are installed
 # (scripts/deps.sh), then runs the real build in a sub-make: pkg-config is
@@ -31,17 +32,21 @@ clean:
 
 else  # ---- the real build: packages are installed ---------------------------
 
+# mount(8), mkfs(8) and fsck(8) look for their helpers in /sbin whatever
+# the PREFIX; mount.raidfs is a link to the daemon (daemon/daemon.h).
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= /sbin
 DESTDIR ?=
 
 CC ?= cc
 
 # What each layer links, so every program links only what it uses
-# (mkfs.raidfs and fsck.raidfs do not link libfuse3).
+# (mkfs.raidfs and fsck.raidfs do not link libfuse3).  pkg-config names:
+# libmount is "mount" (option strings, the mount table, fstab escapes).
 RC_PKGS := libisal libxxhash uuid
 FS_PKGS := libxxhash uuid
-SOURCE_PKGS := libconfuse uuid
+SOURCE_PKGS := libconfuse mount uuid
 pkg_cflags = $(shell pkg-config --cflags $(1))
 pkg_libs = $(shell pkg-config --libs $(1))
 ALL_PKGS := $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3 blkid
@@ -51,7 +56,6 @@ RC_LIBS := $(call pkg_libs,$(RC_PKGS)) -pthread
 FS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS))) -pthread
 SOURCE_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS))) -pthread
 DAEMON_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3)) -pthread
-MOUNT_LIBS := $(call pkg_libs,$(SOURCE_PKGS)) -pthread
 MKFS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) blkid)) -pthread
 FSCK_LIBS := $(SOURCE_LIBS)
 
@@ -72,8 +76,7 @@ RC_TEST_SRC := raidcore/dev/fault.c
 RC_SRC := $(wildcard raidcore/*.c) $(filter-out $(RC_TEST_SRC),$(wildcard raidcore/dev/*.c))
 FS_SRC := $(wildcard fs/*.c)
 SOURCE_SRC := $(wildcard source/*.c)
-DAEMON_SRC := $(filter-out daemon/mount_main.c,$(wildcard daemon/*.c))
-MOUNT_SRC := daemon/mount_main.c
+DAEMON_SRC := $(wildcard daemon/*.c)
 MKFS_SRC := $(wildcard mkfs/*.c)
 FSCK_SRC := $(wildcard fsck/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -117,8 +120,9 @@ $(1)/libsource.a: $(call objs,$(1),$(SOURCE_SRC))
 $(1)/raidfs: $(call objs,$(1),$(DAEMON_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
 		$(1)/libraidcore.a $(1)/libcommon.a
 	$$(CC) $(2) -o $$@ $$^ $(DAEMON_LIBS)
-$(1)/mount.raidfs: $(call objs,$(1),$(MOUNT_SRC)) $(1)/libsource.a
-	$$(CC) $(2) -o $$@ $$^ $(MOUNT_LIBS)
+# the daemon under the helper's name (daemon/daemon.h)
+$(1)/mount.raidfs: $(1)/raidfs
+	ln -sf raidfs $$@
 $(1)/mkfs.raidfs: $(call objs,$(1),$(MKFS_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
 		$(1)/libraidcore.a $(1)/libcommon.a
 	$$(CC) $(2) -o $$@ $$^ $(MKFS_LIBS)
@@ -191,13 +195,13 @@ demo: all
 bench: all
 	@for b in $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC)); do $$b || exit 1; done
 
+# The helper links to the daemon by its final, absolute path: a relative
+# link from /sbin breaks where /sbin is itself a link (merged /usr).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SBINDIR)
-	for p in $(PROGS); do \
-		case $$p in mount.*|mkfs.*|fsck.*) \
-			install -m 755 build/$$p $(DESTDIR)$(SBINDIR)/$$p ;; \
-		*) install -m 755 build/$$p $(DESTDIR)$(PREFIX)/bin/$$p ;; esac; \
-	done
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
+	install -m 755 build/raidfs $(DESTDIR)$(BINDIR)/raidfs
+	install -m 755 build/mkfs.raidfs build/fsck.raidfs $(DESTDIR)$(SBINDIR)/
+	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.raidfs
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

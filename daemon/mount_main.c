@@ -1,84 +1,107 @@
 /*
- * mount.raidfs: the helper mount(8) runs for "-t raidfs" and fstab lines of
- * type raidfs (mount(8), EXTERNAL HELPERS):
+ * mount.raidfs: the command line mount(8) gives the helper it runs for
+ * "-t raidfs" and fstab lines of type raidfs (mount(8), EXTERNAL HELPERS):
  *
  *   mount.raidfs SOURCE MOUNTPOINT [-sfnv] [-N NAMESPACE] [-o OPTIONS] [-t TYPE]
  *
- * It checks the options, drops those only mount(8) acts on, and replaces
- * itself with the raidfs daemon found next to it (the directory of
- * /proc/self/exe), else on PATH.  raidfs returns once the filesystem is
- * mounted (or failed to mount), so its exit status is ours, in mount(8)'s
- * codes: 0 mounted, 1 usage, 32 mount failure.
+ * This is the raidfs binary run under the helper's name (daemon.h): the
+ * command line is turned into struct daemon_args and the daemon itself
+ * mounts, in this process, so there is no second program to find.  The
+ * options go to the daemon as mount(8) passed them: the option parser
+ * (source/config.c) already ignores those only mount(8), fstab or systemd
+ * act on.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libmount.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
+#include "prog.h"
 
-#define EX_USAGE_MOUNT 1
-#define EX_SYSERR_MOUNT 2
-#define EX_FAIL_MOUNT 32
-
-struct helper_args {
-	const char *source;
-	const char *mountpoint;
-	char *opts;            /* every -o joined with ',' */
+struct helper_flags {
 	const char *ns;        /* -N */
-	bool fake;             /* -f: do everything but mount */
 	bool verbose;          /* -v */
 };
 
-static void usage(FILE *f)
+static void usage(void)
 {
-	fprintf(f, "usage: mount.raidfs SOURCE MOUNTPOINT [-sfnv] [-N NS] "
-		"[-o OPTIONS]\n"
-		"SOURCE is the members joined by ':' or an array "
-		"configuration file.\n");
+	printf("Usage: " DAEMON_HELPER_PROG " SOURCE MOUNTPOINT [-sfnv] [-N NS] "
+	       "[-o OPTIONS]\n"
+	       "The helper mount(8) runs for -t raidfs and fstab lines of "
+	       "type raidfs.\n\n"
+	       "  SOURCE      members joined by ':', or an array configuration "
+	       "file\n"
+	       "  -o OPTIONS  raidfs's options (docs/CONFIG.md) and what "
+	       "fstab carries\n"
+	       "  -f          fake: check SOURCE and the options, mount "
+	       "nothing\n"
+	       "  -v          say what is mounted\n"
+	       "  -N NS       mount in the mount namespace NS (a PID or a "
+	       "namespace file)\n"
+	       "  -s, -n      accepted (sloppy; no mtab)\n"
+	       "  -h, --help  this text\n"
+	       "  -V, --version\n\n"
+	       "Exit status (mount(8)): 0 mounted, 1 usage error, 2 system "
+	       "error, 32 mount failure.\n");
 }
 
-static int args_parse(int argc, char **argv, struct helper_args *a)
+static int usage_error(const char *msg)
 {
-	int c;
+	prog_usage_error(DAEMON_HELPER_PROG, msg);
+	return MNT_EX_USAGE;
+}
+
+/* One option; DAEMON_GO to go on, else the exit status. */
+static int opt_apply(int c, struct daemon_args *a, struct helper_flags *h)
+{
+	switch (c) {
+	case 's':   /* sloppy: unknown options are never fatal anyway */
+	case 'n':   /* no mtab: /etc/mtab is the kernel's table */
+	case 't':   /* "raidfs" or "fuse.raidfs": nothing to choose */
+		return DAEMON_GO;
+	case 'f': a->fake = true; return DAEMON_GO;
+	case 'v': h->verbose = true; return DAEMON_GO;
+	case 'N': h->ns = optarg; return DAEMON_GO;
+	case 'o':
+		if (config_opts_append(&a->opts, optarg))
+			return MNT_EX_SYSERR;
+		return DAEMON_GO;
+	case 'h': usage(); return MNT_EX_SUCCESS;
+	case 'V': prog_version_print(DAEMON_HELPER_PROG); return MNT_EX_SUCCESS;
+	default: return usage_error(NULL);   /* getopt said what */
+	}
+}
+
+static int args_parse(int argc, char **argv, struct daemon_args *a,
+		      struct helper_flags *h)
+{
+	static const struct option longs[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, ret = DAEMON_GO;
 
 	/* GNU getopt permutes: SOURCE and MOUNTPOINT come first from mount(8)
 	 * and are left at optind. */
-	while ((c = getopt(argc, argv, "sfnvo:N:t:h")) != -1) {
-		switch (c) {
-		case 's':   /* sloppy: unknown options are never fatal anyway */
-		case 'n':   /* no mtab: /etc/mtab is the kernel's table */
-			break;
-		case 'f': a->fake = true; break;
-		case 'v': a->verbose = true; break;
-		case 'N': a->ns = optarg; break;
-		case 't':   /* "raidfs" or "fuse.raidfs": nothing to choose */
-			break;
-		case 'o':
-			if (config_opts_append(&a->opts, optarg))
-				return -ENOMEM;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			return -EINVAL;
-		}
-	}
-	if (argc - optind != 2)
-		return -EINVAL;
-	a->source = argv[optind];
-	a->mountpoint = argv[optind + 1];
-	return 0;
+	while (ret == DAEMON_GO &&
+	       (c = getopt_long(argc, argv, "sfnvo:N:t:hV", longs, NULL)) != -1)
+		ret = opt_apply(c, a, h);
+	if (ret != DAEMON_GO)
+		return ret;
+	return daemon_args_operands(argc, argv, a);
 }
 
-/* -N takes a PID or the path of a mount namespace file. */
+/* -N takes a PID or the path of a mount namespace file.  Before any
+ * thread exists: setns(CLONE_NEWNS) refuses a multi-threaded caller. */
 static int namespace_enter(const char *ns)
 {
 	char path[PATH_MAX];
@@ -99,83 +122,35 @@ static int namespace_enter(const char *ns)
 	return ret;
 }
 
-/* The raidfs next to this program, or plain "raidfs" for PATH. */
-static void daemon_path_find(char *buf, size_t len)
+/* -v and -f: what would reach the daemon, without mount(8)'s own options. */
+static int mount_announce(const struct daemon_args *a)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	snprintf(buf, len, "raidfs");
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	if ((size_t)snprintf(buf, len, "%s/raidfs", self) < len &&
-	    access(buf, X_OK) == 0)
-		return;
-	snprintf(buf, len, "raidfs");
-}
-
-static int daemon_exec(const struct helper_args *a, const char *opts)
-{
-	char prog[PATH_MAX];
-	char *argv[8];
-	int i = 0;
-
-	daemon_path_find(prog, sizeof(prog));
-	argv[i++] = prog;
-	if (*opts) {
-		argv[i++] = "-o";
-		argv[i++] = (char *)opts;
-	}
-	argv[i++] = (char *)a->source;
-	argv[i++] = (char *)a->mountpoint;
-	argv[i] = NULL;
-	if (a->verbose || a->fake)
-		fprintf(stderr, "mount.raidfs: %s%s%s %s %s\n", prog,
-			*opts ? " -o " : "", opts, a->source, a->mountpoint);
-	if (a->fake)
-		return 0;
-	execvp(prog, argv);
-	fprintf(stderr, "mount.raidfs: cannot run %s: %s\n", prog,
-		strerror(errno));
-	return -errno;
-}
-
-int main(int argc, char **argv)
-{
-	struct helper_args a = { 0 };
-	struct config_opts o;
-	char err[CONFIG_ERR_MAX] = "";
 	char *opts = NULL;
-	int ret, status = EX_USAGE_MOUNT;
 
-	config_opts_init(&o);
-	if (args_parse(argc, argv, &a)) {
-		usage(stderr);
-		goto out;
-	}
-	/* Check now, so a typo in fstab is reported by mount, not syslog. */
-	if (config_opts_parse(a.opts, &o, err, sizeof(err))) {
-		fprintf(stderr, "mount.raidfs: %s\n", err);
-		goto out;
-	}
-	status = EX_SYSERR_MOUNT;
-	if (config_opts_filter(a.opts, &opts))
-		goto out;
-	if (a.ns && (ret = namespace_enter(a.ns))) {
-		fprintf(stderr, "mount.raidfs: namespace %s: %s\n", a.ns,
-			strerror(-ret));
-		goto out;
-	}
-	status = daemon_exec(&a, opts) ? EX_FAIL_MOUNT : 0;
-out:
+	if (config_opts_filter(a->opts, &opts))
+		return -ENOMEM;
+	fprintf(stderr, DAEMON_HELPER_PROG ": %s %s on %s%s%s\n",
+		a->fake ? "would mount" : "mounting", a->source, a->mountpoint,
+		*opts ? " with -o " : "", opts);
 	free(opts);
-	free(a.opts);
-	config_opts_free(&o);
-	return status;
+	return 0;
+}
+
+int mount_helper_args(int argc, char **argv, struct daemon_args *a)
+{
+	struct helper_flags h = { 0 };
+	int ret;
+
+	a->prog = DAEMON_HELPER_PROG;
+	ret = args_parse(argc, argv, a, &h);
+	if (ret != DAEMON_GO)
+		return ret;
+	if (h.ns && (ret = namespace_enter(h.ns))) {
+		fprintf(stderr, DAEMON_HELPER_PROG ": namespace %s: %s\n", h.ns,
+			strerror(-ret));
+		return MNT_EX_SYSERR;
+	}
+	if ((h.verbose || a->fake) && mount_announce(a))
+		return MNT_EX_SYSERR;
+	return DAEMON_GO;
 }

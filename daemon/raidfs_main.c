@@ -3,11 +3,13 @@
  *
  *   raidfs [-f] [-o OPTIONS] SOURCE MOUNTPOINT
  *
- * SOURCE is the members joined by ':' or an array configuration file
- * (docs/CONFIG.md); OPTIONS as fs/config.h parses them.  Without -f the
- * daemon goes to the background, but only once the filesystem is mounted
- * or has failed to mount: the command's exit status says which (0, or 32
- * as mount(8) helpers do), and the reason is printed on the terminal.
+ * Run as mount.raidfs it takes mount(8)'s helper command line instead
+ * (mount_main.c, daemon.h).  SOURCE is the members joined by ':' or an
+ * array configuration file (docs/CONFIG.md); OPTIONS as source/config.h
+ * parses them.  Without -f the daemon goes to the background, but only
+ * once the filesystem is mounted or has failed to mount: the command's
+ * exit status says which (0, or 32 as mount(8) helpers do), and the reason
+ * is printed on the terminal.
  *
  * Order of events:
  *   fork (before any thread exists: raidcore and fs start threads)
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,23 +32,14 @@
 #include "raidcore.h"
 #include "fs.h"
 #include "config.h"
+#include "daemon.h"
 #include "fuse_ops.h"
+#include "prog.h"
 #include "source.h"
-
-#define EX_OK_MOUNT 0
-#define EX_USAGE_MOUNT 1
-#define EX_FAIL_MOUNT 32
 
 /* Entry and attribute cache lifetime: the daemon is the only writer. */
 #define RFS_TIMEOUT_S 86400.0
 #define RFS_MAX_THREADS 16
-
-struct main_args {
-	bool foreground;
-	char *opts;             /* every -o joined */
-	const char *source;
-	const char *mountpoint;
-};
 
 struct daemon_state {
 	struct config_source src;
@@ -57,61 +51,95 @@ struct daemon_state {
 	bool foreground;
 };
 
-static void usage(FILE *f)
+static void usage(void)
 {
-	fprintf(f,
-		"usage: raidfs [-f] [-o OPTIONS] SOURCE MOUNTPOINT\n"
-		"  SOURCE    members joined by ':' (/srv/a.img:/srv/b.img:/dev/sdc1)\n"
-		"            or an array configuration file (docs/CONFIG.md)\n"
-		"  -f        stay in the foreground, log to stderr\n"
-		"  -o ro, allow_other, degraded=allow|refuse, cache_mb=N or cache=SIZE,\n"
-		"     debug, and the kernel flags nosuid, nodev, noexec, noatime, sync, ...\n");
+	printf("Usage: " DAEMON_PROG " [-f] [-o OPTIONS] SOURCE MOUNTPOINT\n"
+	       "Mounts a raidfs array and serves it through FUSE.\n\n"
+	       "  SOURCE         members joined by ':' "
+	       "(/srv/a.img:/srv/b.img:/dev/sdc1)\n"
+	       "                 or an array configuration file "
+	       "(docs/CONFIG.md)\n"
+	       "  -f             stay in the foreground, log to stderr\n"
+	       "  -d             -f and -o debug\n"
+	       "  -o OPTIONS     ro, allow_other, degraded=allow|refuse, "
+	       "cache_mb=N or\n"
+	       "                 cache=SIZE, debug, and the kernel flags "
+	       "nosuid, nodev,\n"
+	       "                 noexec, noatime, sync, ...\n"
+	       "  -h, --help     this text\n"
+	       "  -V, --version  the version, and those of the on-disk format "
+	       "and libfuse\n\n"
+	       "Exit status (mount(8)): 0 mounted, 1 usage error or bad "
+	       "option, 32 mount\nfailure.\n");
 }
 
-static int args_parse(int argc, char **argv, struct main_args *a)
+static void version(void)
 {
+	prog_version_print(DAEMON_PROG);
+	printf("libfuse %s\n", fuse_pkgversion());
+}
+
+static int usage_error(const char *msg)
+{
+	prog_usage_error(DAEMON_PROG, msg);
+	return MNT_EX_USAGE;
+}
+
+int daemon_args_operands(int argc, char **argv, struct daemon_args *a)
+{
+	if (argc - optind == 2) {
+		a->source = argv[optind];
+		a->mountpoint = argv[optind + 1];
+		return DAEMON_GO;
+	}
+	prog_usage_error(a->prog, argc - optind < 2 ?
+			 "SOURCE and MOUNTPOINT are required" :
+			 "too many arguments");
+	return MNT_EX_USAGE;
+}
+
+/* raidfs's own command line; DAEMON_GO or the exit status. */
+static int args_parse(int argc, char **argv, struct daemon_args *a)
+{
+	static const struct option longs[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int c;
 
-	while ((c = getopt(argc, argv, "fdo:hV")) != -1) {
+	a->prog = DAEMON_PROG;
+	while ((c = getopt_long(argc, argv, "fdo:hV", longs, NULL)) != -1) {
 		switch (c) {
 		case 'f': a->foreground = true; break;
 		case 'd':
 			a->foreground = true;
 			if (config_opts_append(&a->opts, "debug"))
-				return -ENOMEM;
+				return MNT_EX_SYSERR;
 			break;
 		case 'o':
 			if (config_opts_append(&a->opts, optarg))
-				return -ENOMEM;
+				return MNT_EX_SYSERR;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("raidfs (libfuse %s)\n", fuse_pkgversion());
-			exit(0);
-		default:
-			return -EINVAL;
+		case 'h': usage(); return MNT_EX_SUCCESS;
+		case 'V': version(); return MNT_EX_SUCCESS;
+		default: return usage_error(NULL);   /* getopt said what */
 		}
 	}
-	if (argc - optind != 2)
-		return -EINVAL;
-	a->source = argv[optind];
-	a->mountpoint = argv[optind + 1];
-	return 0;
+	return daemon_args_operands(argc, argv, a);
 }
 
 /* ---- daemonising --------------------------------------------------------- */
 
 /*
  * Forks; the parent waits for one status byte from the child and exits
- * with it (EX_FAIL_MOUNT if the child dies first).  Returns in the child.
+ * with it (MNT_EX_FAIL if the child dies first).  Returns in the child.
  */
 static int daemon_fork(int *notify_fd)
 {
 	int p[2];
 	pid_t pid;
-	char status = EX_FAIL_MOUNT;
+	char status = MNT_EX_FAIL;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
@@ -121,7 +149,7 @@ static int daemon_fork(int *notify_fd)
 	if (pid > 0) {
 		close(p[1]);
 		if (read(p[0], &status, 1) != 1)
-			status = EX_FAIL_MOUNT;
+			status = MNT_EX_FAIL;
 		_exit(status);
 	}
 	close(p[0]);
@@ -275,7 +303,7 @@ static int daemon_run(struct daemon_state *s, const char *source,
 		      const char *mountpoint)
 {
 	char err[CONFIG_ERR_MAX] = "";
-	int ret, status = EX_FAIL_MOUNT;
+	int ret, status = MNT_EX_FAIL;
 
 	ret = source_array_open(&s->src, &s->o, &s->sa, err, sizeof(err));
 	if (ret) {
@@ -292,14 +320,14 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	if (session_start(s, source, mountpoint))
 		goto out_close;
 	rfs_log(LOG_INFO, "mounted on %s", mountpoint);
-	daemon_notify(s, EX_OK_MOUNT);
+	daemon_notify(s, MNT_EX_SUCCESS);
 	if (!s->foreground)
 		daemon_detach();
-	status = session_serve(s) ? 1 : EX_OK_MOUNT;
+	status = session_serve(s) ? 1 : MNT_EX_SUCCESS;
 out_close:
 	if (source_close(&s->sa))
 		status = 1;
-	else if (status == EX_OK_MOUNT)
+	else if (status == MNT_EX_SUCCESS)
 		rfs_log(LOG_INFO, "%s unmounted, array clean", mountpoint);
 out:
 	daemon_notify(s, status);
@@ -330,7 +358,7 @@ static int mountpoint_resolve(const char *path, char **abs)
 }
 
 /* SOURCE, then -o over what a configuration file said. */
-static int config_load(struct daemon_state *s, const struct main_args *a)
+static int config_load(struct daemon_state *s, const struct daemon_args *a)
 {
 	char err[CONFIG_ERR_MAX] = "";
 
@@ -344,26 +372,23 @@ static int config_load(struct daemon_state *s, const struct main_args *a)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Mounts what a command line asked for and serves it; the exit status. */
+static int daemon_main(const struct daemon_args *a)
 {
-	struct main_args a = { 0 };
 	struct daemon_state s = { .notify_fd = -1 };
 	char *mountpoint = NULL;
-	int status = EX_USAGE_MOUNT;
+	int status = MNT_EX_USAGE;
 
-	rfs_log_init(RFS_LOG_STDERR);
-	fuse_set_log_func(log_fuse);
 	config_opts_init(&s.o);
-	if (args_parse(argc, argv, &a)) {
-		usage(stderr);
-		goto out;
-	}
-	if (config_load(&s, &a))
-		goto out;
-	status = EX_FAIL_MOUNT;
-	if (mountpoint_resolve(a.mountpoint, &mountpoint))
+	if (config_load(&s, a))
+		goto out_src;     /* SOURCE may be parsed when -o is not */
+	status = MNT_EX_SUCCESS;
+	if (a->fake)
 		goto out_src;
-	s.foreground = a.foreground || s.o.debug;
+	status = MNT_EX_FAIL;
+	if (mountpoint_resolve(a->mountpoint, &mountpoint))
+		goto out_src;
+	s.foreground = a->foreground || s.o.debug;
 	if (!s.foreground) {
 		rfs_log_init(RFS_LOG_BOTH);
 		if (daemon_fork(&s.notify_fd)) {
@@ -371,12 +396,27 @@ int main(int argc, char **argv)
 			goto out_src;
 		}
 	}
-	status = daemon_run(&s, a.source, mountpoint);
+	status = daemon_run(&s, a->source, mountpoint);
 out_src:
 	free(mountpoint);
 	config_source_free(&s.src);
-out:
 	config_opts_free(&s.o);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_args a = { 0 };
+	int status;
+
+	rfs_log_init(RFS_LOG_STDERR);
+	fuse_set_log_func(log_fuse);
+	if (!strcmp(prog_basename(argv[0]), DAEMON_HELPER_PROG))
+		status = mount_helper_args(argc, argv, &a);
+	else
+		status = args_parse(argc, argv, &a);
+	if (status == DAEMON_GO)
+		status = daemon_main(&a);
 	free(a.opts);
 	return status;
 }

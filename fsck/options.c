@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "prog.h"
 
 void fsck_usage(FILE *out)
 {
@@ -24,7 +25,8 @@ void fsck_usage(FILE *out)
 		"  -v               say more\n"
 		"  --rebuild MEMBER reconstruct MEMBER, a new device named in SOURCE in\n"
 		"                   place of a lost member, from the others\n"
-		"  -h, --help       this help\n\n"
+		"  -h, --help       this help\n"
+		"  -V, --version    the version, and that of the on-disk format\n\n"
 		"Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
 }
@@ -42,12 +44,13 @@ static int mode_set(struct fsck_opts *o, enum fsck_mode m, bool *set)
 
 enum { OPT_REBUILD = 256 };
 
-/* 0, 1 for --help (done), or -EINVAL after a message. */
+/* 0, 1 for --help and --version (done), or -EINVAL after a message. */
 int fsck_opts_parse(int argc, char **argv, struct fsck_opts *o)
 {
 	static const struct option longs[] = {
 		{ "rebuild", required_argument, NULL, OPT_REBUILD },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool set = false;
@@ -55,7 +58,7 @@ int fsck_opts_parse(int argc, char **argv, struct fsck_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->mode = FSCK_MODE_NO;
-	while (ret == 0 && (c = getopt_long(argc, argv, "nypafvrC:h", longs,
+	while (ret == 0 && (c = getopt_long(argc, argv, "nypafvrC:hV", longs,
 					    NULL)) != -1) {
 		switch (c) {
 		case 'n': ret = mode_set(o, FSCK_MODE_NO, &set); break;
@@ -68,6 +71,7 @@ int fsck_opts_parse(int argc, char **argv, struct fsck_opts *o)
 		case 'C': break;
 		case OPT_REBUILD: o->rebuild = optarg; break;
 		case 'h': fsck_usage(stdout); return 1;
+		case 'V': prog_version_print(FSCK_PROG); return 1;
 		default: ret = -EINVAL; break;
 		}
 	}
@@ -87,6 +91,6 @@ int fsck_opts_parse(int argc, char **argv, struct fsck_opts *o)
 	if (ret == 0)
 		o->source = argv[optind];
 	if (ret)
-		fprintf(stderr, "Try '" FSCK_PROG " --help'.\n");
+		prog_usage_hint(FSCK_PROG);
 	return ret;
 }

@@ -24,6 +24,7 @@
 #include "bdev.h"
 #include "fs.h"
 #include "mkfs.h"
+#include "prog.h"
 
 void mkfs_err(const char *fmt, ...)
 {
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
 
 	if (ret != 0) {
 		if (ret < 0)
-			fprintf(stderr, "Try '" MKFS_PROG " --help'.\n");
+			prog_usage_hint(MKFS_PROG);
 		free(o.paths);
 		return ret < 0 ? 1 : 0;
 	}

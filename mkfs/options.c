@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "mkfs.h"
+#include "prog.h"
 
 void mkfs_usage(FILE *f)
 {
@@ -37,7 +38,7 @@ void mkfs_usage(FILE *f)
 "  -n, --dry-run        print what would be done, write nothing\n"
 "  -q, --quiet          print only errors\n"
 "  -h, --help           this text\n"
-"  -V, --version        the program's version\n"
+"  -V, --version        the version, and that of the on-disk format\n"
 "Exit status: 0 on success, 1 on any error.\n", RC_LABEL_MAX - 1);
 }
 
@@ -196,7 +197,7 @@ static int opt_apply(int c, const char *arg, struct mkfs_opts *o,
 	case 'n': o->dry_run = true; return 0;
 	case 'q': o->quiet = true; return 0;
 	case 'h': mkfs_usage(stdout); return 1;
-	case 'V': printf(MKFS_PROG " (raidfs) 0.1\n"); return 1;
+	case 'V': prog_version_print(MKFS_PROG); return 1;
 	case ':':
 		mkfs_err("option -%c needs an argument", optopt);
 		return -EINVAL;

@@ -8,7 +8,9 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <libmount.h>
 #include <uuid/uuid.h>
 
 #include "mkfs.h"
@@ -31,15 +33,17 @@ void mkfs_size_human(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.2f %s", v, unit[u]);
 }
 
-/* fstab(5) fields cannot hold blanks; they are written as octal escapes. */
-static void fstab_field_put(FILE *f, const char *s)
+/* fstab(5) fields cannot hold blanks: libmount writes them as the octal
+ * escapes mount(8) reads back. */
+static bool fstab_field_put(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\')
-			fprintf(f, "\\%03o", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
+	char *m = mnt_mangle(s);
+
+	if (!m)
+		return false;
+	fputs(m, f);
+	free(m);
+	return true;
 }
 
 /* The SOURCE raidfs is given: the config file, or the members joined by ':'. */
@@ -51,8 +55,7 @@ static bool source_put(FILE *f, const struct mkfs_opts *o,
 	if (o->config_path) {
 		if (mkfs_path_absolute(o->config_path, abs, sizeof(abs)) < 0)
 			return false;
-		fstab_field_put(f, abs);
-		return true;
+		return fstab_field_put(f, abs);
 	}
 	for (int i = 0; i < o->ndevs; i++)
 		if (strchr(m[i].path, ':'))
@@ -62,7 +65,8 @@ static bool source_put(FILE *f, const struct mkfs_opts *o,
 			return false;
 		if (i)
 			fputc(':', f);
-		fstab_field_put(f, abs);
+		if (!fstab_field_put(f, abs))
+			return false;
 	}
 	return true;
 }

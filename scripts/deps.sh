@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
-libconfuse-dev libcmocka-dev uuid-dev libblkid-dev util-linux attr acl \
+libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev util-linux attr acl \
 xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps"
 
 missing=""

@@ -5,7 +5,10 @@
  * Options are looked up in one table.  mount(8) hands a helper whatever is
  * in fstab, so an option raidfs does not know must never stop a mount: it
  * is either one mount(8) itself acts on (ignored), one libfuse knows
- * (passed through), or collected and reported once as ignored.
+ * (passed through), or collected and reported once as ignored.  Option
+ * strings are split and joined by libmount's optstr functions, so a
+ * quoted value holding commas (comment="a,b") means what it means to
+ * mount(8).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <confuse.h>
+#include <libmount.h>
 #include <uuid/uuid.h>
 
 #include "config.h"
@@ -107,20 +111,14 @@ void config_opts_free(struct config_opts *o)
 	o->ignored = NULL;
 }
 
-/* Appends item to a comma list held in *list. */
+/* Appends item[0..len) to a comma list held in *list. */
 static int list_append(char **list, const char *item, size_t len)
 {
-	size_t old = *list ? strlen(*list) : 0;
-	char *p = realloc(*list, old + len + 2);
+	char *copy = strndup(item, len);
+	int ret = copy ? config_opts_append(list, copy) : -ENOMEM;
 
-	if (!p)
-		return -ENOMEM;
-	if (old)
-		p[old++] = ',';
-	memcpy(p + old, item, len);
-	p[old + len] = '\0';
-	*list = p;
-	return 0;
+	free(copy);
+	return ret;
 }
 
 int config_size_parse(const char *s, uint64_t *bytes)
@@ -246,66 +244,69 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 	return ret;
 }
 
-/* Length of the option at s: up to a comma outside double quotes. */
-static size_t opt_len(const char *s)
+/*
+ * The next option of the string at *s, split by libmount: *opt and *len
+ * span "name" or "name=value" (not NUL-terminated).  0, 1 at the end, or
+ * -EINVAL when what is left cannot be split (an unbalanced '"').
+ */
+static int opt_next(char **s, const char **opt, size_t *len)
 {
-	bool quoted = false;
-	size_t i;
+	char *name, *value;
+	size_t nlen, vlen;
+	int ret = mnt_optstr_next_option(s, &name, &nlen, &value, &vlen);
 
-	for (i = 0; s[i]; i++) {
-		if (s[i] == '"')
-			quoted = !quoted;
-		else if (s[i] == ',' && !quoted)
-			break;
+	if (ret == 0) {
+		*opt = name;
+		*len = value ? (size_t)(value + vlen - name) : nlen;
+		return 0;
 	}
-	return i;
+	/* libmount stops without a word before an unbalanced quote */
+	return ret < 0 || (*s)[strspn(*s, ",")] ? -EINVAL : 1;
 }
 
 int config_opts_parse(const char *optstr, struct config_opts *o, char *err,
 		      size_t errlen)
 {
-	const char *s = optstr;
+	char *s = (char *)optstr;     /* libmount only reads through it */
+	const char *opt;
+	size_t len;
 	int ret = 0;
 
-	while (s && *s && !ret) {
-		size_t len = opt_len(s);
-
-		if (len)
-			ret = opt_apply(s, len, o, err, errlen);
-		s += len;
-		if (*s == ',')
-			s++;
+	while (s && !ret) {
+		ret = opt_next(&s, &opt, &len);
+		if (ret == 0)
+			ret = opt_apply(opt, len, o, err, errlen);
+		else if (ret == -EINVAL)
+			err_set(err, errlen, "bad option string '%s' "
+				"(unbalanced '\"')", optstr);
 	}
 	if (ret == -ENOMEM)
 		err_set(err, errlen, "out of memory");
-	return ret;
+	return ret == 1 ? 0 : ret;
 }
 
 int config_opts_filter(const char *optstr, char **out)
 {
-	const char *s = optstr;
+	char *s = (char *)optstr;
+	const char *opt;
+	size_t len;
 	int ret = 0;
 
 	*out = NULL;
-	while (s && *s && !ret) {
-		size_t len = opt_len(s);
-		const struct opt_rule *r = len ? opt_rule_find(s, len) : NULL;
+	while (s && !ret && !(ret = opt_next(&s, &opt, &len))) {
+		const struct opt_rule *r = opt_rule_find(opt, len);
 
-		if (len && (!r || r->kind != OPT_IGNORE))
-			ret = list_append(out, s, len);
-		s += len;
-		if (*s == ',')
-			s++;
+		if (!r || r->kind != OPT_IGNORE)
+			ret = list_append(out, opt, len);
 	}
-	if (!ret && !*out)
-		*out = strdup("");
-	if (!ret && !*out)
+	if (ret >= 0 && !*out && !(*out = strdup("")))
 		ret = -ENOMEM;
-	if (ret) {
+	if (ret < 0) {
 		free(*out);
 		*out = NULL;
+		return ret;
 	}
-	return ret;
+	return 0;
 }
 
 /* ---- SOURCE ------------------------------------------------------------ */
@@ -608,14 +609,6 @@ int config_source_parse(const char *source, struct config_source *src,
 
 int config_opts_append(char **opts, const char *more)
 {
-	size_t old = *opts ? strlen(*opts) : 0;
-	char *p = realloc(*opts, old + strlen(more) + 2);
-
-	if (!p)
-		return -ENOMEM;
-	if (old)
-		p[old++] = ',';
-	strcpy(p + old, more);
-	*opts = p;
-	return 0;
+	/* libmount adds the comma; "more" may itself be a list */
+	return mnt_optstr_append_option(opts, more, NULL);
 }

@@ -1,7 +1,8 @@
 /*
  * config: what raidfs is told to mount, and how.
  *
- * Two inputs, both from the command line of raidfs / mount.raidfs:
+ * Two inputs, both from the command line of raidfs / mount.raidfs
+ * (option strings split and joined by libmount, as mount(8) does):
  *   SOURCE    the members joined by ':' ("/srv/a.img:/srv/b.img"), or the
  *             path of an array configuration file (docs/CONFIG.md)
  *   -o OPTS   comma-separated mount options, as mount(8) passes them
@@ -64,7 +65,8 @@ void config_opts_free(struct config_opts *o);
  * Options mount(8) and fstab pass that mean nothing to raidfs are accepted
  * silently; options libfuse knows go to o->fuse_opts; anything else is
  * collected in o->ignored and is not an error.  A known option with a
- * garbage value (degraded=maybe, cache_mb=abc) is -EINVAL with err set.
+ * garbage value (degraded=maybe, cache_mb=abc), or a string libmount cannot
+ * split (an unbalanced '"'), is -EINVAL with err set.
  */
 int config_opts_parse(const char *optstr, struct config_opts *o, char *err,
 		      size_t errlen);
@@ -72,7 +74,8 @@ int config_opts_parse(const char *optstr, struct config_opts *o, char *err,
 /*
  * Copies optstr into *out (malloc'd, "" when nothing is left) without the
  * options only mount(8), fstab or systemd act on (defaults, nofail,
- * _netdev, x-*, comment=, ...): what mount.raidfs hands to raidfs.
+ * _netdev, x-*, comment=, ...): what raidfs acts on, as mount.raidfs -v
+ * reports it.  -EINVAL as config_opts_parse for an unsplittable string.
  */
 int config_opts_filter(const char *optstr, char **out);
 
@@ -96,7 +99,8 @@ void config_source_free(struct config_source *src);
 /* Parses "256M", "1G", "4096", "64k" into bytes; -EINVAL on garbage. */
 int config_size_parse(const char *s, uint64_t *bytes);
 
-/* Appends ",more" (or "more") to the malloc'd option string *opts. */
+/* Appends ",more" (or "more") to the malloc'd option string *opts; more
+ * may itself be a list.  0 or -ENOMEM. */
 int config_opts_append(char **opts, const char *more);
 
 #endif

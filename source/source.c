@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <libmount.h>
 #include <uuid/uuid.h>
 
 #include "raidcore.h"
@@ -304,28 +305,45 @@ static bool source_is_ours(const struct config_source *src, char *mnt_src)
 	return false;
 }
 
+/*
+ * The mount table is read by libmount, which undoes the kernel's octal
+ * escapes (a blank in a mount point is "\040" in mountinfo).
+ */
 int source_find_mount(const struct config_source *src, char *where,
 		      size_t len, bool *rw)
 {
-	char line[8192], opts[1024], mnt[4096], type[256], msrc[4096];
-	FILE *m = fopen("/proc/self/mountinfo", "r");
-	const char *sep;
-	int found = 0;
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	const char *type;
+	char *msrc;
+	int ret = -ENOMEM;
 
-	if (!m)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), m)) {
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt,
-				   opts) != 2 ||
-		    sscanf(sep + 3, "%255s %4095s", type, msrc) != 2)
+	if (!tb || !it)
+		goto out;
+	ret = mnt_table_parse_file(tb, "/proc/self/mountinfo");
+	if (ret)
+		goto out;
+	while (ret == 0 && mnt_table_next_fs(tb, it, &fs) == 0) {
+		type = mnt_fs_get_fstype(fs);
+		if (!type || strcmp(type, "fuse.raidfs") ||
+		    !mnt_fs_get_source(fs))
 			continue;
-		if (strcmp(type, "fuse.raidfs") || !source_is_ours(src, msrc))
-			continue;
-		snprintf(where, len, "%s", mnt);
-		*rw = strncmp(opts, "ro", 2) != 0 || (opts[2] && opts[2] != ',');
-		found = 1;
+		msrc = strdup(mnt_fs_get_source(fs));
+		if (!msrc) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (source_is_ours(src, msrc)) {
+			snprintf(where, len, "%s", mnt_fs_get_target(fs));
+			*rw = mnt_optstr_get_option(mnt_fs_get_vfs_options(fs),
+						    "ro", NULL, NULL) != 0;
+			ret = 1;
+		}
+		free(msrc);
 	}
-	fclose(m);
-	return found;
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return ret;
 }

@@ -5,12 +5,17 @@
 # daemons the test started, detaches only the loop devices it attached,
 # and removes $T.  Member images are sparse files in $T.
 #
-#   t_setup
+#   t_setup                     -> exit 77 (skipped) without root or /dev/fuse
 #   t_images 4 1G               -> $T/m0.img .. $T/m3.img, $IMGS "a:b:c:d"
 #   t_mkfs 5 64K $T/m*.img      -> an array with an empty filesystem
 #   t_mount "$IMGS" $T/mnt [-o opts]   (foreground daemon, PID recorded)
 #   t_umount $T/mnt             -> waits for the daemon; fails unless it
 #                                  exited 0 (flushed, array clean)
+#
+# Exit status of a test: 0 passed, 77 skipped (t_skip: the machine lacks
+# what it needs; the automake/libfuse convention), anything else failed.
+# Every umount goes through t_umount_idle, which waits while the mount is
+# busy (a process still leaving it, under load) instead of failing.
 
 set -eu
 
@@ -34,18 +39,60 @@ declare -A T_PID_OF=()   # mount point -> daemon pid
 
 t_log() { echo "  $*"; }
 t_fail() { echo "  FAIL: $*" >&2; exit 1; }
+# t_skip REASON: run.sh prints "SKIP name (REASON)".
+t_skip() { echo "  SKIP: $*"; exit 77; }
 
-t_setup() {
-	T=$(mktemp -d /tmp/raidfs-it.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
-	[ -x "$RAIDFS" ] || t_fail "no $RAIDFS (build it first)"
-	[ -c /dev/fuse ] || t_fail "no /dev/fuse"
-	[ "$(id -u)" -eq 0 ] || t_fail "integration tests need root (FUSE mounts, setpriv)"
+# t_need_root: FUSE mounts, loop devices, setpriv and mkfs of other
+# filesystems all need root; without it the test is skipped.
+t_need_root() {
+	[ "$(id -u)" -eq 0 ] || t_skip "needs root (FUSE mounts, loop devices, setpriv)"
 }
 
+# t_tmp [NAME]: $T and the cleanup trap, and nothing else (for tests that
+# need neither root nor FUSE).
+t_tmp() {
+	T=$(mktemp -d "/tmp/raidfs-${1:-it}.XXXXXX")
+	trap t_cleanup EXIT
+	trap 'exit 143' TERM INT HUP
+}
+
+t_setup() {
+	[ -x "$RAIDFS" ] || t_fail "no $RAIDFS (build it first)"
+	t_need_root
+	[ -c /dev/fuse ] || t_skip "no /dev/fuse"
+	t_tmp it
+}
+
+# t_helper_link: mount(8) looks for helpers only in /sbin (and /sbin/fs.d,
+# /sbin/fs), with no way to point it elsewhere, so a test that mounts
+# through mount(8) links /sbin/mount.raidfs to the build under test - only
+# when no mount.raidfs is there or the one there is that link already -
+# and removes its link at the end.  A lock (fd 9) serializes such tests.
+t_helper_link() {
+	local helper=/sbin/mount.raidfs ours=$RAIDFS_BIN/mount.raidfs
+	[ -x "$ours" ] || t_fail "no $ours"
+	exec 9>/run/lock/raidfs-test-mount-helper.lock
+	flock -w 600 9 || t_fail "cannot lock the helper link"
+	if [ -L "$helper" ] && [ "$(readlink "$helper")" = "$ours" ]; then
+		:
+	elif [ -e "$helper" ] || [ -L "$helper" ]; then
+		t_fail "$helper exists and is not a link to $ours: not replacing it"
+	else
+		ln -s "$ours" "$helper"
+		T_RM_AT_EXIT+=("$helper")
+	fi
+}
+
+# findmnt reads the mount table with libmount, which undoes the kernel's
+# escapes (a blank in a mount point is \040 in /proc/self/mountinfo).
 t_is_mounted() {
-	awk -v d="$1" '$5 == d { found = 1 } END { exit !found }' /proc/self/mountinfo
+	findmnt -M "$1" >/dev/null 2>&1
+}
+
+# t_umount_idle [umount args...] DIR: umount, retried for up to
+# RAIDFS_UMOUNT_WAIT seconds (60) while the target is busy.
+t_umount_idle() {
+	"$TESTS_DIR/umount_idle.sh" "$@"
 }
 
 t_pid_alive() {
@@ -59,8 +106,8 @@ t_cleanup() {
 	# daemons started by helper programs (model.py) are listed in $T/pids
 	[ -n "$T" ] && [ -f "$T/pids" ] && T_PIDS+=($(cat "$T/pids"))
 	for m in "${T_MOUNTS[@]}"; do
-		t_is_mounted "$m" && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null \
-			|| fusermount3 -u -z "$m" 2>/dev/null; }
+		t_is_mounted "$m" && { RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$m" 2>/dev/null \
+			|| umount -l "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null; }
 	done
 	for p in "${T_PIDS[@]}"; do
 		local i
@@ -136,7 +183,7 @@ t_mount() {
 # t_umount DIR: unmounts and waits for the daemon to flush and exit 0.
 t_umount() {
 	local dir=$1 pid=${T_PID_OF[$1]:-} rc=0
-	umount "$dir" || t_fail "umount $dir"
+	t_umount_idle "$dir" || t_fail "umount $dir"
 	[ -n "$pid" ] || return 0
 	wait "$pid" || rc=$?
 	[ $rc -eq 0 ] || t_fail "daemon for $dir exited $rc after umount"
@@ -144,10 +191,11 @@ t_umount() {
 }
 
 # t_daemon_pid DIR: the live raidfs serving DIR (started by mount(8), so
-# not our child).  DIR is inside $T, so no other mount can match.
+# not our child; run by mount(8) it is named mount.raidfs).  DIR is inside
+# $T, so no other mount can match.
 t_daemon_pid() {
 	local p
-	for p in $(pgrep -x raidfs); do
+	for p in $(pgrep -x 'raidfs|mount\.raidfs'); do
 		t_pid_alive "$p" || continue
 		tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF "$1" && { echo "$p"; return 0; }
 	done
@@ -176,13 +224,15 @@ t_expect_fail() {
 # ---- mkfs tests: no FUSE needed ------------------------------------------
 MKFS=$RAIDFS_BIN/mkfs.raidfs
 
-# m_setup: as t_setup, for tests that only run mkfs.raidfs.
+# m_setup: as t_setup, for tests that run mkfs.raidfs (on loop devices
+# and other filesystems' tools, so root) and mount only when they can.
 m_setup() {
-	T=$(mktemp -d /tmp/raidfs-mkfs.XXXXXX)
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT HUP
 	[ -x "$MKFS" ] || t_fail "no $MKFS (build it first)"
+	t_need_root
+	t_tmp mkfs
 }
+
+m_can_mount() { [ -x "$RAIDFS" ] && [ -c /dev/fuse ]; }
 
 # m_sums: content checksums of every image in $T (xxh128 when xxhsum is
 # there: the images are large and mostly holes, and sha256 would dominate).

@@ -7,7 +7,7 @@ every operation must succeed or fail the same way on both.
     model.py --raidfs BIN --source SOURCE --mnt DIR --ref DIR --seed N
              --ops N [--log FILE] [--pids FILE]
 
-"remount" unmounts (umount(8)), waits for the daemon to exit 0 (it flushes
+"remount" unmounts (umount(8), through umount_idle.sh), waits for the daemon to exit 0 (it flushes
 and marks the array clean), and starts it again.
 """
 import argparse
@@ -18,6 +18,9 @@ import stat
 import subprocess
 import sys
 import time
+
+UMOUNT_IDLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "umount_idle.sh")
 
 
 class Daemon:
@@ -42,7 +45,8 @@ class Daemon:
         raise AssertionError("raidfs did not mount in 10 s")
 
     def stop(self):
-        subprocess.run(["umount", self.a.mnt], check=True)
+        # waits while the mount is busy, as every test's umount does
+        subprocess.run([UMOUNT_IDLE, self.a.mnt], check=True)
         rc = self.p.wait(timeout=120)
         if rc != 0:
             raise AssertionError("raidfs exited %d after umount" % rc)

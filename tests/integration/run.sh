@@ -5,15 +5,21 @@
 #
 #   RAIDFS_BIN=build/asan tests/integration/run.sh [NAME-PREFIX...]
 #
-# Prints PASS/FAIL per test and ends with "integration: N passed, M failed";
-# exits non-zero when any test failed.  A test listed in
+# A test exits 0 (passed), 77 (skipped: the machine lacks what it needs,
+# such as root or /dev/fuse; the automake/libfuse convention) or anything
+# else (failed).  Prints PASS, SKIP (with the reason the test gave) or FAIL
+# per test with its time, and ends with "integration: N passed, M failed,
+# K skipped"; exits non-zero when any test failed.  A test listed in
 # tests/integration/SKIP ("name reason...") is skipped with its reason
 # printed; the file exists only when the lead engineer decides so.
+# RAIDFS_TEST_VERBOSE=1 prints every test's output, not only a failure's.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 export RAIDFS_BIN=${RAIDFS_BIN:-build/asan}
 TIMEOUT=${RAIDFS_TEST_TIMEOUT:-900}
+VERBOSE=${RAIDFS_TEST_VERBOSE:-0}
+SKIPPED=77
 
 skip_reason() {
 	[ -f "$HERE/SKIP" ] || return 1
@@ -32,12 +38,14 @@ selected() {
 PREFIXES=("$@")
 pass=0
 fail=0
+skip=0
 failed=()
 for t in "$HERE"/t[0-9]*.sh; do
 	name=$(basename "$t" .sh)
 	selected "$name" || continue
 	if reason=$(skip_reason "$name"); then
-		echo "SKIP $name: $reason"
+		echo "SKIP $name ($reason)"
+		skip=$((skip + 1))
 		continue
 	fi
 	start=$(date +%s)
@@ -47,6 +55,10 @@ for t in "$HERE"/t[0-9]*.sh; do
 	if [ $rc -eq 0 ]; then
 		echo "PASS $name (${secs}s)"
 		pass=$((pass + 1))
+	elif [ $rc -eq $SKIPPED ]; then
+		reason=$(sed -n 's/^  SKIP: //p' <<<"$out" | tail -n 1)
+		echo "SKIP $name (${reason:-no reason given}, ${secs}s)"
+		skip=$((skip + 1))
 	else
 		[ $rc -eq 124 ] && out="$out
   timed out after ${TIMEOUT}s"
@@ -54,7 +66,9 @@ for t in "$HERE"/t[0-9]*.sh; do
 		echo "$out" | sed 's/^/    /' | tail -n 60
 		fail=$((fail + 1))
 		failed+=("$name")
+		continue
 	fi
+	[ "$VERBOSE" = 1 ] && echo "$out" | sed 's/^/    /'
 done
-echo "integration: $pass passed, $fail failed"
+echo "integration: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ] || { echo "failed: ${failed[*]}"; exit 1; }

@@ -37,7 +37,7 @@ read -r bfree2 < <(stat -f -c '%f' "$T/mnt")
 cmp "$T/ref" "$T/mnt/file" || t_fail "read back differs"
 
 t_log "umount: the daemon flushes and exits"
-umount "$T/mnt"
+t_umount_idle "$T/mnt"
 t_wait_gone "$pid" || t_fail "daemon still running after umount"
 t_is_mounted "$T/mnt" && t_fail "still mounted"
 

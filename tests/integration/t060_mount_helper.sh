@@ -1,28 +1,12 @@
 #!/bin/bash
 # mount(8) and fstab, as a user would: mount -t raidfs, mount -T FSTAB with
 # a configuration file as SOURCE, the options fstab lines carry, umount.
-#
-# mount(8) looks for helpers only in /sbin (and /sbin/fs.d, /sbin/fs), with
-# no way to point it elsewhere, so the test links /sbin/mount.raidfs to the
-# build under test - only when no mount.raidfs is there or the one there
-# already points into a build directory of raidfs - and removes its link at
-# the end.  A lock serializes tests that need the link.
+# /sbin/mount.raidfs is linked to the build under test (t_helper_link);
+# t062 tests the installed layout instead.
 . "$(dirname "$0")/lib.sh"
 t_setup
-
-HELPER=/sbin/mount.raidfs
+t_helper_link
 OURS=$RAIDFS_BIN/mount.raidfs
-[ -x "$OURS" ] || t_fail "no $OURS"
-exec 9>/run/lock/raidfs-test-mount-helper.lock
-flock -w 600 9 || t_fail "cannot lock the helper link"
-if [ -L "$HELPER" ] && [ "$(readlink "$HELPER")" = "$OURS" ]; then
-	:
-elif [ -e "$HELPER" ] || [ -L "$HELPER" ]; then
-	t_fail "$HELPER exists and is not a link to $OURS: not replacing it"
-else
-	ln -s "$OURS" "$HELPER"
-	T_RM_AT_EXIT+=("$HELPER")
-fi
 
 t_images 4 512M
 t_mkfs 5 64K "${IMG_LIST[@]}"
@@ -32,7 +16,7 @@ T_MOUNTS+=("$M")
 
 wait_umounted() {   # umount returns before the daemon has flushed
 	local pid=$1
-	umount "$M" || t_fail "umount $M"
+	t_umount_idle "$M" || t_fail "umount $M"
 	t_wait_gone "$pid" || t_fail "daemon $pid did not exit after umount"
 }
 

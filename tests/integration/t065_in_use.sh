@@ -21,7 +21,7 @@ grep -q "in use" "$T/daemon.log" || t_fail "no 'in use' message"
 
 t_log "umount then mount at once: waits for the first daemon, not degraded"
 pid=${T_PID_OF[$T/a]}
-umount "$T/a"
+t_umount_idle "$T/a"
 : >"$T/daemon.log"
 t_mount "$IMGS" "$T/c"
 wait "$pid" || t_fail "the first daemon exited non-zero"

@@ -53,7 +53,7 @@ for round in 1 2 3; do
 	kill -9 "$pid"
 	wait "$pid" 2>/dev/null || true
 	wait "$wpid" 2>/dev/null || true    # it fails once the mount is dead
-	umount "$M" 2>/dev/null || umount -l "$M"
+	RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
 	n=$(wc -l <"$T/synced.$round")
 	[ "$n" -gt 0 ] || t_fail "round $round: nothing was fsync'd before the kill"
 

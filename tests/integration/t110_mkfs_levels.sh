@@ -5,7 +5,6 @@
 # daemon is built) the array mounts and keeps a file.  Also `mkfs -t raidfs`.
 . "$(dirname "$0")/lib.sh"
 
-m_can_mount() { [ -x "$RAIDFS" ] && [ -c /dev/fuse ]; }
 m_setup
 
 # level, members, spares, spelling

@@ -5,7 +5,6 @@
 # mkfs -f replaces atomically; partitions of a loop device work as members.
 . "$(dirname "$0")/lib.sh"
 
-m_can_mount() { [ -x "$RAIDFS" ] && [ -c /dev/fuse ]; }
 m_setup
 cd "$T"
 

@@ -1,6 +1,6 @@
 /*
- * test_config: SOURCE and -o parsing (fs/config.c) as mount(8), fstab and a
- * user at a shell hand them to raidfs.
+ * test_config: SOURCE and -o parsing (source/config.c) as mount(8), fstab and
+ * a user at a shell hand them to raidfs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +195,44 @@ static void test_opts_filter(void **state)
 		assert_string_equal(out, cases[i].out);
 		free(out);
 	}
+}
+
+/* A quote left open cannot be split as mount(8) would: an error that
+ * says so, never a silently dropped option. */
+static void test_opts_unbalanced_quote(void **state)
+{
+	static const char *const cases[] = {
+		"comment=\"a,b", "ro,comment=\"x", "\"",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config_opts o;
+		char err[CONFIG_ERR_MAX] = "";
+		char *out = NULL;
+
+		config_opts_init(&o);
+		assert_int_equal(config_opts_parse(cases[i], &o, err,
+						   sizeof(err)), -EINVAL);
+		print_message("-o '%s' -> %s\n", cases[i], err);
+		assert_non_null(strstr(err, "unbalanced"));
+		assert_int_equal(config_opts_filter(cases[i], &out), -EINVAL);
+		assert_null(out);
+		config_opts_free(&o);
+	}
+}
+
+/* -o given several times: joined with commas, lists kept whole. */
+static void test_opts_append(void **state)
+{
+	char *opts = NULL;
+
+	assert_int_equal(config_opts_append(&opts, "ro"), 0);
+	assert_string_equal(opts, "ro");
+	assert_int_equal(config_opts_append(&opts, "nodev,cache=1G"), 0);
+	assert_int_equal(config_opts_append(&opts, "comment=\"a,b\""), 0);
+	assert_string_equal(opts, "ro,nodev,cache=1G,comment=\"a,b\"");
+	free(opts);
 }
 
 /* ---- sizes ------------------------------------------------------------- */
@@ -444,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_opts_table),
 		cmocka_unit_test(test_opts_debug_noatime),
 		cmocka_unit_test(test_opts_filter),
+		cmocka_unit_test(test_opts_unbalanced_quote),
+		cmocka_unit_test(test_opts_append),
 		cmocka_unit_test(test_size_parse),
 		cmocka_unit_test(test_source_list),
 		cmocka_unit_test(test_source_is_file),
