@@ -50,12 +50,29 @@ static int create_put(void *ctx, uint64_t block, const void *blk)
 	return ret ? ret : rc_dev_sync(dev);
 }
 
+/* The geometry p asks for, on members of member_blocks data blocks. */
+static int create_geom(const struct rc_create_params *p, int members,
+		       uint32_t chunk_blocks, uint64_t member_blocks,
+		       struct rc_geom *g, char *err, size_t len)
+{
+	const char *why = NULL;
+
+	*g = (struct rc_geom){ .level = p->level,
+		.layout = rc_geom_default_layout(p->level),
+		.members = (uint32_t)members, .chunk_blocks = chunk_blocks,
+		.member_blocks = member_blocks };
+	if (rc_geom_validate(g, &why) < 0) {
+		snprintf(err, len, "%s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int create_check(const struct rc_create_params *p, struct rc_dev **devs,
 			int n, struct rc_sb *sb, char *err, size_t len)
 {
 	int members = n - p->nspares;
 	uint64_t min_blocks = UINT64_MAX;
-	const char *why = NULL;
 	struct rc_geom g;
 	int ret;
 
@@ -77,14 +94,10 @@ static int create_check(const struct rc_create_params *p, struct rc_dev **devs,
 		return -EINVAL;
 	}
 	/* Level, member count and chunk first, on a one-chunk member. */
-	g = (struct rc_geom){ .level = p->level,
-		.layout = rc_geom_default_layout(p->level),
-		.members = (uint32_t)members, .chunk_blocks = sb->chunk_blocks,
-		.member_blocks = sb->chunk_blocks };
-	if (rc_geom_validate(&g, &why) < 0) {
-		snprintf(err, len, "%s", why);
-		return -EINVAL;
-	}
+	ret = create_geom(p, members, sb->chunk_blocks, sb->chunk_blocks, &g,
+			  err, len);
+	if (ret < 0)
+		return ret;
 	sb->journal_blocks = p->journal_blocks;
 	if (!sb->journal_blocks) {
 		uint64_t j = min_blocks / 64;
@@ -100,14 +113,10 @@ static int create_check(const struct rc_create_params *p, struct rc_dev **devs,
 			 "chunk size", (unsigned long long)min_blocks * 4);
 		return -ENOSPC;
 	}
-	g = (struct rc_geom){ .level = p->level,
-		.layout = rc_geom_default_layout(p->level),
-		.members = (uint32_t)members, .chunk_blocks = sb->chunk_blocks,
-		.member_blocks = sb->member_blocks };
-	if (rc_geom_validate(&g, &why) < 0) {
-		snprintf(err, len, "%s", why);
-		return -EINVAL;
-	}
+	ret = create_geom(p, members, sb->chunk_blocks, sb->member_blocks, &g,
+			  err, len);
+	if (ret < 0)
+		return ret;
 	sb->level = p->level;
 	sb->layout = g.layout;
 	sb->members = (uint32_t)members;
