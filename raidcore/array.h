@@ -31,7 +31,8 @@ struct rc_member {
 	struct rc_dev *dev;             /* NULL when missing; state_lock */
 	enum rc_member_state state;     /* state_lock */
 	uint8_t uuid[RC_UUID_SIZE];
-	uint64_t rebuild_pos;           /* stripes current on a REBUILDING member */
+	uint64_t rebuild_pos;           /* stripes current on a REBUILDING
+					   member; state_lock */
 	uint64_t jhead;                 /* next free ring block */
 	uint64_t jtail;                 /* ring block of the first live record */
 	uint64_t jused;                 /* ring blocks in use since the tail */
@@ -76,7 +77,8 @@ struct rc_array {
 	pthread_mutex_t commit_lock;
 	/* After the stripe locks: member states, the superblock template and
 	 * its events.  state_cond is signalled after a member changed state
-	 * (member.c); state_changes counts those changes. */
+	 * (rc_member_state_changed, member.c); state_changes counts those
+	 * signals. */
 	pthread_mutex_t state_lock;
 	pthread_cond_t state_cond;
 	uint64_t state_changes;
@@ -85,7 +87,7 @@ struct rc_array {
 	 * entries' lock flags, with waiters on cache_cond. */
 	pthread_mutex_t cache_lock;
 	pthread_cond_t cache_cond;
-	struct hcache stab;             /* the stripe table: struct rc_stripe by number */
+	struct hcache stab;             /* struct rc_stripe by stripe number */
 	struct rc_stripe *dirty_head;   /* stripes with dirty data */
 	/* Free stripe data buffers, reused: allocating and freeing them (they
 	 * are large, so malloc maps and unmaps them) costs page faults on
