@@ -4,7 +4,8 @@
  *
  * Users: the filesystem's buffer cache (fs/bcache.c) and inode cache
  * (fs/inode.c), raidcore's stripe table (raidcore/stripe.c) and checksum
- * table cache (raidcore/csum.c).
+ * table cache (raidcore/csum.c), and the blocks a memory device holds
+ * (raidcore/dev/mem.c; as a plain hash, its LRU unused).
  *
  * Intrusive, as the kernel's lists: a struct hc_node lives inside each
  * cached object and hc_entry() gets the object back, so the cache never

@@ -15,8 +15,9 @@
  * threads); writes to the same block from two threads are ordered by the
  * caller.
  *
- * Backends: bdev_array.c (raidcore), bdev_mem.c (unit tests; with a
- * crash-simulation mode), bdev_file.c (a plain file, for development).
+ * Backends: bdev_array.c (a raidcore array), bdev_dev.c (any raidcore
+ * member device: a plain file, or memory through the fault wrapper for the
+ * unit tests and their crash simulation).
  */
 #ifndef FS_BDEV_H
 #define FS_BDEV_H
@@ -29,6 +30,7 @@
 
 struct fs_bdev;
 struct rc_array;
+struct rc_dev;
 
 struct fs_bdev_ops {
 	int (*read)(struct fs_bdev *b, uint64_t block, uint32_t count,
@@ -76,26 +78,13 @@ static inline void fs_bdev_close(struct fs_bdev *b)
  */
 int fs_bdev_from_array(struct rc_array *a, struct fs_bdev **out);
 
-/* Zero-filled memory device. */
-int fs_bdev_mem_create(uint64_t blocks, uint32_t stripe_blocks,
-		       struct fs_bdev **out);
-
 /*
- * Crash simulation on a memory device (for tests).  While recording, the
- * device keeps two images: "durable" (as of the last flush) and "volatile"
- * (what reads see).  fs_bdev_mem_crash() makes the durable image current,
- * as if power was cut: every write since the last flush is lost.
- * fs_bdev_mem_set_write_limit(n) makes writes fail with -EIO (and not be
- * stored) after n more block writes; -1 removes the limit.
+ * Adapter over one raidcore device (raidcore.h: rc_dev_open_file,
+ * rc_dev_mem_create, rc_fault_wrap...), of dev->size / 4 KiB blocks, with
+ * stripe_blocks as the full-write unit (0: 1).  The bdev owns dev: closing
+ * it closes dev.  -EINVAL when dev is smaller than one block.
  */
-int fs_bdev_mem_record(struct fs_bdev *b, bool on);
-void fs_bdev_mem_crash(struct fs_bdev *b);
-void fs_bdev_mem_set_write_limit(struct fs_bdev *b, int64_t blocks);
-/* Counters for tests: block writes, write calls, flushes so far. */
-void fs_bdev_mem_stats(struct fs_bdev *b, uint64_t *blocks_written,
-		       uint64_t *write_calls, uint64_t *flushes);
-
-/* A regular file (or block device) opened read-write; size in whole blocks. */
-int fs_bdev_file_open(const char *path, struct fs_bdev **out);
+int fs_bdev_from_dev(struct rc_dev *dev, uint32_t stripe_blocks,
+		     struct fs_bdev **out);
 
 #endif

@@ -4,8 +4,9 @@
  * raidcore owns the member layout (journal, checksum tables, data offset)
  * and every rule about levels, member counts and chunk sizes.  Rather than
  * duplicate that arithmetic, mkfs runs rc_array_create on stand-in devices
- * that have the members' sizes and identities but keep only the non-zero
- * blocks written to them in memory (the superblocks: create zeroes the rest),
+ * (rc_dev_mem_create_like: sparse memory devices with the members' sizes
+ * and identities, which keep only the non-zero blocks written to them: the
+ * superblocks, as create zeroes the rest),
  * then reads the capacity back with rc_member_probe.  So -n and the
  * validation before a real run give exactly the answer the real create will,
  * and nothing touches a member.
@@ -27,127 +28,6 @@
  * of the device at most).  Larger trials would cost memory for nothing.
  */
 #define PLAN_FS_TRIAL_BLOCKS 65536ull         /* 256 MiB */
-
-struct plan_block {
-	struct plan_block *next;
-	uint64_t block;
-	uint8_t data[RC_BLOCK_SIZE];
-};
-
-struct plan_dev {
-	struct plan_block *blocks;    /* the non-zero blocks written */
-};
-
-static struct plan_block *plan_block_find(struct plan_dev *pd, uint64_t b)
-{
-	struct plan_block *pb;
-
-	for (pb = pd->blocks; pb; pb = pb->next)
-		if (pb->block == b)
-			return pb;
-	return NULL;
-}
-
-static bool block_is_zero(const uint8_t *p)
-{
-	return p[0] == 0 && !memcmp(p, p + 1, RC_BLOCK_SIZE - 1);
-}
-
-static bool plan_io_is_valid(struct rc_dev *dev, size_t len, uint64_t off)
-{
-	return off % RC_BLOCK_SIZE == 0 && len % RC_BLOCK_SIZE == 0 &&
-	       off <= dev->size && len <= dev->size - off;
-}
-
-static int plan_dev_read(struct rc_dev *dev, void *buf, size_t len,
-			 uint64_t off)
-{
-	struct plan_block *pb;
-	uint8_t *p = buf;
-
-	if (!plan_io_is_valid(dev, len, off))
-		return -EINVAL;
-	for (size_t i = 0; i < len / RC_BLOCK_SIZE; i++, p += RC_BLOCK_SIZE) {
-		pb = plan_block_find(dev->ctx, off / RC_BLOCK_SIZE + i);
-		if (pb)
-			memcpy(p, pb->data, RC_BLOCK_SIZE);
-		else
-			memset(p, 0, RC_BLOCK_SIZE);
-	}
-	return 0;
-}
-
-static int plan_dev_write(struct rc_dev *dev, const void *buf, size_t len,
-			  uint64_t off)
-{
-	struct plan_dev *pd = dev->ctx;
-	const uint8_t *p = buf;
-	struct plan_block *pb;
-
-	if (!plan_io_is_valid(dev, len, off))
-		return -EINVAL;
-	for (size_t i = 0; i < len / RC_BLOCK_SIZE; i++, p += RC_BLOCK_SIZE) {
-		pb = plan_block_find(pd, off / RC_BLOCK_SIZE + i);
-		if (!pb && block_is_zero(p))
-			continue;
-		if (!pb) {
-			pb = malloc(sizeof(*pb));
-			if (!pb)
-				return -ENOMEM;
-			pb->block = off / RC_BLOCK_SIZE + i;
-			pb->next = pd->blocks;
-			pd->blocks = pb;
-		}
-		memcpy(pb->data, p, RC_BLOCK_SIZE);
-	}
-	return 0;
-}
-
-static int plan_dev_sync(struct rc_dev *dev)
-{
-	return 0;
-}
-
-static void plan_dev_close(struct rc_dev *dev)
-{
-	struct plan_dev *pd = dev->ctx;
-	struct plan_block *pb, *next;
-
-	for (pb = pd->blocks; pb; pb = next) {
-		next = pb->next;
-		free(pb);
-	}
-	free(pd);
-	free(dev);
-}
-
-static const struct rc_dev_ops plan_dev_ops = {
-	.read = plan_dev_read,
-	.write = plan_dev_write,
-	.sync = plan_dev_sync,
-	.close = plan_dev_close,
-};
-
-/* A stand-in for real (its name and identity), size bytes long. */
-static struct rc_dev *plan_dev_create(const struct rc_dev *real, uint64_t size)
-{
-	struct rc_dev *dev = calloc(1, sizeof(*dev));
-	struct plan_dev *pd = calloc(1, sizeof(*pd));
-
-	if (!dev || !pd) {
-		free(dev);
-		free(pd);
-		return NULL;
-	}
-	dev->ops = &plan_dev_ops;
-	dev->ctx = pd;
-	dev->size = size;
-	memcpy(dev->name, real->name, sizeof(dev->name));
-	dev->rdev = real->rdev;
-	dev->ino = real->ino;
-	dev->st_dev = real->st_dev;
-	return dev;
-}
 
 /*
  * Assembles the stand-ins (the array takes them over) and formats the
@@ -201,8 +81,9 @@ static int plan_try(const struct mkfs_opts *o, const struct mkfs_member *m,
 	memcpy(p.label, o->label, sizeof(p.label));
 	snprintf(err, errlen, "out of memory");
 	for (int i = 0; i < o->ndevs; i++) {
-		devs[i] = plan_dev_create(m[i].dev, size ? size : m[i].size);
-		if (!devs[i])
+		ret = rc_dev_mem_create_like(m[i].dev, size ? size : m[i].size,
+					     &devs[i]);
+		if (ret < 0)
 			goto out;
 	}
 	err[0] = '\0';

@@ -1,21 +1,17 @@
 /*
- * array: raidcore's internal state, shared by array*.c, io.c, csum.c,
- * stripe.c, read.c, commit.c, journal.c, rebuild.c and scrub.c.
+ * array: raidcore's internal state, shared by every file of raidcore/; the
+ * functions each file offers the others, declared below in the order of
+ * the files, bottom up (a file calls only files declared before it; see
+ * docs/DESIGN.md "raidcore", Files).
  *
  * Lock order (take left before right, never the reverse):
  *
  *   commit_lock -> stripe locks (ascending stripe number) -> state_lock
  *               -> cache_lock -> csum_lock
  *
- * commit_lock   serialises commits, checkpoints, rebuild batches and
- *               superblock writes that move the journal.
- * stripe lock   rc_stripe_lock(): exclusive use of one stripe's columns on
- *               the members and of its cache entry.  Readers hold it while
- *               they read and verify; commits hold it from computing parity
- *               until the in-place writes are done.
- * state_lock    member states, superblock template and events.
- * cache_lock    the stripe table (hash, dirty list); entries' lock flags.
- * csum_lock     the checksum table cache.
+ * and the leaves, taken last and holding nothing else: pool_lock (stripe
+ * buffers), each member worker's lock (io.c), each device's own locks.
+ * Every lock is declared below with what it guards.
  */
 #ifndef RC_ARRAY_H
 #define RC_ARRAY_H
@@ -23,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "hcache.h"
 #include "raidcore.h"
 #include "geom.h"
 #include "ondisk.h"
@@ -31,10 +28,11 @@
 struct rc_worker;
 
 struct rc_member {
-	struct rc_dev *dev;             /* NULL when missing */
-	enum rc_member_state state;     /* guarded by state_lock */
+	struct rc_dev *dev;             /* NULL when missing; state_lock */
+	enum rc_member_state state;     /* state_lock */
 	uint8_t uuid[RC_UUID_SIZE];
-	uint64_t rebuild_pos;           /* stripes current on a REBUILDING member */
+	uint64_t rebuild_pos;           /* stripes current on a REBUILDING
+					   member; state_lock */
 	uint64_t jhead;                 /* next free ring block */
 	uint64_t jtail;                 /* ring block of the first live record */
 	uint64_t jused;                 /* ring blocks in use since the tail */
@@ -44,8 +42,8 @@ struct rc_member {
 
 /* A cached stripe: its lock and, while dirty, its new data. */
 struct rc_stripe {
+	struct hc_node node;            /* in a->stab, key: stripe */
 	uint64_t stripe;
-	struct rc_stripe *hnext;        /* hash chain */
 	struct rc_stripe *dnext;        /* dirty list */
 	uint32_t refs;                  /* holders and waiters */
 	bool locked;
@@ -73,13 +71,23 @@ struct rc_array {
 	bool was_unclean;
 	uint64_t replayed_txns;
 
+	/* First in the lock order: serialises commits, checkpoints, rebuild
+	 * batches and superblock writes that move the journal.  Taken before
+	 * any stripe lock (rc_stripe_lock, stripe.c, the second). */
 	pthread_mutex_t commit_lock;
+	/* After the stripe locks: member states, the superblock template and
+	 * its events.  state_cond is signalled after a member changed state
+	 * (rc_member_state_changed, member.c); state_changes counts those
+	 * signals. */
 	pthread_mutex_t state_lock;
+	pthread_cond_t state_cond;
+	uint64_t state_changes;
 
+	/* After state_lock: the stripe table (hash, dirty list) and the
+	 * entries' lock flags, with waiters on cache_cond. */
 	pthread_mutex_t cache_lock;
 	pthread_cond_t cache_cond;
-	struct rc_stripe **htab;
-	uint32_t hsize;
+	struct hcache stab;             /* struct rc_stripe by stripe number */
 	struct rc_stripe *dirty_head;   /* stripes with dirty data */
 	/* Free stripe data buffers, reused: allocating and freeing them (they
 	 * are large, so malloc maps and unmaps them) costs page faults on
@@ -94,6 +102,7 @@ struct rc_array {
 	atomic_uint ndirty_stripes;     /* read without cache_lock as a hint */
 	uint32_t max_dirty_stripes;
 
+	/* Last: the checksum table cache. */
 	pthread_mutex_t csum_lock;
 	struct rc_csum_cache *cc;
 
@@ -108,29 +117,32 @@ struct rc_array {
 	atomic_uint_fast64_t unrecoverable;
 	uint8_t *zero;                  /* one zero chunk */
 
-	/* recovery.c; recovery_lock is a leaf lock. */
+	/* recovery.c: the thread waits on state_cond; recovery_stop is
+	 * guarded by state_lock. */
 	pthread_t recovery_thread;
-	pthread_mutex_t recovery_lock;
-	pthread_cond_t recovery_cond;
-	bool recovery_running, recovery_stop, recovery_kick;
+	bool recovery_running, recovery_stop;
 	atomic_bool rebuild_abort;      /* set at close: stop between batches */
 };
 
-/* ---- array.c: superblocks and member states ---- */
-int rc_sb_write_all(struct rc_array *a);   /* caller holds commit_lock */
-void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
+/* ---- log.c: messages and the names they use ---- */
+void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *rc_member_state_name(enum rc_member_state s);
+
+/* ---- member.c: member states, read under state_lock or as a hint ---- */
+/* Has a device and is active or rebuilding: it is written to. */
+bool rc_member_present(struct rc_array *a, int slot);
+/* Holds current data of stripe (active, or rebuilt past it). */
 bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
 /* More slots unusable than the level tolerates. */
 bool rc_array_failed(struct rc_array *a);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);
-void rc_recovery_kick(struct rc_array *a);
-void rc_recovery_stop(struct rc_array *a);
-int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
-void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A member changed state: wakes the waiters on state_cond (the recovery
+ * thread).  Caller does not hold state_lock. */
+void rc_member_state_changed(struct rc_array *a);
 
-/* ---- io.c: member I/O ---- */
+/* ---- io.c: every member read, write and flush of an assembled array ---- */
 struct rc_io {
 	int member;
 	bool write;
@@ -143,15 +155,46 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		      uint32_t count, void *buf);
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf);
+int rc_io_member_sync(struct rc_array *a, int slot);
 /* Runs every request, members in parallel; sets each io->err. */
 void rc_io_run(struct rc_array *a, struct rc_io *io, int n);
-/* fdatasync of every usable member in parallel; faults those that fail. */
-int rc_io_sync_all(struct rc_array *a);
+/* fdatasync of every present member in parallel; -EIO when some failed,
+ * their slots in the bitmask *failed.  Faulting them is the caller's. */
+int rc_io_sync_all(struct rc_array *a, uint32_t *failed);
+/* Devices of the array that hold no slot: spares, and a replacement before
+ * it takes its slot.  The read-only guard applies; no member counts. */
+int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
+			 uint64_t block, uint32_t count, const void *buf);
+int rc_io_unplaced_zero(struct rc_array *a, struct rc_dev *dev,
+			uint64_t block, uint64_t count);
+int rc_io_unplaced_sync(struct rc_array *a, struct rc_dev *dev);
 int rc_io_start(struct rc_array *a);
 void rc_io_stop(struct rc_array *a);
 int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
 		   const void *data);
 void rc_overlay_free(struct rc_array *a);
+
+/* ---- super.c: superblocks ---- */
+uint64_t rc_time_ns(void);
+/* Writes both copies of sb one after the other, each through put (which
+ * writes one block and flushes), encoding each copy into blk. */
+int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
+		     int (*put)(void *ctx, uint64_t block, const void *blk),
+		     void *ctx);
+/* Rewrites every present member's and spare's superblock from the
+ * template, events bumped; a member whose write fails is faulty.  Holds
+ * state_lock throughout; a caller that moved the journal holds commit_lock
+ * (a checkpoint), one failing a member may hold stripe locks. */
+int rc_sb_write_all(struct rc_array *a);
+/* Before assembly (no array yet: straight from the device): the valid
+ * copy with the higher events. */
+int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
+
+/* ---- fail.c: a member fails ---- */
+/* Marks slot faulty, rewrites the superblocks, signals the change. */
+void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
+/* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
+int rc_member_sync_all(struct rc_array *a);
 
 /* ---- csum.c: checksum tables ---- */
 int rc_csum_init(struct rc_array *a);
@@ -235,12 +278,7 @@ void rc_state_free(uint8_t **state, uint32_t ncols);
 int rc_stripe_read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			uint32_t r0, uint32_t nr, uint8_t **cols);
 
-/* ---- commit.c: writing dirty stripes through the journal ---- */
-int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
-/* Journals and writes checksum table blocks changed by repairs. */
-int rc_commit_tables(struct rc_array *a);
-
-/* ---- journal.c ---- */
+/* ---- journal.c: the write journal ---- */
 struct rc_jwrite {
 	uint64_t target;                /* absolute member block */
 	const void *data;
@@ -253,6 +291,22 @@ bool rc_journal_fits(struct rc_array *a, const uint32_t *n);
 int rc_journal_checkpoint(struct rc_array *a, bool clean);
 int rc_journal_replay(struct rc_array *a);
 void rc_journal_fini(struct rc_array *a);
+
+/* ---- commit.c: writing dirty stripes through the journal ---- */
+int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
+/* Journals and writes checksum table blocks changed by repairs. */
+int rc_commit_tables(struct rc_array *a);
+
+/* ---- recovery.c: the background rebuild thread ---- */
+void rc_recovery_stop(struct rc_array *a);
+
+/* ---- array.c: an array's life after assembly chose its members ---- */
+/* Geometry, locks, tables and I/O workers from a->sb and a->m[]. */
+int rc_array_init(struct rc_array *a, unsigned flags);
+/* Replays the journal if the array was not closed cleanly, checkpoints. */
+int rc_array_start(struct rc_array *a);
+/* Stops everything, closes the devices the array holds, frees a. */
+void rc_array_free(struct rc_array *a);
 
 static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 {

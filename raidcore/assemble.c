@@ -7,8 +7,17 @@
  *   3. take the slot table of the newest superblock; place each device in
  *      its slot, leaving out stale ones
  *   4. refuse if some stripe would lose more columns than it can rebuild
- *   5. only then: start, replay the journal if the array was not closed
- *      cleanly, record missing members, mark the array active.
+ *   5. only then: start (array.c): replay the journal if the array was not
+ *      closed cleanly, record missing members, mark the array active.
+ *
+ * Assembly trusts the newest superblock (highest events) among the members
+ * of the chosen array for the slot table: a device whose slot is not active
+ * there, or whose uuid is not in it, is stale and left out, even if its own
+ * superblock claims otherwise.  Nothing is written before every check has
+ * passed.
+ *
+ * Superblocks are read straight from the devices (rc_sb_read_best): until
+ * the members are chosen there is no array for io.c to work for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -117,14 +126,6 @@ static int newest(struct cand *c, int n)
 	return best;
 }
 
-static const char *state_name(enum rc_member_state s)
-{
-	static const char *names[] = { "active", "faulty", "missing",
-				       "rebuilding", "spare", "empty" };
-
-	return (unsigned)s < 6 ? names[s] : "?";
-}
-
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
 static void place(struct rc_array *a, struct cand *c, int n)
 {
@@ -162,7 +163,7 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				       "the newest superblock)", c[i].dev->name,
 				       s, a->m[s].dev && sl->state ==
 				       RC_MEMBER_ACTIVE ? "taken" :
-				       state_name(sl->state));
+				       rc_member_state_name(sl->state));
 			}
 			c[i].ok = false;
 		}
@@ -190,7 +191,7 @@ static int check_missing(struct rc_array *a, unsigned flags, char *err,
 		if (off < len)
 			off += (size_t)snprintf(err + off, len - off,
 						" slot %u (member %s, %s)", s, u,
-						state_name(a->m[s].dev ?
+						rc_member_state_name(a->m[s].dev ?
 							   a->m[s].state :
 							   RC_MEMBER_MISSING));
 	}
@@ -212,100 +213,6 @@ static int check_missing(struct rc_array *a, unsigned flags, char *err,
 	if (!any)
 		err[0] = 0;
 	return 0;
-}
-
-void rc_array_set_cache(struct rc_array *a, uint64_t bytes)
-{
-	uint64_t n = bytes / ((uint64_t)a->stripe_blocks * RC_BLOCK_SIZE);
-
-	a->max_dirty_stripes = n < 4 ? 4 : n > 65536 ? 65536 : (uint32_t)n;
-}
-
-static int array_init(struct rc_array *a, unsigned flags)
-{
-	int ret;
-
-	a->g = (struct rc_geom){ .level = a->sb.level, .layout = a->sb.layout,
-		.members = a->sb.members, .chunk_blocks = a->sb.chunk_blocks,
-		.member_blocks = a->sb.member_blocks };
-	a->ndata = rc_geom_data_columns(&a->g);
-	a->nred = rc_geom_redundancy(&a->g);
-	if (a->g.level == RC_RAID1 || a->g.level == RC_RAID10)
-		a->nred = a->g.level == RC_RAID1 ? a->g.members - 1 : 1;
-	a->stripe_blocks = rc_geom_stripe_blocks(&a->g);
-	a->stripes = rc_geom_stripes(&a->g);
-	a->journal_blocks = a->sb.journal_blocks;
-	a->rdonly = flags & RC_ASSEMBLE_RDONLY;
-	a->par = rc_parity_best();
-	a->jseq = a->jcheckpoint = a->sb.journal_seq;
-	pthread_mutex_init(&a->commit_lock, NULL);
-	pthread_mutex_init(&a->state_lock, NULL);
-	pthread_mutex_init(&a->csum_lock, NULL);
-	pthread_mutex_init(&a->recovery_lock, NULL);
-	pthread_cond_init(&a->recovery_cond, NULL);
-	rc_array_set_cache(a, 64ull << 20);
-	a->zero = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
-	if (a->zero)
-		memset(a->zero, 0, (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
-	if (!a->zero)
-		return -ENOMEM;
-	ret = rc_stripe_table_init(a);
-	if (ret == 0)
-		ret = rc_csum_init(a);
-	if (ret == 0)
-		ret = rc_io_start(a);
-	for (uint32_t s = 0; s < a->g.members; s++)
-		a->m[s].jhead = a->m[s].jtail;
-	return ret;
-}
-
-static void array_free(struct rc_array *a)
-{
-	rc_recovery_stop(a);
-	rc_io_stop(a);
-	rc_journal_fini(a);
-	rc_csum_fini(a);
-	rc_stripe_table_fini(a);
-	rc_overlay_free(a);
-	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
-		rc_dev_close(a->m[s].dev);
-	for (int i = 0; i < a->nspares; i++)
-		rc_dev_close(a->spare[i]);
-	free(a->zero);
-	pthread_mutex_destroy(&a->commit_lock);
-	pthread_mutex_destroy(&a->state_lock);
-	pthread_mutex_destroy(&a->csum_lock);
-	pthread_mutex_destroy(&a->recovery_lock);
-	pthread_cond_destroy(&a->recovery_cond);
-	free(a);
-}
-
-/* Step 5. */
-static int array_start(struct rc_array *a)
-{
-	bool unclean = a->sb.array_state != RC_STATE_CLEAN;
-	int ret = 0;
-
-	if (unclean) {
-		a->was_unclean = true;
-		ret = rc_journal_replay(a);
-		if (ret < 0)
-			return ret;
-		if (a->replayed_txns)
-			rc_log("replayed %llu journal transactions after an "
-			       "unclean shutdown",
-			       (unsigned long long)a->replayed_txns);
-	}
-	if (a->rdonly)
-		return 0;
-	for (uint32_t s = 0; s < a->g.members; s++) {
-		if (!a->m[s].dev && a->m[s].state == RC_MEMBER_MISSING)
-			rc_log("slot %u is missing: running degraded", s);
-	}
-	pthread_mutex_lock(&a->commit_lock);
-	ret = rc_journal_checkpoint(a, false);
-	pthread_mutex_unlock(&a->commit_lock);
-	return ret;
 }
 
 int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
@@ -348,9 +255,9 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		goto fail_placed;
 	if (err[0])
 		rc_log("%s", err);
-	ret = array_init(a, flags);
+	ret = rc_array_init(a, flags);
 	if (ret == 0)
-		ret = array_start(a);
+		ret = rc_array_start(a);
 	if (ret < 0) {
 		snprintf(err, errlen, "starting the array failed: %s",
 			 strerror(-ret));
@@ -369,88 +276,10 @@ fail_placed:
 	for (int i = 0; i < a->nspares; i++)
 		a->spare[i] = NULL;
 	a->nspares = 0;
-	array_free(a);
+	rc_array_free(a);
 	a = NULL;
 fail:
 	free(c);
 	free(a);
 	return ret;
-}
-
-int rc_array_close(struct rc_array *a)
-{
-	int ret = 0;
-
-	if (!a)
-		return 0;
-	/* A rebuild in progress stops between batches; it resumes at the
-	 * next assembly from its checkpoint. */
-	atomic_store(&a->rebuild_abort, true);
-	rc_recovery_stop(a);
-	if (!a->rdonly) {
-		ret = rc_flush(a);
-		pthread_mutex_lock(&a->commit_lock);
-		if (ret == 0)
-			ret = rc_journal_checkpoint(a, true);
-		pthread_mutex_unlock(&a->commit_lock);
-	}
-	array_free(a);
-	return ret;
-}
-
-int rc_array_info(struct rc_array *a, struct rc_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->level = a->g.level;
-	info->layout = a->g.layout;
-	info->members = a->g.members;
-	info->chunk_blocks = a->g.chunk_blocks;
-	info->data_columns = a->ndata;
-	info->stripe_blocks = a->stripe_blocks;
-	info->blocks = a->sb.array_blocks;
-	pthread_mutex_lock(&a->state_lock);
-	info->spares = (uint32_t)a->nspares;
-	info->events = a->sb.events;
-	for (uint32_t s = 0; s < a->g.members; s++)
-		info->degraded |= !a->m[s].dev ||
-				  a->m[s].state != RC_MEMBER_ACTIVE;
-	pthread_mutex_unlock(&a->state_lock);
-	memcpy(info->uuid, a->sb.array_uuid, RC_UUID_SIZE);
-	memcpy(info->label, a->sb.label, RC_LABEL_MAX);
-	info->rdonly = a->rdonly;
-	info->was_unclean = a->was_unclean;
-	info->replayed_txns = a->replayed_txns;
-	info->unrecoverable = atomic_load(&a->unrecoverable);
-	return 0;
-}
-
-int rc_array_member_status(struct rc_array *a, int slot,
-			   struct rc_member_status *st)
-{
-	struct rc_member *m;
-
-	memset(st, 0, sizeof(*st));
-	if (slot < 0 || (uint32_t)slot >= a->g.members + (uint32_t)a->nspares)
-		return -EINVAL;
-	if ((uint32_t)slot >= a->g.members) {
-		int i = slot - (int)a->g.members;
-
-		st->state = RC_MEMBER_SPARE;
-		snprintf(st->name, sizeof(st->name), "%s", a->spare[i]->name);
-		memcpy(st->uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
-		return 0;
-	}
-	m = &a->m[slot];
-	pthread_mutex_lock(&a->state_lock);
-	st->state = m->dev ? m->state : RC_MEMBER_MISSING;
-	st->rebuild_done = m->rebuild_pos;
-	if (m->dev)
-		snprintf(st->name, sizeof(st->name), "%s", m->dev->name);
-	memcpy(st->uuid, m->uuid, RC_UUID_SIZE);
-	pthread_mutex_unlock(&a->state_lock);
-	st->read_errors = atomic_load(&m->read_errors);
-	st->write_errors = atomic_load(&m->write_errors);
-	st->csum_errors = atomic_load(&m->csum_errors);
-	st->repaired = atomic_load(&m->repaired);
-	return 0;
 }

@@ -375,7 +375,7 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 	if (ret == 0 && w.n)
 		ret = wset_journal(a, &w);
 	if (ret == 0 && w.n)
-		ret = rc_io_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
+		ret = rc_member_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
 	/* Committed: the new state is durable in the journal. */
 	if (ret == 0)
 		wset_write_in_place(a, &w);

@@ -6,6 +6,9 @@
  * journals the table blocks it changed.  All under csum_lock, which is the
  * innermost lock (see array.h).
  *
+ * The cache is a common/hcache.h hash keyed by (slot, table block) with its
+ * LRU; beyond CSUM_MAX_BLOCKS the coldest clean, fully known blocks go.
+ *
  * A table block that fails its own checksum (torn, corrupt, unreadable) is
  * kept with every entry marked unknown: lookups of those entries fail with
  * -EIO and the read path verifies the block against redundancy instead,
@@ -19,8 +22,7 @@
 #include "array.h"
 
 struct rc_csum_entry {
-	struct rc_csum_entry *hnext;
-	struct rc_csum_entry *lprev, *lnext;   /* LRU, most recent first */
+	struct hc_node node;                    /* key: csum_key(slot, index) */
 	struct rc_csum_entry *dnext;            /* its slot's dirty list */
 	int slot;
 	uint64_t index;                         /* table block number */
@@ -33,53 +35,38 @@ struct rc_csum_entry {
 #define CSUM_BUCKETS 4096
 #define CSUM_MAX_BLOCKS 16384                   /* 64 MiB of tables */
 
+/* Every entry is on the LRU (nobody holds one past csum_lock), so the LRU
+ * orders them all, least recently used first. */
 struct rc_csum_cache {
-	struct rc_csum_entry lru;               /* sentinel */
-	uint32_t count, max;
-	struct rc_csum_entry *tab[CSUM_BUCKETS];
+	struct hcache hc;
+	uint32_t max;
 	/* Per slot, the entries with dirty set, so a commit finds them
 	 * without walking the whole cache. */
 	struct rc_csum_entry *dirty[RC_MAX_MEMBERS];
 };
+
+static uint64_t csum_key(int slot, uint64_t index)
+{
+	return index * RC_MAX_MEMBERS + (uint64_t)slot;
+}
+
+static struct rc_csum_entry *entry_of(struct hc_node *n)
+{
+	return n ? hc_entry(n, struct rc_csum_entry, node) : NULL;
+}
 
 int rc_csum_init(struct rc_array *a)
 {
 	a->cc = calloc(1, sizeof(*a->cc));
 	if (!a->cc)
 		return -ENOMEM;
-	a->cc->lru.lprev = a->cc->lru.lnext = &a->cc->lru;
+	if (hc_init(&a->cc->hc, CSUM_BUCKETS) < 0) {
+		free(a->cc);
+		a->cc = NULL;
+		return -ENOMEM;
+	}
 	a->cc->max = CSUM_MAX_BLOCKS;
 	return 0;
-}
-
-static struct rc_csum_entry *lru(struct rc_array *a)
-{
-	return &a->cc->lru;
-}
-
-static void lru_unlink(struct rc_csum_entry *e)
-{
-	e->lprev->lnext = e->lnext;
-	e->lnext->lprev = e->lprev;
-}
-
-static void lru_push(struct rc_array *a, struct rc_csum_entry *e)
-{
-	struct rc_csum_entry *h = lru(a);
-
-	e->lnext = h->lnext;
-	e->lprev = h;
-	h->lnext->lprev = e;
-	h->lnext = e;
-}
-
-static struct rc_csum_entry **bucket(struct rc_array *a, int slot,
-				     uint64_t index)
-{
-	uint64_t h = (index * RC_MAX_MEMBERS + (uint64_t)slot) *
-		     0x9e3779b97f4a7c15ull;
-
-	return &a->cc->tab[(h >> 40) % CSUM_BUCKETS];
 }
 
 static void entry_free(struct rc_csum_entry *e)
@@ -88,28 +75,22 @@ static void entry_free(struct rc_csum_entry *e)
 	free(e);
 }
 
-static void hash_remove(struct rc_array *a, struct rc_csum_entry *e)
+static void entry_remove(struct rc_array *a, struct rc_csum_entry *e)
 {
-	struct rc_csum_entry **pp = bucket(a, e->slot, e->index);
+	hc_remove(&a->cc->hc, &e->node);
+	entry_free(e);
+}
 
-	while (*pp != e)
-		pp = &(*pp)->hnext;
-	*pp = e->hnext;
-	lru_unlink(e);
-	a->cc->count--;
+static void entry_node_free(struct hc_node *n, void *arg)
+{
+	entry_free(entry_of(n));
 }
 
 void rc_csum_fini(struct rc_array *a)
 {
-	struct rc_csum_entry *h, *e, *next;
-
 	if (!a->cc)
 		return;
-	h = lru(a);
-	for (e = h->lnext; e != h; e = next) {
-		next = e->lnext;
-		entry_free(e);
-	}
+	hc_fini(&a->cc->hc, entry_node_free, NULL);
 	free(a->cc);
 	a->cc = NULL;
 }
@@ -117,15 +98,15 @@ void rc_csum_fini(struct rc_array *a)
 /* Drops clean entries from the cold end until under the limit. */
 static void evict(struct rc_array *a)
 {
-	struct rc_csum_entry *h = lru(a), *e = h->lprev, *prev;
+	struct hc_node *n = hc_lru_oldest(&a->cc->hc), *next;
+	struct rc_csum_entry *e;
 
-	while (a->cc->count > a->cc->max && e != h) {
-		prev = e->lprev;
-		if (!e->dirty && !e->unknown) {
-			hash_remove(a, e);
-			entry_free(e);
-		}
-		e = prev;
+	while (a->cc->hc.count > a->cc->max && n) {
+		next = hc_lru_next(n);
+		e = entry_of(n);
+		if (!e->dirty && !e->unknown)
+			entry_remove(a, e);
+		n = next;
 	}
 }
 
@@ -150,16 +131,13 @@ static uint64_t table_block(const struct rc_array *a, uint64_t index)
 static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 				       uint64_t index)
 {
-	struct rc_csum_entry **b = bucket(a, slot, index);
-	struct rc_csum_entry *e;
+	struct rc_csum_entry *e = entry_of(hc_find(&a->cc->hc,
+						   csum_key(slot, index)));
 	int ret;
 
-	for (e = *b; e; e = e->hnext) {
-		if (e->slot == slot && e->index == index) {
-			lru_unlink(e);
-			lru_push(a, e);
-			return e;
-		}
+	if (e) {
+		hc_lru_add(&a->cc->hc, &e->node);
+		return e;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -172,10 +150,8 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			atomic_fetch_add(&a->m[slot].csum_errors, 1);
 		mark_all_unknown(e);
 	}
-	e->hnext = *b;
-	*b = e;
-	lru_push(a, e);
-	a->cc->count++;
+	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
+	hc_lru_add(&a->cc->hc, &e->node);
 	evict(a);
 	return e;
 }
@@ -309,17 +285,14 @@ out:
 /* Forgets a slot's tables (its device was replaced). */
 void rc_csum_drop_slot(struct rc_array *a, int slot)
 {
-	struct rc_csum_entry *h, *e, *next;
+	struct hc_node *n, *next;
 
 	pthread_mutex_lock(&a->csum_lock);
 	a->cc->dirty[slot] = NULL;
-	h = lru(a);
-	for (e = h->lnext; e != h; e = next) {
-		next = e->lnext;
-		if (e->slot == slot) {
-			hash_remove(a, e);
-			entry_free(e);
-		}
+	for (n = hc_lru_oldest(&a->cc->hc); n; n = next) {
+		next = hc_lru_next(n);
+		if (entry_of(n)->slot == slot)
+			entry_remove(a, entry_of(n));
 	}
 	pthread_mutex_unlock(&a->csum_lock);
 }

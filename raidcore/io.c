@@ -1,15 +1,25 @@
 /*
- * io: every byte raidcore moves to or from a member passes through here.
+ * io: every byte an assembled array moves to or from a device passes
+ * through here - data, parity, checksum tables, journal records,
+ * superblocks, rebuild writes.
  *
- * rc_io_member_read / rc_io_member_write   one member, synchronous
+ * rc_io_member_read / _write / _sync       one member, synchronous
  * rc_io_run                                a batch over several members,
  *                                          one worker thread per member
  * rc_io_sync_all                           the flush barrier
+ * rc_io_unplaced_write / _zero / _sync     a spare, or a replacement
+ *                                          before it takes its slot
  *
  * Errors are counted against the member here; deciding that a member is
- * faulty is the caller's business (a read error is repaired first).
- * A read-only array with an unclean journal reads through the overlay of
+ * faulty is the caller's business (a read error is repaired first; fail.c
+ * faults).  A read-only array writes nothing (-EROFS; its flushes are
+ * no-ops), and with an unclean journal reads through the overlay of
  * replayed blocks instead of writing them.
+ *
+ * The only device I/O outside this file: creation (create.c, before an
+ * array exists) and reading superblocks to choose members (super.c's
+ * rc_sb_read_best for assembly, probe.c) - there is no array to count
+ * against or to guard yet.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -136,10 +146,11 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 	return ret;
 }
 
-int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
-		       uint32_t count, const void *buf)
+/* A write to dev, counted in *errors when it fails (errors may be NULL). */
+static int io_write(struct rc_array *a, struct rc_dev *dev,
+		    atomic_uint_fast64_t *errors, uint64_t block,
+		    uint32_t count, const void *buf)
 {
-	struct rc_dev *dev = a->m[slot].dev;
 	int ret;
 
 	if (a->rdonly)
@@ -148,9 +159,56 @@ int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		return -ENXIO;
 	ret = rc_dev_write(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			   block * RC_BLOCK_SIZE);
-	if (ret < 0)
-		atomic_fetch_add(&a->m[slot].write_errors, 1);
+	if (ret < 0 && errors)
+		atomic_fetch_add(errors, 1);
 	return ret;
+}
+
+/* A flush failure counts as a write error: writes were lost. */
+static int io_sync(struct rc_array *a, struct rc_dev *dev,
+		   atomic_uint_fast64_t *errors)
+{
+	int ret;
+
+	if (a->rdonly)
+		return 0;
+	if (!dev)
+		return -ENXIO;
+	ret = rc_dev_sync(dev);
+	if (ret < 0 && errors)
+		atomic_fetch_add(errors, 1);
+	return ret;
+}
+
+int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
+		       uint32_t count, const void *buf)
+{
+	return io_write(a, a->m[slot].dev, &a->m[slot].write_errors, block,
+			count, buf);
+}
+
+int rc_io_member_sync(struct rc_array *a, int slot)
+{
+	return io_sync(a, a->m[slot].dev, &a->m[slot].write_errors);
+}
+
+int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
+			 uint64_t block, uint32_t count, const void *buf)
+{
+	return io_write(a, dev, NULL, block, count, buf);
+}
+
+int rc_io_unplaced_zero(struct rc_array *a, struct rc_dev *dev,
+			uint64_t block, uint64_t count)
+{
+	if (a->rdonly)
+		return -EROFS;
+	return rc_dev_zero(dev, block * RC_BLOCK_SIZE, count * RC_BLOCK_SIZE);
+}
+
+int rc_io_unplaced_sync(struct rc_array *a, struct rc_dev *dev)
+{
+	return io_sync(a, dev, NULL);
 }
 
 static void task_run(struct rc_array *a, struct rc_task *t)
@@ -158,8 +216,7 @@ static void task_run(struct rc_array *a, struct rc_task *t)
 	struct rc_io *io;
 
 	if (t->sync) {
-		*t->sync_err = a->m[t->idx[0]].dev ?
-			       rc_dev_sync(a->m[t->idx[0]].dev) : -ENXIO;
+		*t->sync_err = rc_io_member_sync(a, t->idx[0]);
 		return;
 	}
 	for (int i = 0; i < t->n; i++) {
@@ -334,17 +391,17 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 	free(idx);
 }
 
-int rc_io_sync_all(struct rc_array *a)
+int rc_io_sync_all(struct rc_array *a, uint32_t *failed)
 {
 	struct rc_task tasks[RC_MAX_MEMBERS];
 	int slots[RC_MAX_MEMBERS] = { 0 }, errs[RC_MAX_MEMBERS] = { 0 };
 	int ntasks = 0, ret = 0;
 
+	*failed = 0;
 	if (a->rdonly)
 		return 0;
 	for (uint32_t i = 0; i < a->g.members; i++) {
-		if (!a->m[i].dev || (a->m[i].state != RC_MEMBER_ACTIVE &&
-				     a->m[i].state != RC_MEMBER_REBUILDING))
+		if (!rc_member_present(a, (int)i))
 			continue;
 		memset(&tasks[ntasks], 0, sizeof(tasks[0]));
 		slots[ntasks] = (int)i;
@@ -356,8 +413,7 @@ int rc_io_sync_all(struct rc_array *a)
 	tasks_run(a, tasks, ntasks, slots, false);
 	for (int t = 0; t < ntasks; t++) {
 		if (errs[t] < 0) {
-			atomic_fetch_add(&a->m[slots[t]].write_errors, 1);
-			rc_member_set_faulty(a, slots[t], "flush failed");
+			*failed |= 1u << slots[t];
 			ret = -EIO;
 		}
 	}

@@ -221,7 +221,7 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 {
 	int ret;
 
-	ret = rc_io_sync_all(a);
+	ret = rc_member_sync_all(a);
 	if (ret < 0 && rc_array_failed(a))
 		return ret;
 	pthread_mutex_lock(&a->state_lock);
@@ -335,12 +335,6 @@ static struct jrec *find_rec(struct jscan *js, uint64_t seq)
 	return NULL;
 }
 
-static bool member_present(const struct rc_array *a, uint32_t m)
-{
-	return a->m[m].dev && (a->m[m].state == RC_MEMBER_ACTIVE ||
-			       a->m[m].state == RC_MEMBER_REBUILDING);
-}
-
 /* Participants and batch end of seq, from whichever member has it. */
 static bool seq_info(struct rc_array *a, struct jscan *js, uint64_t seq,
 		     uint64_t *part, uint64_t *end)
@@ -369,7 +363,7 @@ static bool seq_complete(struct rc_array *a, struct jscan *js, uint64_t seq)
 	for (uint32_t m = 0; m < a->g.members; m++) {
 		struct jrec *r;
 
-		if (!(part >> m & 1) || !member_present(a, m))
+		if (!(part >> m & 1) || !rc_member_present(a, (int)m))
 			continue;
 		r = find_rec(&js[m], seq);
 		if (!r || !(p = record_payload(a, m, r)))
@@ -387,7 +381,7 @@ static int seq_apply(struct rc_array *a, struct jscan *js, uint64_t seq)
 		struct jrec *r = find_rec(&js[m], seq);
 		uint8_t *p;
 
-		if (!r || !member_present(a, m))
+		if (!r || !rc_member_present(a, (int)m))
 			continue;
 		p = record_payload(a, m, r);
 		if (!p)
@@ -419,7 +413,7 @@ int rc_journal_replay(struct rc_array *a)
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
-		if (member_present(a, m))
+		if (rc_member_present(a, (int)m))
 			ret = scan_member(a, m, &js[m]);
 		for (uint32_t i = 0; i < js[m].n; i++)
 			maxseen = js[m].rec[i].seq > maxseen ?

@@ -50,9 +50,9 @@ enum rc_layout {
 };
 
 /* ---- Member devices ------------------------------------------------------
- * One backend per file: file/block device (rc_dev_file.c), memory
- * (rc_dev_mem.c), fault injection (rc_dev_fault.c).  Offsets and lengths
- * are in bytes.  read/write transfer all of len or fail; they return 0 or
+ * One backend per file in dev/: file/block device (file.c), sparse memory
+ * (mem.c), fault injection (fault.c, tests only, rc_fault.h); what they
+ * share in dev.c.  Offsets and lengths are in bytes.  read/write transfer all of len or fail; they return 0 or
  * -errno.  sync makes every completed write durable.
  */
 struct rc_dev;
@@ -91,8 +91,24 @@ enum rc_dev_flags {
 int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out);
 /* Makes a byte range read as zeros (ops->zero, or by writing zeros). */
 int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len);
-int rc_dev_mem_create(uint64_t size, const char *name, struct rc_dev **out);
 void rc_dev_close(struct rc_dev *dev);
+
+/*
+ * Memory devices (dev/mem.c): sparse (only blocks that are not all zeros
+ * take memory; zeroing frees them), size bytes long, reading as zeros at
+ * first.  rc_dev_mem_create gives a device of its own (name NULL: "mem");
+ * rc_dev_mem_create_like a stand-in with real's name and identity (rdev,
+ * ino, st_dev), so assembly and creation judge it as they would real.
+ * rc_dev_mem_share opens a second handle on the storage of a memory device
+ * (same size and identity; -EINVAL for any other device): the storage lives
+ * until its last handle is closed.
+ */
+int rc_dev_mem_create(uint64_t size, const char *name, struct rc_dev **out);
+int rc_dev_mem_create_like(const struct rc_dev *real, uint64_t size,
+			   struct rc_dev **out);
+int rc_dev_mem_share(struct rc_dev *dev, struct rc_dev **out);
+/* Blocks a memory device's storage holds (0 for other devices). */
+uint64_t rc_dev_mem_blocks_held(struct rc_dev *dev);
 
 static inline int rc_dev_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
 {

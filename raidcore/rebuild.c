@@ -108,12 +108,13 @@ static int tables_write(struct rc_array *a, int slot)
 	return ret;
 }
 
+/* Before dev takes its slot: a blank table reads as "never written". */
 static int zero_tables(struct rc_array *a, struct rc_dev *dev)
 {
-	int ret = rc_dev_zero(dev, a->sb.csum_offset * RC_BLOCK_SIZE,
-			      a->sb.csum_blocks * RC_BLOCK_SIZE);
+	int ret = rc_io_unplaced_zero(a, dev, a->sb.csum_offset,
+				      a->sb.csum_blocks);
 
-	return ret ? ret : rc_dev_sync(dev);
+	return ret ? ret : rc_io_unplaced_sync(a, dev);
 }
 
 /* Takes dev out of the spare list if it is there. */

@@ -5,9 +5,14 @@
  *   - puts a spare into a failed or missing slot and rebuilds it,
  * now and whenever a member turns faulty later.  It stops at close.
  *
- * Lock order: recovery_lock is taken alone (never while holding another
- * raidcore lock); the rebuild itself takes commit_lock and stripe locks as
- * rebuild.c says.
+ * It learns of a failure by waiting on state_cond, which the member-state
+ * code signals after a change (member.c, rc_member_state_changed): it
+ * calls down into rebuild.c and member.c, and nothing calls up into it but
+ * the array's start and close (array.c).  state_changes seen at the last
+ * look tells a change that came during a rebuild from none.
+ *
+ * Lock order: the thread waits holding state_lock alone; the rebuild
+ * itself takes commit_lock and stripe locks as rebuild.c says.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,12 +43,13 @@ static int recovery_next(struct rc_array *a, bool *resume)
 static void *recovery_main(void *arg)
 {
 	struct rc_array *a = arg;
+	uint64_t seen = 0;
 	bool resume = false;
 	int slot, ret = 0;
 
-	pthread_mutex_lock(&a->recovery_lock);
+	pthread_mutex_lock(&a->state_lock);
 	while (!a->recovery_stop) {
-		pthread_mutex_unlock(&a->recovery_lock);
+		pthread_mutex_unlock(&a->state_lock);
 		slot = recovery_next(a, &resume);
 		if (slot >= 0 && !rc_array_failed_beyond(a)) {
 			rc_log("%s slot %d", resume ? "resuming the rebuild of" :
@@ -53,14 +59,13 @@ static void *recovery_main(void *arg)
 			       ret == 0 ? "done: the array is redundant again" :
 			       "stopped");
 		}
-		pthread_mutex_lock(&a->recovery_lock);
+		pthread_mutex_lock(&a->state_lock);
 		if (slot < 0 || ret < 0)
-			while (!a->recovery_stop && !a->recovery_kick)
-				pthread_cond_wait(&a->recovery_cond,
-						  &a->recovery_lock);
-		a->recovery_kick = false;
+			while (!a->recovery_stop && a->state_changes == seen)
+				pthread_cond_wait(&a->state_cond, &a->state_lock);
+		seen = a->state_changes;
 	}
-	pthread_mutex_unlock(&a->recovery_lock);
+	pthread_mutex_unlock(&a->state_lock);
 	return NULL;
 }
 
@@ -76,22 +81,14 @@ int rc_array_start_recovery(struct rc_array *a)
 	return 0;
 }
 
-void rc_recovery_kick(struct rc_array *a)
-{
-	pthread_mutex_lock(&a->recovery_lock);
-	a->recovery_kick = true;
-	pthread_cond_signal(&a->recovery_cond);
-	pthread_mutex_unlock(&a->recovery_lock);
-}
-
 void rc_recovery_stop(struct rc_array *a)
 {
 	if (!a->recovery_running)
 		return;
-	pthread_mutex_lock(&a->recovery_lock);
+	pthread_mutex_lock(&a->state_lock);
 	a->recovery_stop = true;
-	pthread_cond_signal(&a->recovery_cond);
-	pthread_mutex_unlock(&a->recovery_lock);
+	pthread_cond_broadcast(&a->state_cond);
+	pthread_mutex_unlock(&a->state_lock);
 	pthread_join(a->recovery_thread, NULL);
 	a->recovery_running = false;
 }

@@ -5,7 +5,8 @@
  * Usage: st = rc_stripe_lock(a, s); ... rc_stripe_unlock(a, st).
  * An entry exists while somebody holds or waits for its lock, or while it
  * holds dirty data; it is freed when neither is true.  Entries are found
- * through a hash under cache_lock; the lock itself is a flag in the entry
+ * through a hash (common/hcache.h; no LRU: an idle clean entry is freed at
+ * once) under cache_lock; the lock itself is a flag in the entry
  * with waiters on cache_cond, so any number of stripes can be locked in
  * ascending order without hash collisions deadlocking.
  *
@@ -51,9 +52,7 @@ int rc_stripe_table_init(struct rc_array *a)
 	if (!a->pool)
 		return -ENOMEM;
 	pthread_mutex_init(&a->pool_lock, NULL);
-	a->hsize = STRIPE_BUCKETS;
-	a->htab = calloc(a->hsize, sizeof(*a->htab));
-	if (!a->htab)
+	if (hc_init(&a->stab, STRIPE_BUCKETS) < 0)
 		return -ENOMEM;
 	pthread_mutex_init(&a->cache_lock, NULL);
 	pthread_cond_init(&a->cache_cond, NULL);
@@ -67,20 +66,16 @@ static void stripe_free(struct rc_stripe *st)
 	free(st);
 }
 
+static void stripe_node_free(struct hc_node *n, void *arg)
+{
+	stripe_free(hc_entry(n, struct rc_stripe, node));
+}
+
 void rc_stripe_table_fini(struct rc_array *a)
 {
-	struct rc_stripe *st, *next;
-
-	if (!a->htab)
+	if (!a->stab.tab)
 		return;
-	for (uint32_t i = 0; i < a->hsize; i++) {
-		for (st = a->htab[i]; st; st = next) {
-			next = st->hnext;
-			stripe_free(st);
-		}
-	}
-	free(a->htab);
-	a->htab = NULL;
+	hc_fini(&a->stab, stripe_node_free, NULL);
 	while (a->npool)
 		free(a->pool[--a->npool]);
 	free(a->pool);
@@ -90,36 +85,26 @@ void rc_stripe_table_fini(struct rc_array *a)
 	pthread_cond_destroy(&a->cache_cond);
 }
 
-static struct rc_stripe **stripe_bucket(struct rc_array *a, uint64_t s)
-{
-	return &a->htab[(s * 0x9e3779b97f4a7c15ull >> 32) % a->hsize];
-}
-
 /* Caller holds cache_lock. */
 static struct rc_stripe *stripe_find_or_add(struct rc_array *a, uint64_t s)
 {
-	struct rc_stripe **b = stripe_bucket(a, s), *st;
+	struct hc_node *n = hc_find(&a->stab, s);
+	struct rc_stripe *st;
 
-	for (st = *b; st; st = st->hnext)
-		if (st->stripe == s)
-			return st;
+	if (n)
+		return hc_entry(n, struct rc_stripe, node);
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	st->stripe = s;
-	st->hnext = *b;
-	*b = st;
+	hc_insert(&a->stab, &st->node, s);
 	return st;
 }
 
 /* Caller holds cache_lock; st has no holder, waiter or dirty data. */
 static void stripe_remove(struct rc_array *a, struct rc_stripe *st)
 {
-	struct rc_stripe **pp = stripe_bucket(a, st->stripe);
-
-	while (*pp != st)
-		pp = &(*pp)->hnext;
-	*pp = st->hnext;
+	hc_remove(&a->stab, &st->node);
 	stripe_free(st);
 }
 

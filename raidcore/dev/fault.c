@@ -17,8 +17,10 @@
  * block (absolute, aligned) where the read meets the rule's range, at most
  * one per block however many rules fire; the bit is a fixed function of the
  * block and the bytes read, so a repeated read returns the same corruption.
- * An operation of length 0 fires nothing.  Counters count every call,
- * including those that fail.
+ * An operation of length 0 fires nothing.  The operation counters count
+ * every call, including those that fail; the byte counter counts what the
+ * device took: the whole of every write that succeeded (lost ones too: they
+ * were acknowledged) and the first part of a torn one.
  *
  * Power.  Without a domain, writes go straight to lower.  With one, the
  * device behaves like a disk with a volatile write cache: writes wait in
@@ -28,6 +30,9 @@
  * write independently reaches lower or not (sectors are atomic; their order
  * is not).  The write that trips rc_power_cut_after() returns -EIO and is
  * lost; so does every later operation on any device of the domain.
+ * rc_power_write_limit() is gentler: a budget of bytes over the domain's
+ * writes; the write that overdraws it is cached only up to the budget and
+ * fails (torn), later writes fail whole, and everything else goes on.
  * Closing a device while the power is on writes its cache back (as a page
  * cache would eventually); with the power off its cache is already gone.
  *
@@ -82,7 +87,7 @@ struct rc_fault {
 	struct fault_rule *rules;         /* in the order they were added */
 	size_t nrules, cap;
 	bool vanished;
-	atomic_uint_fast64_t reads, writes, syncs;
+	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
 	/* Protected by power->lock. */
 	struct fault_pending *head, **tail;
 	struct rc_fault *domain_next;
@@ -93,6 +98,8 @@ struct rc_power {
 	enum rc_power_mode mode;
 	uint64_t rng;
 	uint64_t cut_at;                  /* value of writes that cuts; 0 never */
+	int64_t write_budget;             /* bytes writes may still take; -1: no
+					     limit */
 	atomic_uint_fast64_t writes;      /* written only under lock */
 	atomic_bool off;                  /* written only under lock; never reset */
 	struct rc_fault *devs, **devs_tail;  /* in wrap order, for determinism */
@@ -413,7 +420,23 @@ out:
 	return err;
 }
 
-/* Counts the write in the domain, then caches the parts not lost. */
+/* Takes the write [off, *end) from the budget; true when it had to be cut
+ * short (*end moves back to where the budget ran out). */
+static bool power_budget_take(struct rc_power *p, uint64_t off, uint64_t *end)
+{
+	if (p->write_budget < 0)
+		return false;
+	if ((uint64_t)p->write_budget >= *end - off) {
+		p->write_budget -= (int64_t)(*end - off);
+		return false;
+	}
+	*end = off + (uint64_t)p->write_budget;
+	p->write_budget = 0;
+	return true;
+}
+
+/* Counts the write in the domain, then caches the parts not lost (up to
+ * the budget). */
 static int power_write(struct rc_fault *f, const unsigned char *buf,
 		       uint64_t off, uint64_t end,
 		       const struct fault_ranges *lost)
@@ -421,6 +444,7 @@ static int power_write(struct rc_fault *f, const unsigned char *buf,
 	struct rc_power *p = f->power;
 	uint64_t pos, seg_end, n;
 	int err = -EIO;
+	bool torn;
 
 	pthread_mutex_lock(&p->lock);
 	if (atomic_load(&p->off))
@@ -430,10 +454,15 @@ static int power_write(struct rc_fault *f, const unsigned char *buf,
 		power_off_locked(p);
 		goto out;
 	}
+	torn = power_budget_take(p, off, &end);
 	err = 0;
 	for (pos = off; !err && fault_kept_next(lost, &pos, end, &seg_end);
 	     pos = seg_end)
 		err = fault_pending_add(f, buf + (pos - off), seg_end - pos, pos);
+	if (!err)
+		atomic_fetch_add(&f->bytes_written, end - off);
+	if (!err && torn)
+		err = -EIO;
 out:
 	pthread_mutex_unlock(&p->lock);
 	return err;
@@ -530,10 +559,13 @@ static int fault_write(struct rc_dev *dev, const void *buf, size_t len,
 	err = fault_gate(f, RC_FAULT_WRITE, off, off + len, FAULT_LOSE, &lost);
 	if (err)
 		goto out;
-	if (f->power)
+	if (f->power) {
 		err = power_write(f, buf, off, off + len, &lost);
-	else
+	} else {
 		err = fault_write_through(f, buf, off, off + len, &lost);
+		if (!err)
+			atomic_fetch_add(&f->bytes_written, len);
+	}
 out:
 	free(lost.v);
 	return err;
@@ -761,6 +793,11 @@ uint64_t rc_fault_syncs(const struct rc_fault *f)
 	return atomic_load(&f->syncs);
 }
 
+uint64_t rc_fault_bytes_written(const struct rc_fault *f)
+{
+	return atomic_load(&f->bytes_written);
+}
+
 /* ---- power domains -------------------------------------------------------- */
 
 struct rc_power *rc_power_create(enum rc_power_mode mode, uint64_t seed)
@@ -778,6 +815,7 @@ struct rc_power *rc_power_create(enum rc_power_mode mode, uint64_t seed)
 	}
 	p->mode = mode;
 	p->rng = seed;
+	p->write_budget = -1;
 	p->devs_tail = &p->devs;
 	p->refs = 1;
 	return p;
@@ -787,6 +825,13 @@ void rc_power_cut_after(struct rc_power *p, uint64_t nth)
 {
 	pthread_mutex_lock(&p->lock);
 	p->cut_at = nth ? atomic_load(&p->writes) + nth : 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void rc_power_write_limit(struct rc_power *p, int64_t nblocks)
+{
+	pthread_mutex_lock(&p->lock);
+	p->write_budget = nblocks < 0 ? -1 : nblocks * (int64_t)RC_BLOCK_SIZE;
 	pthread_mutex_unlock(&p->lock);
 }
 

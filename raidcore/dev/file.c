@@ -139,31 +139,6 @@ static const struct rc_dev_ops dev_file_ops = {
 	.zero = dev_file_zero,
 };
 
-int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
-{
-	const uint64_t step = 1 << 20;
-	uint8_t *z;
-	int ret;
-
-	if (dev->ops->zero) {
-		ret = dev->ops->zero(dev, off, len);
-		if (ret != -EOPNOTSUPP)
-			return ret;
-	}
-	z = calloc(1, step);
-	if (!z)
-		return -ENOMEM;
-	for (ret = 0; len && ret == 0;) {
-		uint64_t n = len < step ? len : step;
-
-		ret = rc_dev_write(dev, z, n, off);
-		off += n;
-		len -= n;
-	}
-	free(z);
-	return ret;
-}
-
 /* Only regular files and block devices can hold a member. */
 static int dev_file_check_type(const struct stat *st)
 {
@@ -262,11 +237,4 @@ fail:
 	free(dev);
 	close(fd);
 	return err;
-}
-
-/* Every backend's close frees its device, so this is all there is. */
-void rc_dev_close(struct rc_dev *dev)
-{
-	if (dev)
-		dev->ops->close(dev);
 }

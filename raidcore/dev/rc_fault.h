@@ -15,7 +15,9 @@
  * itself is lost), every device's unsynced writes are dropped (or, with
  * RC_POWER_REORDER, a random subset of them reaches the media, in any
  * order), and every later operation fails with -EIO.  The lower devices
- * then hold exactly what a real power cut would have left.
+ * then hold exactly what a real power cut would have left.  A write limit
+ * makes the domain's writes fail after N blocks, the one that crosses the
+ * limit torn, while reads and syncs go on until the cut.
  */
 #ifndef RC_FAULT_H
 #define RC_FAULT_H
@@ -57,10 +59,13 @@ int rc_fault_corrupt(struct rc_fault *f, uint64_t off, uint64_t len,
 void rc_fault_vanish(struct rc_fault *f);
 /* Removes every rule (vanish included). */
 void rc_fault_clear(struct rc_fault *f);
-/* Operations seen, for assertions. */
+/* Operations seen, for assertions: every call, failed or not. */
 uint64_t rc_fault_reads(const struct rc_fault *f);
 uint64_t rc_fault_writes(const struct rc_fault *f);
 uint64_t rc_fault_syncs(const struct rc_fault *f);
+/* Bytes the device took: all of each write that returned 0, and the part
+ * of a torn write (rc_power_write_limit) that was taken. */
+uint64_t rc_fault_bytes_written(const struct rc_fault *f);
 
 enum rc_power_mode {
 	RC_POWER_DROP = 0,        /* unsynced writes are all lost */
@@ -70,6 +75,16 @@ enum rc_power_mode {
 struct rc_power *rc_power_create(enum rc_power_mode mode, uint64_t seed);
 /* Cut after the nth write from now (1: the next write is lost).  0: never. */
 void rc_power_cut_after(struct rc_power *p, uint64_t nth);
+/*
+ * After nblocks more 4 KiB blocks written in the domain (-1: no limit),
+ * writes stop: the write that crosses the limit is torn (its bytes up to
+ * the limit are taken, into the cache, and it fails with -EIO) and every
+ * later write fails with -EIO and stores nothing.  Reads and syncs go on,
+ * so what was written before can still be made durable - a disk whose
+ * writes fail some time before its power goes (rc_power_cut, which then
+ * drops whatever was not synced).  The filesystem's crash tests cut so.
+ */
+void rc_power_write_limit(struct rc_power *p, int64_t nblocks);
 /* Cut now. */
 void rc_power_cut(struct rc_power *p);
 bool rc_power_is_off(const struct rc_power *p);

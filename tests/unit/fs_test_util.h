@@ -1,6 +1,18 @@
 /*
  * fs_test_util: helpers shared by the tests/unit/test_fs_*.c programs
  * (header-only so that other areas' tests do not link them).
+ *
+ * The device: a sparse memory device (t->mem, the media) seen through the
+ * fault wrapper in a power domain of its own (t->power, t->fault), adapted
+ * by fs_bdev_from_dev (t->bdev).  The domain's volatile cache makes every
+ * write since the last flush losable:
+ *   tfs_record(t)            from here on (what was written is made durable)
+ *   tfs_write_limit(t, n)    writes fail after n more blocks, the one that
+ *                            crosses the limit torn; reads and flushes go on
+ *   tfs_crash(t)             the power cut: unflushed writes are lost; the
+ *                            device comes back (a new domain over the same
+ *                            media) with no limit
+ *   tfs_stats(t, ...)        blocks written, write calls, flushes
  */
 #ifndef FS_TEST_UTIL_H
 #define FS_TEST_UTIL_H
@@ -18,13 +30,89 @@
 #include <cmocka.h>
 #include "fs.h"
 #include "bdev.h"
+#include "raidcore.h"
+#include "rc_fault.h"
 
 struct tfs {
 	struct fs_bdev *bdev;
+	struct rc_dev *mem;             /* the media */
+	struct rc_power *power;         /* t->bdev's power domain */
+	struct rc_fault *fault;         /* t->bdev's wrapper */
+	struct rc_dev *dev;             /* the wrapper, owned by t->bdev */
+	uint32_t stripe;
 	struct fs *fs;
 	struct fs_ctx ctx;
 	bool damaged;           /* the test broke it on purpose: no fs_check */
 };
+
+/* A fresh power domain and wrapper over t->mem, and t->bdev over them. */
+static inline void tfs_dev_attach(struct tfs *t)
+{
+	struct rc_dev *view;
+
+	t->power = rc_power_create(RC_POWER_DROP, 1);
+	assert_non_null(t->power);
+	assert_int_equal(rc_dev_mem_share(t->mem, &view), 0);
+	assert_int_equal(rc_fault_wrap(view, t->power, &t->dev, &t->fault), 0);
+	assert_int_equal(fs_bdev_from_dev(t->dev, t->stripe, &t->bdev), 0);
+}
+
+static inline void tfs_dev_detach(struct tfs *t)
+{
+	fs_bdev_close(t->bdev);
+	rc_power_destroy(t->power);
+	t->bdev = NULL;
+	t->power = NULL;
+	t->fault = NULL;
+	t->dev = NULL;
+}
+
+/* A zero-filled device of blocks 4 KiB blocks, stripe blocks wide. */
+static inline void tfs_dev_open(struct tfs *t, uint64_t blocks,
+				uint32_t stripe)
+{
+	assert_int_equal(rc_dev_mem_create(blocks * FS_BDEV_BLOCK_SIZE, "fs",
+					   &t->mem), 0);
+	t->stripe = stripe;
+	tfs_dev_attach(t);
+}
+
+static inline void tfs_dev_close(struct tfs *t)
+{
+	tfs_dev_detach(t);
+	rc_dev_close(t->mem);
+	t->mem = NULL;
+}
+
+static inline void tfs_record(struct tfs *t)
+{
+	assert_int_equal(rc_dev_sync(t->dev), 0);
+}
+
+static inline void tfs_write_limit(struct tfs *t, int64_t blocks)
+{
+	rc_power_write_limit(t->power, blocks);
+}
+
+static inline void tfs_crash(struct tfs *t)
+{
+	rc_power_cut(t->power);
+	tfs_dev_detach(t);
+	tfs_dev_attach(t);
+}
+
+/* Counters since the device came back last; any pointer may be NULL. */
+static inline void tfs_stats(struct tfs *t, uint64_t *blocks_written,
+			     uint64_t *write_calls, uint64_t *flushes)
+{
+	if (blocks_written)
+		*blocks_written = rc_fault_bytes_written(t->fault) /
+				  FS_BDEV_BLOCK_SIZE;
+	if (write_calls)
+		*write_calls = rc_fault_writes(t->fault);
+	if (flushes)
+		*flushes = rc_fault_syncs(t->fault);
+}
 
 /* The whole filesystem must be consistent (fs_check). */
 static inline void tfs_check(struct tfs *t)
@@ -64,7 +152,7 @@ static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
 	struct fs_format_params p = { .label = "test" };
 
 	assert_non_null(t);
-	assert_int_equal(fs_bdev_mem_create(blocks, stripe, &t->bdev), 0);
+	tfs_dev_open(t, blocks, stripe);
 	assert_int_equal(fs_format(t->bdev, &p), 0);
 	tfs_mount(t);
 	t->ctx.uid = 1000;
@@ -79,7 +167,7 @@ static inline void tfs_free(struct tfs *t)
 		tfs_check(t);
 	if (t->fs)
 		tfs_umount(t);
-	fs_bdev_close(t->bdev);
+	tfs_dev_close(t);
 	free(t);
 }
 

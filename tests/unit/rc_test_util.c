@@ -9,39 +9,11 @@
 #include <xxhash.h>
 #include "rc_test_util.h"
 
-static int borrow_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
-{
-	return rc_dev_read(d->ctx, b, l, o);
-}
-
-static int borrow_write(struct rc_dev *d, const void *b, size_t l, uint64_t o)
-{
-	return rc_dev_write(d->ctx, b, l, o);
-}
-
-static int borrow_sync(struct rc_dev *d)
-{
-	return rc_dev_sync(d->ctx);
-}
-
-static void borrow_close(struct rc_dev *d)
-{
-	free(d);
-}
-
-static const struct rc_dev_ops borrow_ops = {
-	.read = borrow_read, .write = borrow_write, .sync = borrow_sync,
-	.close = borrow_close,
-};
-
 struct rc_dev *tb_borrow(struct rc_testbed *tb, int i)
 {
-	struct rc_dev *d = calloc(1, sizeof(*d));
+	struct rc_dev *d;
 
-	assert_non_null(d);
-	*d = *tb->mem[i];
-	d->ops = &borrow_ops;
-	d->ctx = tb->mem[i];
+	assert_int_equal(rc_dev_mem_share(tb->mem[i], &d), 0);
 	return d;
 }
 

@@ -2,8 +2,9 @@
  * rc_test_util: fixtures shared by raidcore's array-level tests.
  *
  * A test keeps its members as memory devices in a struct rc_testbed and
- * hands the array "borrowed" views of them (closing a view leaves the
- * memory alone), optionally through the fault wrapper, so the same members
+ * hands the array "borrowed" views of them (second handles on the same
+ * storage, rc_dev_mem_share: closing a view leaves the memory alone),
+ * optionally through the fault wrapper, so the same members
  * can be assembled again and again, with faults, power cuts, members
  * missing or swapped.
  */
@@ -27,7 +28,7 @@ struct rc_testbed {
 /* Makes n memory devices of dev_bytes each. */
 void tb_init(struct rc_testbed *tb, int n, uint64_t dev_bytes);
 void tb_fini(struct rc_testbed *tb);
-/* A view of device i that does not free the media on close. */
+/* A handle on device i's media (same identity); closing it keeps them. */
 struct rc_dev *tb_borrow(struct rc_testbed *tb, int i);
 /*
  * Views of every device through the fault wrapper (tb->fault[i]), all in

@@ -351,6 +351,38 @@ static void test_spare_automatic(void **state)
 	tb_fini(&tb);
 }
 
+/* Superblock writes go through io.c: a failing one counts against its
+ * member, which turns faulty, and the others record it. */
+static void test_superblock_write_fails(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_member_status st;
+	struct model m;
+	uint64_t seed = 11;
+
+	tb_init(&tb, 5, DEV_BYTES);
+	tb_create(&tb, RC_RAID6, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 10);
+	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_WRITE, 0,
+				      2 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT), 0);
+	assert_int_equal(rc_member_fail(a, 0), 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	assert_true(st.write_errors >= 1);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* Discarded whole stripes read as zeros, stay consistent, and partial
  * stripes at the edges keep their data. */
 static void test_discard(void **state)
@@ -496,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
+		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
 	};
 

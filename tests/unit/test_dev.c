@@ -9,7 +9,11 @@
  *   blockdev  (root with working losetup, else skipped) a loop device opened
  *             with RC_DEV_EXCL has the right size and rdev, and a second
  *             exclusive open fails with -EBUSY.
- *   mem       round trip, bounds, distinct identities.
+ *   mem       round trip, bounds, distinct identities; sparse (only blocks
+ *             that are not all zeros are held, zeroing frees them, a device
+ *             of a petabyte costs nothing); a stand-in carries a real
+ *             device's identity; a shared handle sees the same storage,
+ *             which outlives the first handle.
  *   fault     each rule as a script of operations checked against a shadow
  *             copy of the media: transient counts consumed exactly,
  *             persistent rules stay, operations outside a range untouched;
@@ -19,7 +23,9 @@
  *   power     writes invisible to lower until sync; a cut across two devices
  *             drops both caches and fails every later operation; synced data
  *             survives; REORDER keeps some whole 4 KiB pieces and never a
- *             mixed one; close writes back while the power is on.
+ *             mixed one; close writes back while the power is on; a write
+ *             limit tears the write that crosses it, fails later ones, and
+ *             leaves reads and syncs working; bytes taken are counted.
  *   threads   4 threads on disjoint ranges through the wrapper over mem, with
  *             and without a power domain.
  */
@@ -483,6 +489,84 @@ static void test_mem_bounds(void **state)
 	rc_dev_close(dev);
 	assert_int_equal(rc_dev_mem_create(0, "m", &dev), -EINVAL);
 	assert_null(dev);
+}
+
+/* Memory follows what was written: non-zero blocks only. */
+static void test_mem_sparse(void **state)
+{
+	const uint64_t huge = 1ull << 50, far = huge - 3 * BLK;
+	struct rc_dev *dev;
+	uint8_t zeros[2 * BLK] = { 0 };
+
+	assert_int_equal(rc_dev_mem_create(huge, "huge", &dev), 0);
+	assert_int_equal(dev->size, huge);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 0);
+	assert_int_equal(dev_write_pat(dev, far, BLK, 1), 0);
+	assert_int_equal(dev_write_pat(dev, 7 * BLK + 100, BLK, 2), 0);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 3);
+	assert_true(dev_is_pat(dev, far, BLK, 1));
+	assert_true(dev_is_pat(dev, 7 * BLK + 100, BLK, 2));
+	assert_true(dev_is_pat(dev, 7 * BLK, 100, 0));
+	assert_true(dev_is_pat(dev, far - BLK, BLK, 0));
+	/* Zeros written free what they cover whole... */
+	assert_int_equal(rc_dev_write(dev, zeros, BLK, far), 0);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 2);
+	assert_int_equal(rc_dev_write(dev, zeros, 2 * BLK, 100 * BLK), 0);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 2);
+	/* ... and so does zeroing, while a block with data left stays. */
+	assert_int_equal(rc_dev_zero(dev, 7 * BLK + 100, BLK - 100), 0);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 1);
+	assert_true(dev_is_pat(dev, 8 * BLK, 100, 2));
+	assert_true(dev_is_pat(dev, 7 * BLK, BLK, 0));
+	assert_int_equal(rc_dev_zero(dev, 0, huge), 0);
+	assert_int_equal(rc_dev_mem_blocks_held(dev), 0);
+	assert_int_equal(rc_dev_zero(dev, huge - 1, 2), -EINVAL);
+	rc_dev_close(dev);
+}
+
+/* A stand-in looks like the device it stands for. */
+static void test_mem_like(void **state)
+{
+	char path[PATH_MAX];
+	struct rc_dev *real, *dev;
+
+	tmp_file_create(path, sizeof(path), "real.img", 64 * KiB);
+	assert_int_equal(rc_dev_open_file(path, RC_DEV_RDONLY, &real), 0);
+	assert_int_equal(rc_dev_mem_create_like(real, 1ull << 40, &dev), 0);
+	assert_int_equal(dev->size, 1ull << 40);
+	assert_string_equal(dev->name, real->name);
+	assert_true(dev->ino == real->ino && dev->st_dev == real->st_dev &&
+		    dev->rdev == real->rdev);
+	assert_int_equal(dev_write_pat(dev, 0, BLK, 3), 0);
+	assert_true(dev_is_pat(real, 0, BLK, 0));       /* never touched */
+	rc_dev_close(dev);
+	rc_dev_close(real);
+}
+
+/* Two handles, one storage; it lives until the last handle goes. */
+static void test_mem_share(void **state)
+{
+	struct rc_dev *a = mem_new(64 * KiB), *b, *w;
+	struct rc_fault *f;
+
+	assert_int_equal(rc_dev_mem_share(a, &b), 0);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(b->size, a->size);
+	assert_string_equal(b->name, a->name);
+	assert_true(b->ino == a->ino && b->st_dev == a->st_dev);
+	assert_int_equal(dev_write_pat(a, BLK, BLK, 4), 0);
+	assert_true(dev_is_pat(b, BLK, BLK, 4));
+	assert_int_equal(dev_write_pat(b, 3 * BLK, 10, 5), 0);
+	assert_true(dev_is_pat(a, 3 * BLK, 10, 5));
+	rc_dev_close(a);
+	assert_true(dev_is_pat(b, BLK, BLK, 4));
+	assert_int_equal(rc_dev_mem_blocks_held(b), 2);
+	/* Only memory devices share. */
+	assert_int_equal(rc_fault_wrap(b, NULL, &w, &f), 0);
+	assert_int_equal(rc_dev_mem_share(w, &a), -EINVAL);
+	assert_null(a);
+	assert_int_equal(rc_dev_mem_blocks_held(w), 0);
+	rc_dev_close(w);
 }
 
 /* ---- fault rules: scripts against a shadow copy ----------------------------- */
@@ -1130,6 +1214,51 @@ static void test_power_with_rules(void **state)
 	rc_power_destroy(p);
 }
 
+/* A write limit: the crossing write torn, later ones refused, the rest on. */
+static void test_power_write_limit(void **state)
+{
+	struct rc_power *p = rc_power_create(RC_POWER_DROP, 1);
+	struct domain_dev d;
+	uint8_t buf[BLK];
+
+	domain_dev_new(&d, p, SCRIPT_DEV);
+	assert_int_equal(dev_write_pat(d.dev, 0, BLK, 1), 0);
+	assert_int_equal(rc_dev_sync(d.dev), 0);
+	rc_power_write_limit(p, 3);
+	assert_int_equal(dev_write_pat(d.dev, BLK, 2 * BLK, 2), 0);
+	assert_int_equal(dev_write_pat(d.dev, 4 * BLK, 3 * BLK, 3), -EIO);
+	assert_int_equal(dev_write_pat(d.dev, 8 * BLK, BLK, 4), -EIO);
+	assert_int_equal(rc_fault_bytes_written(d.f), 4 * BLK);
+	assert_int_equal(rc_fault_writes(d.f), 4);
+	/* Reads see what was taken; the torn write kept its first block. */
+	assert_true(dev_is_pat(d.dev, BLK, 2 * BLK, 2));
+	assert_true(dev_is_pat(d.dev, 4 * BLK, BLK, 3));
+	assert_true(dev_is_pat(d.dev, 5 * BLK, 4 * BLK, 0));
+	/* A sync still makes it durable; the cut then loses nothing more. */
+	assert_int_equal(rc_dev_sync(d.dev), 0);
+	assert_true(dev_is_pat(d.lower, 4 * BLK, BLK, 3));
+	rc_power_cut(p);
+	assert_true(dev_is_pat(d.lower, 0, BLK, 1));
+	assert_true(dev_is_pat(d.lower, BLK, 2 * BLK, 2));
+	assert_true(dev_is_pat(d.lower, 5 * BLK, 4 * BLK, 0));
+	assert_int_equal(rc_dev_read(d.dev, buf, BLK, 0), -EIO);
+	rc_dev_close(d.dev);
+	rc_power_destroy(p);
+
+	/* Unsynced writes before the limit go with the cut; -1 lifts it. */
+	p = rc_power_create(RC_POWER_DROP, 1);
+	domain_dev_new(&d, p, SCRIPT_DEV);
+	rc_power_write_limit(p, 0);
+	assert_int_equal(dev_write_pat(d.dev, 0, BLK, 1), -EIO);
+	rc_power_write_limit(p, -1);
+	assert_int_equal(dev_write_pat(d.dev, 0, BLK, 2), 0);
+	assert_int_equal(rc_fault_bytes_written(d.f), BLK);
+	rc_power_cut(p);
+	assert_true(dev_is_pat(d.lower, 0, SCRIPT_DEV, 0));
+	rc_dev_close(d.dev);
+	rc_power_destroy(p);
+}
+
 /* ---- threads ---------------------------------------------------------------- */
 
 #define THREADS 4
@@ -1207,6 +1336,9 @@ int main(void)
 						loop_teardown),
 		cmocka_unit_test(test_mem_roundtrip),
 		cmocka_unit_test(test_mem_bounds),
+		cmocka_unit_test(test_mem_sparse),
+		cmocka_unit_test(test_mem_like),
+		cmocka_unit_test(test_mem_share),
 		cmocka_unit_test(test_fault_eio),
 		cmocka_unit_test(test_fault_bad_rules),
 		cmocka_unit_test(test_fault_identity),
@@ -1222,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_power_reorder),
 		cmocka_unit_test(test_power_close),
 		cmocka_unit_test(test_power_with_rules),
+		cmocka_unit_test(test_power_write_limit),
 		cmocka_unit_test(test_threads),
 	};
 

@@ -32,10 +32,13 @@ static void test_format_mount_root(void **state)
 static void test_mount_rejects_garbage(void **state)
 {
 	struct fs_bdev *b;
+	struct rc_dev *d;
 	struct fs *fs;
 
 	(void)state;
-	assert_int_equal(fs_bdev_mem_create(4096, 1, &b), 0);
+	assert_int_equal(rc_dev_mem_create(4096 * FS_BDEV_BLOCK_SIZE, "fs", &d),
+			 0);
+	assert_int_equal(fs_bdev_from_dev(d, 1, &b), 0);
 	assert_int_equal(fs_mount(b, 0, &fs), -EINVAL);
 	fs_bdev_close(b);
 }
@@ -416,7 +419,7 @@ static void test_inodes_run_out(void **state)
 	int i, err = 0;
 
 	(void)state;
-	assert_int_equal(fs_bdev_mem_create(4096, 1, &t->bdev), 0);
+	tfs_dev_open(t, 4096, 1);
 	assert_int_equal(fs_format(t->bdev, &p), 0);
 	tfs_mount(t);
 	assert_int_equal(fs_statfs(t->fs, &st), 0);
@@ -469,11 +472,11 @@ static void test_corruption_detected(void **state)
 		struct fs *ro;
 		uint64_t w0, w1;
 
-		fs_bdev_mem_stats(t->bdev, &w0, NULL, NULL);
+		tfs_stats(t, &w0, NULL, NULL);
 		assert_int_equal(fs_mount(t->bdev, FS_MOUNT_RDONLY, &ro), 0);
 		assert_int_equal(fs_getattr(ro, d, &a), 0);
 		assert_int_equal(fs_unmount(ro), 0);
-		fs_bdev_mem_stats(t->bdev, &w1, NULL, NULL);
+		tfs_stats(t, &w1, NULL, NULL);
 		assert_int_equal(w1, w0);
 	}
 	tfs_mount(t);
@@ -540,28 +543,28 @@ static void test_fsync_per_file(void **state)
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
 	/* g changes, f is only overwritten: fdatasync(f) is a flush */
 	assert_int_equal(fs_write(t->fs, g, 0, 10, w), 10);
-	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_write(t->fs, f, 0, 4096, w + 4096), 4096);
 	assert_int_equal(fs_fsync(t->fs, f, 1), 0);
-	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 1);
 	assert_int_equal(c1 - c0, 1);                   /* the data block */
 	/* fsync(f) must also make its new mtime durable: a commit */
-	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
-	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 2);
 	/* and once committed, fsync again is a flush */
-	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
-	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 1);
 	assert_int_equal(c1 - c0, 0);
 	/* now f grows: its metadata changed, fsync commits (two flushes) */
 	assert_int_equal(fs_write(t->fs, f, 8192, 10, w), 10);
-	fs_bdev_mem_stats(t->bdev, &c0, NULL, &fl0);
+	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
-	fs_bdev_mem_stats(t->bdev, &c1, NULL, &fl1);
+	tfs_stats(t, &c1, NULL, &fl1);
 	assert_true(fl1 - fl0 >= 2);
 	assert_true(c1 - c0 >= 3);
 }
@@ -576,17 +579,31 @@ static void test_background_commit(void **state)
 
 	tfs_umount(t);
 	assert_int_equal(fs_mount_opts(t->bdev, &o, &t->fs), 0);
-	assert_int_equal(fs_bdev_mem_record(t->bdev, true), 0);
+	tfs_record(t);
 	tfs_create(t, ROOT, "soon");
 	usleep(300 * 1000);
-	fs_bdev_mem_stats(t->bdev, NULL, NULL, &fl0);
+	tfs_stats(t, NULL, NULL, &fl0);
 	usleep(200 * 1000);
-	fs_bdev_mem_stats(t->bdev, NULL, NULL, &fl1);
+	tfs_stats(t, NULL, NULL, &fl1);
 	assert_int_equal(fl1, fl0);                     /* idle: no flush */
 	fs_abandon(t->fs);
-	fs_bdev_mem_crash(t->bdev);
+	tfs_crash(t);
 	tfs_mount(t);
 	assert_int_not_equal(tfs_lookup(t, ROOT, "soon"), 0);
+}
+
+/* A plain file through fs_bdev_from_dev. */
+static int file_bdev_open(const char *path, struct fs_bdev **b)
+{
+	struct rc_dev *d;
+	int err = rc_dev_open_file(path, 0, &d);
+
+	if (err)
+		return err;
+	err = fs_bdev_from_dev(d, 1, b);
+	if (err)
+		rc_dev_close(d);
+	return err;
 }
 
 static void test_file_bdev(void **state)
@@ -605,7 +622,7 @@ static void test_file_bdev(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 32 << 20), 0);
 	close(fd);
-	assert_int_equal(fs_bdev_file_open(path, &b), 0);
+	assert_int_equal(file_bdev_open(path, &b), 0);
 	assert_int_equal(b->blocks, 8192);
 	assert_int_equal(fs_format(b, NULL), 0);
 	assert_int_equal(fs_mount(b, 0, &fs), 0);
@@ -613,7 +630,7 @@ static void test_file_bdev(void **state)
 	assert_int_equal(fs_write(fs, a.ino, 0, 5, "file!"), 5);
 	assert_int_equal(fs_unmount(fs), 0);
 	fs_bdev_close(b);
-	assert_int_equal(fs_bdev_file_open(path, &b), 0);
+	assert_int_equal(file_bdev_open(path, &b), 0);
 	assert_int_equal(fs_mount(b, FS_MOUNT_RDONLY, &fs), 0);
 	assert_int_equal(fs_lookup(fs, ROOT, "x", &a), 0);
 	assert_int_equal(fs_read(fs, a.ino, 0, 8, buf), 5);
@@ -623,7 +640,7 @@ static void test_file_bdev(void **state)
 	assert_int_equal(fs_unmount(fs), 0);
 	fs_bdev_close(b);
 	unlink(path);
-	assert_int_equal(fs_bdev_file_open(path, &b), -ENOENT);
+	assert_int_equal(file_bdev_open(path, &b), -ENOENT);
 }
 
 int main(void)

@@ -24,7 +24,7 @@ static struct tfs *tfs_big(uint64_t blocks, uint32_t stripe, uint64_t inodes)
 	struct tfs *t = calloc(1, sizeof(*t));
 	struct fs_format_params p = { .inodes = inodes };
 
-	assert_int_equal(fs_bdev_mem_create(blocks, stripe, &t->bdev), 0);
+	tfs_dev_open(t, blocks, stripe);
 	assert_int_equal(fs_format(t->bdev, &p), 0);
 	tfs_mount(t);
 	t->ctx.umask = 022;
@@ -170,10 +170,10 @@ static void test_large_writes_are_striped(void **state)
 	tfs_create(t, ROOT, "small");   /* metadata and small files first */
 	f = tfs_create(t, ROOT, "big");
 	assert_int_equal(fs_syncfs(t->fs), 0);
-	fs_bdev_mem_stats(t->bdev, &blocks0, &calls0, NULL);
+	tfs_stats(t, &blocks0, &calls0, NULL);
 	for (off = 0; off < sizeof(w); off += 1 << 20)
 		assert_int_equal(fs_write(t->fs, f, off, 1 << 20, w + off), 1 << 20);
-	fs_bdev_mem_stats(t->bdev, &blocks1, &calls1, NULL);
+	tfs_stats(t, &blocks1, &calls1, NULL);
 	/* four 1 MiB writes: a handful of device writes, not 1024 */
 	assert_int_equal(blocks1 - blocks0, 1024);
 	assert_true(calls1 - calls0 <= 8);

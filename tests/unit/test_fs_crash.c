@@ -414,7 +414,7 @@ static void op_one(struct run *r, int i)
 	if (getenv("FS_CRASH_TRACE")) {
 		uint64_t w;
 
-		fs_bdev_mem_stats(r->t.bdev, &w, NULL, NULL);
+		tfs_stats(&r->t, &w, NULL, NULL);
 		printf("op %d: writes %llu hash %llx sync %d\n", i + 1,
 		       (unsigned long long)w,
 		       (unsigned long long)r->hashes[i + 1], r->last_sync);
@@ -433,7 +433,7 @@ static void run_setup(struct run *r, uint64_t seed)
 	for (d = 0; d < NDIRS; d++)
 		for (n = 0; n < NNAMES; n++)
 			r->m.ent[d][n] = -1;
-	assert_int_equal(fs_bdev_mem_create(4096, 16, &r->t.bdev), 0);
+	tfs_dev_open(&r->t, 4096, 16);
 	assert_int_equal(fs_format(r->t.bdev, &p), 0);
 	assert_int_equal(fs_mount_opts(r->t.bdev, &o, &r->t.fs), 0);
 	r->t.ctx.umask = 022;
@@ -472,25 +472,25 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 	int i;
 
 	run_setup(r, seed);
-	assert_int_equal(fs_bdev_mem_record(r->t.bdev, true), 0);
-	fs_bdev_mem_stats(r->t.bdev, &w0, NULL, NULL);
+	tfs_record(&r->t);
+	tfs_stats(&r->t, &w0, NULL, NULL);
 	if (limit >= 0)
-		fs_bdev_mem_set_write_limit(r->t.bdev, limit);
+		tfs_write_limit(&r->t, limit);
 	for (i = 0; i < NOPS; i++)
 		op_one(r, i);
-	fs_bdev_mem_stats(r->t.bdev, &w1, NULL, NULL);
+	tfs_stats(&r->t, &w1, NULL, NULL);
 	if (getenv("FS_CRASH_TRACE"))
 		printf("start writes %llu\n", (unsigned long long)w0);
 	*cut = limit >= 0 && (int64_t)(w1 - w0) >= limit;
 	/* power cut: no unmount, unflushed writes are lost */
 	fs_abandon(r->t.fs);
-	fs_bdev_mem_crash(r->t.bdev);
+	tfs_crash(&r->t);
 	/* a read-only mount replays in memory and writes nothing */
-	fs_bdev_mem_stats(r->t.bdev, &w0, NULL, NULL);
+	tfs_stats(&r->t, &w0, NULL, NULL);
 	assert_int_equal(fs_mount(r->t.bdev, FS_MOUNT_RDONLY, &r->t.fs), 0);
 	h = fs_hash(&r->t, r->dirs, &sc);
 	tfs_umount(&r->t);
-	fs_bdev_mem_stats(r->t.bdev, &w1, NULL, NULL);
+	tfs_stats(&r->t, &w1, NULL, NULL);
 	assert_int_equal(w1, w0);
 	sc.n = 0;
 	assert_int_equal(fs_mount(r->t.bdev, 0, &r->t.fs), 0);
@@ -516,7 +516,7 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 	tfs_remount(&r->t);
 	assert_int_not_equal(tfs_lookup(&r->t, ROOT, "after"), 0);
 	tfs_umount(&r->t);
-	fs_bdev_close(r->t.bdev);
+	tfs_dev_close(&r->t);
 	free(r);
 }
 
@@ -564,7 +564,7 @@ static void truncate_cut(int64_t limit, bool *cut)
 	struct statvfs s0, s1;
 	uint64_t f, w0, w1, k;
 
-	assert_int_equal(fs_bdev_mem_create(4096, 1, &t.bdev), 0);
+	tfs_dev_open(&t, 4096, 1);
 	assert_int_equal(fs_format(t.bdev, &p), 0);
 	tfs_mount(&t);
 	f = tfs_create(&t, ROOT, "frag");
@@ -574,16 +574,16 @@ static void truncate_cut(int64_t limit, bool *cut)
 	}
 	assert_int_equal(fs_syncfs(t.fs), 0);
 	assert_int_equal(fs_statfs(t.fs, &s0), 0);
-	assert_int_equal(fs_bdev_mem_record(t.bdev, true), 0);
-	fs_bdev_mem_stats(t.bdev, &w0, NULL, NULL);
+	tfs_record(&t);
+	tfs_stats(&t, &w0, NULL, NULL);
 	if (limit >= 0)
-		fs_bdev_mem_set_write_limit(t.bdev, limit);
+		tfs_write_limit(&t, limit);
 	(void)fs_setattr(t.fs, f, &in, FS_SET_ATTR_SIZE, NULL);
 	(void)fs_syncfs(t.fs);
-	fs_bdev_mem_stats(t.bdev, &w1, NULL, NULL);
+	tfs_stats(&t, &w1, NULL, NULL);
 	*cut = limit >= 0 && (int64_t)(w1 - w0) >= limit;
 	fs_abandon(t.fs);
-	fs_bdev_mem_crash(t.bdev);
+	tfs_crash(&t);
 	tfs_mount(&t);
 	tfs_check(&t);
 	assert_int_equal(fs_getattr(t.fs, f, &a), 0);
@@ -604,7 +604,7 @@ static void truncate_cut(int64_t limit, bool *cut)
 	}
 	assert_int_equal(s1.f_blocks - s1.f_bfree, a.blocks / 8 + 1);
 	tfs_umount(&t);
-	fs_bdev_close(t.bdev);
+	tfs_dev_close(&t);
 }
 
 static void test_crash_in_long_truncate(void **state)
@@ -634,7 +634,7 @@ static void orphan_cut(int64_t limit, bool *cut)
 	char name[16];
 	int i, err;
 
-	assert_int_equal(fs_bdev_mem_create(8192, 1, &t.bdev), 0);
+	tfs_dev_open(&t, 8192, 1);
 	assert_int_equal(fs_format(t.bdev, &p), 0);
 	tfs_mount(&t);
 	assert_int_equal(fs_statfs(t.fs, &s0), 0);
@@ -649,22 +649,22 @@ static void orphan_cut(int64_t limit, bool *cut)
 	}
 	assert_int_equal(fs_syncfs(t.fs), 0);
 	fs_abandon(t.fs);               /* crash with three orphans */
-	assert_int_equal(fs_bdev_mem_record(t.bdev, true), 0);
-	fs_bdev_mem_stats(t.bdev, &w0, NULL, NULL);
-	fs_bdev_mem_set_write_limit(t.bdev, limit);
+	tfs_record(&t);
+	tfs_stats(&t, &w0, NULL, NULL);
+	tfs_write_limit(&t, limit);
 	err = fs_mount(t.bdev, 0, &fs);
 	if (!err)
 		fs_abandon(fs);
-	fs_bdev_mem_stats(t.bdev, &w1, NULL, NULL);
+	tfs_stats(&t, &w1, NULL, NULL);
 	*cut = (int64_t)(w1 - w0) >= limit;
-	fs_bdev_mem_crash(t.bdev);
+	tfs_crash(&t);
 	tfs_mount(&t);
 	tfs_check(&t);
 	assert_int_equal(fs_statfs(t.fs, &s1), 0);
 	assert_int_equal(s1.f_bfree, s0.f_bfree);
 	assert_int_equal(s1.f_ffree, s0.f_ffree);
 	tfs_umount(&t);
-	fs_bdev_close(t.bdev);
+	tfs_dev_close(&t);
 }
 
 static void test_crash_while_freeing_orphans(void **state)
@@ -741,12 +741,12 @@ static void threads_cut(int64_t limit)
 	char name[32];
 	int i, k;
 
-	assert_int_equal(fs_bdev_mem_create(16384, 16, &t.bdev), 0);
+	tfs_dev_open(&t, 16384, 16);
 	assert_int_equal(fs_format(t.bdev, NULL), 0);
 	tfs_mount(&t);
 	t.ctx.umask = 022;
-	assert_int_equal(fs_bdev_mem_record(t.bdev, true), 0);
-	fs_bdev_mem_set_write_limit(t.bdev, limit);
+	tfs_record(&t);
+	tfs_write_limit(&t, limit);
 	for (i = 0; i < CT_THREADS; i++) {
 		w[i] = (struct ct_worker){ &t, i, 0 };
 		assert_int_equal(pthread_create(&th[i], NULL, ct_main, &w[i]), 0);
@@ -754,7 +754,7 @@ static void threads_cut(int64_t limit)
 	for (i = 0; i < CT_THREADS; i++)
 		pthread_join(th[i], NULL);
 	fs_abandon(t.fs);
-	fs_bdev_mem_crash(t.bdev);
+	tfs_crash(&t);
 	tfs_mount(&t);
 	tfs_check(&t);
 	for (i = 0; i < CT_THREADS; i++) {
@@ -771,7 +771,7 @@ static void threads_cut(int64_t limit)
 		}
 	}
 	tfs_umount(&t);
-	fs_bdev_close(t.bdev);
+	tfs_dev_close(&t);
 }
 
 static void test_crash_with_threads(void **state)

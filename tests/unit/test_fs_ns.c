@@ -491,9 +491,9 @@ static void test_fallocate_unwritten(void **state)
 	f = tfs_create(t, ROOT, "pre");
 	assert_int_equal(fs_syncfs(t->fs), 0);
 	assert_int_equal(fs_statfs(t->fs, &s0), 0);
-	fs_bdev_mem_stats(t->bdev, &wr0, NULL, NULL);
+	tfs_stats(t, &wr0, NULL, NULL);
 	assert_int_equal(fs_fallocate(t->fs, f, 0, 0, 200 << 20), 0);
-	fs_bdev_mem_stats(t->bdev, &wr1, NULL, NULL);
+	tfs_stats(t, &wr1, NULL, NULL);
 	assert_true(wr1 - wr0 < 64);                     /* metadata only */
 	assert_int_equal(fs_statfs(t->fs, &s1), 0);
 	assert_true(s0.f_bfree - s1.f_bfree >= 51200);

@@ -1,0 +1,43 @@
+/*
+ * rc_dev: what every member backend shares - closing a device, and making
+ * a range read as zeros whether or not the backend can do it cheaply.
+ *
+ * The backends themselves are one per file: file.c (file or block device),
+ * mem.c (sparse memory), fault.c (fault injection, tests only).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "raidcore.h"
+
+int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
+{
+	const uint64_t step = 1 << 20;
+	uint8_t *z;
+	int ret;
+
+	if (dev->ops->zero) {
+		ret = dev->ops->zero(dev, off, len);
+		if (ret != -EOPNOTSUPP)
+			return ret;
+	}
+	z = calloc(1, step);
+	if (!z)
+		return -ENOMEM;
+	for (ret = 0; len && ret == 0;) {
+		uint64_t n = len < step ? len : step;
+
+		ret = rc_dev_write(dev, z, n, off);
+		off += n;
+		len -= n;
+	}
+	free(z);
+	return ret;
+}
+
+/* Every backend's close frees its device, so this is all there is. */
+void rc_dev_close(struct rc_dev *dev)
+{
+	if (dev)
+		dev->ops->close(dev);
+}

@@ -1,0 +1,81 @@
+/*
+ * member: the member states of an assembled array, as predicates over
+ * a->m[] (what may be read, what is written, whether the array still has
+ * its data), and the signal that a member changed state.
+ *
+ * The predicates read the states without taking state_lock: callers hold
+ * it when they need an answer that stays true, and take a racy one as a
+ * hint otherwise (a member turning faulty under a reader only makes the
+ * reader's I/O fail, which it handles).
+ *
+ * State changes are made by their owners under state_lock (fail.c when a
+ * member fails, super.c when a superblock write fails, rebuild.c as a
+ * rebuild moves on); rc_member_state_changed() then wakes whoever waits on
+ * state_cond for one - the recovery thread, which calls back into nothing
+ * here but these predicates.
+ */
+#include "array.h"
+
+bool rc_member_present(struct rc_array *a, int slot)
+{
+	const struct rc_member *m = &a->m[slot];
+
+	return m->dev && (m->state == RC_MEMBER_ACTIVE ||
+			  m->state == RC_MEMBER_REBUILDING);
+}
+
+bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe)
+{
+	struct rc_member *m = &a->m[slot];
+
+	if (!m->dev)
+		return false;
+	return m->state == RC_MEMBER_ACTIVE ||
+	       (m->state == RC_MEMBER_REBUILDING && stripe < m->rebuild_pos);
+}
+
+/* Does some stripe lose more columns than it can rebuild, given which
+ * slots are gone (gone[slot] true)? */
+static bool geom_lost(const struct rc_geom *g, const bool *gone)
+{
+	struct rc_stripe_map map;
+	uint64_t n = rc_geom_stripes(g);
+	uint32_t red = rc_geom_redundancy(g), lost;
+
+	n = n < 2ull * g->members ? n : 2ull * g->members;
+	for (uint64_t s = 0; s < n; s++) {
+		rc_geom_stripe(g, s, &map);
+		lost = 0;
+		for (uint32_t c = 0; c < map.ncols; c++)
+			lost += gone[map.col[c].member];
+		if (lost > red)
+			return true;
+	}
+	return false;
+}
+
+bool rc_array_failed_beyond(struct rc_array *a)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t i = 0; i < a->g.members; i++)
+		gone[i] = !rc_member_present(a, (int)i);
+	return geom_lost(&a->g, gone);
+}
+
+bool rc_array_failed(struct rc_array *a)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t i = 0; i < a->g.members; i++)
+		gone[i] = !a->m[i].dev || a->m[i].state != RC_MEMBER_ACTIVE;
+	return geom_lost(&a->g, gone);
+}
+
+void rc_member_state_changed(struct rc_array *a)
+{
+	pthread_mutex_lock(&a->state_lock);
+	a->state_changes++;
+	pthread_cond_broadcast(&a->state_cond);
+	pthread_mutex_unlock(&a->state_lock);
+}

@@ -1,0 +1,66 @@
+/*
+ * status: what an array is and how its members are doing
+ * (rc_array_info, rc_array_member_status), read under state_lock for the
+ * member states and the events counter, atomically for the error counts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "array.h"
+
+int rc_array_info(struct rc_array *a, struct rc_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->level = a->g.level;
+	info->layout = a->g.layout;
+	info->members = a->g.members;
+	info->chunk_blocks = a->g.chunk_blocks;
+	info->data_columns = a->ndata;
+	info->stripe_blocks = a->stripe_blocks;
+	info->blocks = a->sb.array_blocks;
+	pthread_mutex_lock(&a->state_lock);
+	info->spares = (uint32_t)a->nspares;
+	info->events = a->sb.events;
+	for (uint32_t s = 0; s < a->g.members; s++)
+		info->degraded |= !a->m[s].dev ||
+				  a->m[s].state != RC_MEMBER_ACTIVE;
+	pthread_mutex_unlock(&a->state_lock);
+	memcpy(info->uuid, a->sb.array_uuid, RC_UUID_SIZE);
+	memcpy(info->label, a->sb.label, RC_LABEL_MAX);
+	info->rdonly = a->rdonly;
+	info->was_unclean = a->was_unclean;
+	info->replayed_txns = a->replayed_txns;
+	info->unrecoverable = atomic_load(&a->unrecoverable);
+	return 0;
+}
+
+int rc_array_member_status(struct rc_array *a, int slot,
+			   struct rc_member_status *st)
+{
+	struct rc_member *m;
+
+	memset(st, 0, sizeof(*st));
+	if (slot < 0 || (uint32_t)slot >= a->g.members + (uint32_t)a->nspares)
+		return -EINVAL;
+	if ((uint32_t)slot >= a->g.members) {
+		int i = slot - (int)a->g.members;
+
+		st->state = RC_MEMBER_SPARE;
+		snprintf(st->name, sizeof(st->name), "%s", a->spare[i]->name);
+		memcpy(st->uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
+		return 0;
+	}
+	m = &a->m[slot];
+	pthread_mutex_lock(&a->state_lock);
+	st->state = m->dev ? m->state : RC_MEMBER_MISSING;
+	st->rebuild_done = m->rebuild_pos;
+	if (m->dev)
+		snprintf(st->name, sizeof(st->name), "%s", m->dev->name);
+	memcpy(st->uuid, m->uuid, RC_UUID_SIZE);
+	pthread_mutex_unlock(&a->state_lock);
+	st->read_errors = atomic_load(&m->read_errors);
+	st->write_errors = atomic_load(&m->write_errors);
+	st->csum_errors = atomic_load(&m->csum_errors);
+	st->repaired = atomic_load(&m->repaired);
+	return 0;
+}

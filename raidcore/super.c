@@ -1,0 +1,194 @@
+/*
+ * super: superblocks - two copies at the start of every member and spare
+ * (docs/FORMAT.md "Superblock").
+ *
+ *   rc_sb_write_all   an assembled array rewrites every present member's
+ *                     and spare's superblock from its template (a->sb),
+ *                     events bumped: through io.c, so a read-only array
+ *                     writes none and failures count against the member
+ *   rc_sb_put_copies  the order of a superblock write, shared with
+ *                     creation (create.c writes to devices directly)
+ *   rc_sb_read_best   the better copy of a device's two, read straight
+ *                     from the device: assembly and probing use it to
+ *                     choose members, before there is an array
+ *
+ * A member whose superblock write fails is marked faulty here, under
+ * state_lock, and the write starts over with it left out.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "array.h"
+
+uint64_t rc_time_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Both copies, one after the other, each flushed: a torn write leaves the
+ * other copy whole. */
+int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
+		     int (*put)(void *ctx, uint64_t block, const void *blk),
+		     void *ctx)
+{
+	int ret = 0;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES && ret == 0; c++) {
+		sb->sb_copy = c;
+		rc_sb_encode(sb, blk);
+		ret = put(ctx, c, blk);
+	}
+	return ret;
+}
+
+struct sb_target {
+	struct rc_array *a;
+	int slot;                       /* -1: a spare */
+	struct rc_dev *dev;             /* the spare */
+};
+
+static int sb_put(void *ctx, uint64_t block, const void *blk)
+{
+	struct sb_target *t = ctx;
+	int ret;
+
+	if (t->slot >= 0) {
+		ret = rc_io_member_write(t->a, t->slot, block, 1, blk);
+		return ret ? ret : rc_io_member_sync(t->a, t->slot);
+	}
+	ret = rc_io_unplaced_write(t->a, t->dev, block, 1, blk);
+	return ret ? ret : rc_io_unplaced_sync(t->a, t->dev);
+}
+
+static void sb_for_member(const struct rc_array *a, int slot,
+			  struct rc_sb *sb)
+{
+	*sb = a->sb;
+	sb->role = (uint32_t)slot;
+	memcpy(sb->member_uuid, a->m[slot].uuid, RC_UUID_SIZE);
+	sb->journal_tail = a->m[slot].jtail;
+	sb->device_blocks = a->m[slot].dev->size / RC_BLOCK_SIZE;
+}
+
+static void sb_for_spare(const struct rc_array *a, int i, struct rc_sb *sb)
+{
+	*sb = a->sb;
+	sb->role = RC_ROLE_SPARE;
+	memcpy(sb->member_uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
+	sb->journal_tail = 0;
+	sb->device_blocks = a->spare[i]->size / RC_BLOCK_SIZE;
+}
+
+static void slots_from_members(struct rc_array *a)
+{
+	for (uint32_t i = 0; i < a->g.members; i++) {
+		memcpy(a->sb.slots[i].uuid, a->m[i].uuid, RC_UUID_SIZE);
+		a->sb.slots[i].state = a->m[i].state;
+		a->sb.slots[i].rebuild_pos = a->m[i].rebuild_pos;
+	}
+	for (int i = 0; i < a->nspares; i++) {
+		memcpy(a->sb.slots[a->g.members + i].uuid,
+		       a->spare_sb[i].member_uuid, RC_UUID_SIZE);
+		a->sb.slots[a->g.members + i].state = RC_MEMBER_SPARE;
+	}
+	for (uint32_t i = a->g.members + (uint32_t)a->nspares; i < RC_SB_SLOTS; i++)
+		memset(&a->sb.slots[i], 0, sizeof(a->sb.slots[i])),
+		a->sb.slots[i].state = RC_MEMBER_EMPTY;
+	a->sb.nspares = (uint32_t)a->nspares;
+}
+
+/* Caller holds state_lock.  false when a member's write failed (it is
+ * faulty now) and the template changed: start over. */
+static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk)
+{
+	struct sb_target t = { .a = a };
+
+	a->sb.events++;
+	a->sb.utime_ns = rc_time_ns();
+	a->sb.journal_seq = a->jcheckpoint;
+	slots_from_members(a);
+	for (uint32_t i = 0; i < a->g.members; i++) {
+		if (!rc_member_present(a, (int)i))
+			continue;
+		sb_for_member(a, (int)i, sb);
+		t.slot = (int)i;
+		if (rc_sb_put_copies(sb, blk, sb_put, &t) < 0) {
+			rc_log("%s: superblock write failed; marking it faulty",
+			       a->m[i].dev->name);
+			a->m[i].state = RC_MEMBER_FAULTY;
+			return false;
+		}
+	}
+	t.slot = -1;
+	for (int i = 0; i < a->nspares; i++) {
+		sb_for_spare(a, i, sb);
+		t.dev = a->spare[i];
+		rc_sb_put_copies(sb, blk, sb_put, &t);
+	}
+	return true;
+}
+
+int rc_sb_write_all(struct rc_array *a)
+{
+	struct rc_sb *sb = malloc(sizeof(*sb));
+	uint8_t *blk = malloc(RC_BLOCK_SIZE);
+	int ret = 0;
+
+	if (!sb || !blk) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (a->rdonly)
+		goto out;
+	pthread_mutex_lock(&a->state_lock);
+	while (!sb_write_round(a, sb, blk))
+		;
+	if (rc_array_failed(a))
+		ret = -EIO;
+	pthread_mutex_unlock(&a->state_lock);
+out:
+	free(sb);
+	free(blk);
+	return ret;
+}
+
+/* Reads both copies and returns the valid one with the higher events. */
+int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
+{
+	uint8_t *blk = malloc(RC_BLOCK_SIZE);
+	struct rc_sb *sb = malloc(sizeof(*sb));
+	int ret = -ENODATA, r;
+	bool found = false;
+
+	if (!blk || !sb) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		if (dev->size < (uint64_t)(c + 1) * RC_BLOCK_SIZE ||
+		    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+				(uint64_t)c * RC_BLOCK_SIZE) < 0) {
+			*why = "cannot read the superblock";
+			ret = found ? 0 : -EIO;
+			continue;
+		}
+		r = rc_sb_decode(blk, sb, why);
+		if (r == 0 && (!found || sb->events > best->events)) {
+			*best = *sb;
+			found = true;
+		}
+		if (!found && r != -ENODATA && (ret == -ENODATA || r ==
+						-EPROTONOSUPPORT))
+			ret = r;
+	}
+	if (found)
+		ret = 0;
+out:
+	free(blk);
+	free(sb);
+	return ret;
+}
