@@ -13,7 +13,9 @@
  *   inode.c    inode cache, inode table, orphan list, freeing
  *   btree.c    generic B+tree of fixed-size records keyed by u64
  *   alloc.c    block and inode bitmaps, stripe-aware allocation
- *   journal.c  transactions, group commit, checkpoint, replay
+ *   transaction.c  handles on the running transaction
+ *   commit.c   commit, group commit, checkpoint, commit thread
+ *   recovery.c journal replay at mount
  *   bcache.c   metadata buffer cache
  *   super.c    format, mount, unmount, statfs
  *   util.c     checksums, block headers, clocks
@@ -96,7 +98,8 @@ void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
 void fs_bhdr_seal(void *block);
 int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
 
-/* ---- Journal (journal.c) ------------------------------------------------- */
+/* ---- Journal: recovery.c, commit.c, transaction.c ------------------------ */
+/* A growable list of block runs (util.c); adjacent runs merge. */
 struct fs_extlist {
 	struct { uint64_t blk, len; } *v;
 	size_t n, cap;
@@ -104,6 +107,44 @@ struct fs_extlist {
 int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len);
 void fs_extlist_free(struct fs_extlist *l);
 
+/* Where the journal lives: its superblock, then the ring. */
+struct fs_jgeom {
+	uint64_t jsb_blk;
+	uint64_t ring_start, ring_blocks;
+	uint64_t id;                    /* every journal block's owner: from
+					   the filesystem's uuid */
+};
+
+static inline uint64_t fs_jring_blk(const struct fs_jgeom *g, uint64_t pos)
+{
+	return g->ring_start + pos % g->ring_blocks;
+}
+
+/* recovery.c: replay, and the journal superblock (where replay starts). */
+void fs_jgeom_init(struct fs_jgeom *g, const struct fs_sb_disk *sb);
+int fs_jsb_write(struct fs_bdev *bdev, const struct fs_jgeom *g, uint64_t seq,
+		 uint64_t pos);
+int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
+
+struct fs_replay {
+	uint64_t seq;                   /* the next transaction's number */
+	uint64_t pos;                   /* ring position after the last one */
+	uint64_t tail;                  /* where the journal superblock now
+					   starts the ring */
+	uint64_t txns;                  /* committed transactions applied */
+};
+/* Receives each replayed block copy in order (instead of a home write). */
+typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
+/*
+ * Applies every committed transaction the journal on bdev holds: writes
+ * each copy home (fn NULL; then flushes and empties the ring by rewriting
+ * the journal superblock) or hands it to fn (nothing is written).
+ * -EUCLEAN: the journal superblock is damaged.
+ */
+int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
+		       fs_replay_fn fn, void *arg, struct fs_replay *out);
+
+/* transaction.c: handles on the running transaction. */
 struct fs_tx {
 	uint64_t seq;
 	int handles;
@@ -113,20 +154,34 @@ struct fs_tx {
 	struct fs_extlist free_meta;    /* reusable once checkpointed */
 };
 
+int fs_tx_begin(struct fs *fs, struct fs_tx **out);
+void fs_tx_end(struct fs *fs, struct fs_tx *tx);
+/* Does this thread hold a handle? (Then it must not wait for a commit.) */
+bool fs_tx_held(void);
+void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
+		uint64_t len, bool meta);
+
+/* commit.c: commit, group commit, checkpoint, commit thread. */
 struct fs_journal {
 	pthread_mutex_t lock;           /* running, handles, barrier */
 	pthread_cond_t cond;
 	struct fs_tx *running;
 	bool barrier;                   /* a commit is draining handles */
 	size_t tx_limit;                /* buffers before a forced commit */
+	uint64_t handles_started;       /* statistics (tests): outermost
+					   fs_tx_begin calls */
 	pthread_mutex_t commit_lock;    /* one commit at a time */
 	uint64_t committed_seq;
-	uint64_t jsb_blk;               /* journal superblock */
-	uint64_t ring_start, ring_blocks;
+	struct fs_jgeom g;
 	uint64_t head;                  /* next free ring position */
 	uint64_t tail;                  /* jsb start_pos */
 	uint64_t used;                  /* ring blocks from tail to head */
 	struct fs_extlist ckpt_frees;   /* metadata frees awaiting checkpoint */
+	/* Called (with no journal lock held) with blocks that may be
+	 * allocated again: data frees once committed, metadata frees once
+	 * checkpointed.  Set by the allocator (fs_alloc_load). */
+	void (*release)(struct fs *fs, const struct fs_extlist *l);
 	pthread_t thread;
 	bool thread_running;
 	bool stop;
@@ -140,13 +195,9 @@ int fs_journal_load(struct fs *fs);     /* replays; fills the ring state */
 int fs_journal_start(struct fs *fs);    /* commit thread */
 int fs_journal_shutdown(struct fs *fs); /* commit, checkpoint, stop */
 void fs_journal_destroy(struct fs *fs);
-int fs_tx_begin(struct fs *fs, struct fs_tx **out);
-void fs_tx_end(struct fs *fs, struct fs_tx *tx);
-/* Does this thread hold a handle? (Then it must not wait for a commit.) */
-bool fs_tx_held(void);
-void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
-void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
-		uint64_t len, bool meta);
+/* Commits the running transaction (or just flushes when it is empty).
+ * Caller holds no handle. */
+int fs_journal_commit(struct fs *fs);
 /* Commits the running transaction (or just flushes) and waits: durable. */
 int fs_journal_sync(struct fs *fs);
 /* Makes transaction seq durable (committing it if need be) and every data
@@ -154,7 +205,8 @@ int fs_journal_sync(struct fs *fs);
 int fs_journal_sync_upto(struct fs *fs, uint64_t seq);
 /* Commit, then checkpoint: every pending free becomes allocatable. */
 int fs_journal_checkpoint(struct fs *fs);
-int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
+/* Has transaction seq committed? */
+bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 
 /* ---- Allocation (alloc.c) ------------------------------------------------ */
 struct fs_alloc {
@@ -177,8 +229,6 @@ int fs_alloc_meta(struct fs *fs, struct fs_tx *tx, uint64_t goal,
 		  uint64_t *blk);
 void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		    uint64_t len, bool meta);
-/* Called by the journal when frees become reusable. */
-void fs_alloc_release(struct fs *fs, const struct fs_extlist *l);
 /* Can want data blocks be allocated without touching the reserve? */
 bool fs_alloc_has_space(struct fs *fs, uint64_t want);
 /*
@@ -337,8 +387,6 @@ int fs_space_reserve(struct fs *fs, uint64_t blocks);
 int fs_zero_block_tail(struct fs *fs, struct fs_inode *ip, uint64_t from);
 /* Before a file grows past its end: see file.c. */
 int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
-/* Has transaction seq committed? */
-bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
 ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
