@@ -10,7 +10,8 @@
  *   file.c     file data: read, write, truncate
  *   extent.c   file block -> device block map (inline, then B+tree)
  *   xattr.c    extended attributes, one block per inode
- *   inode.c    inode cache, inode table, orphan list, freeing
+ *   evict.c    the last fs_iput of an inode: freeing, orphans at mount
+ *   inode.c    inode cache, inode table, orphan list
  *   btree.c    generic B+tree of fixed-size records keyed by u64
  *   alloc.c    block and inode bitmaps, stripe-aware allocation
  *   transaction.c  handles on the running transaction
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include "fs.h"
+#include "hcache.h"
 #include "ondisk_fs.h"
 
 #define FS_ASSERT(c) do { if (!(c)) fs_panic(__FILE__, __LINE__, #c); } while (0)
@@ -66,20 +68,19 @@ struct fs_buf {
 	bool uptodate;
 	bool verified;
 	pthread_mutex_t lock;   /* held while loading */
-	struct fs_buf *hnext;
-	struct fs_buf *lru_prev, *lru_next;   /* on the LRU iff refs + jpins 0 */
+	struct hc_node node;    /* key blk; on the LRU iff refs + jpins 0 */
 };
 
 struct fs_bcache {
-	pthread_mutex_t lock;   /* hash, LRU, refs, jpins */
-	struct fs_buf **hash;
-	size_t nhash;
-	size_t count, limit;
-	struct fs_buf lru;      /* list head: lru.lru_next is the oldest */
+	pthread_mutex_t lock;   /* the hash + LRU, refs, jpins */
+	struct hcache hc;
+	size_t limit;           /* buffers kept at most, unless in use */
 };
 
 int bc_init(struct fs *fs, size_t limit_bufs);
 void bc_destroy(struct fs *fs);
+/* Has bc_init run (mount reads the superblock before it)? */
+bool bc_is_ready(const struct fs *fs);
 /* Reads blk (kind: how it is sealed); verifies a header'd block's magic,
  * type, block number and checksum on the first read from disk. */
 int bc_read_meta(struct fs *fs, uint64_t blk, enum fs_btype type,
@@ -89,6 +90,9 @@ int bc_read(struct fs *fs, uint64_t blk, enum fs_buf_kind kind,
 /* A buffer for a newly allocated block: zeroed, no read. */
 int bc_new(struct fs *fs, uint64_t blk, struct fs_buf **out);
 void bc_put(struct fs *fs, struct fs_buf *b);
+/* The superblock buffer (copy 0): the orphan tree root lives there and is
+ * journalled. */
+int fs_sb_get(struct fs *fs, struct fs_buf **out);
 void bc_pin(struct fs *fs, struct fs_buf *b);
 void bc_unpin(struct fs *fs, struct fs_buf *b);
 /* Drops every unpinned, unused buffer (tests, unmount). */
@@ -156,8 +160,14 @@ struct fs_tx {
 
 int fs_tx_begin(struct fs *fs, struct fs_tx **out);
 void fs_tx_end(struct fs *fs, struct fs_tx *tx);
+/* Handles this thread holds, nested ones included (as jbd2's
+ * current->journal_info: set by transaction.c, read by the commit code). */
+extern __thread int fs_tx_depth;
 /* Does this thread hold a handle? (Then it must not wait for a commit.) */
-bool fs_tx_held(void);
+static inline bool fs_tx_held(void)
+{
+	return fs_tx_depth > 0;
+}
 void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
 void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		uint64_t len, bool meta);
@@ -313,7 +323,7 @@ struct fs_inode {
 					   needs: size, block map */
 	bool dead;                      /* freed on disk */
 	struct fs_dinode d;
-	struct fs_inode *hnext;
+	struct hc_node node;            /* in fs->icache, key: ino */
 };
 
 int fs_icache_init(struct fs *fs);
@@ -322,9 +332,17 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out);
 /* A reference to ino if it is in memory (kernel-referenced inodes always
  * are), else NULL. */
 struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
-/* Drops a reference; frees the inode on disk when nothing refers to it.
- * The caller holds no handle and no inode lock. */
-void fs_iput(struct fs *fs, struct fs_inode *ip);
+/*
+ * The inode cache's half of fs_iput: drops a reference.  Returns true
+ * instead, keeping the reference, when this was the last use of an
+ * unlinked inode: the caller frees it on disk (evict.c), then drops the
+ * reference with fs_inode_unref_freed.
+ */
+bool fs_inode_unref(struct fs *fs, struct fs_inode *ip);
+void fs_inode_unref_freed(struct fs *fs, struct fs_inode *ip);
+/* Takes ip out of the cache for good, clears its slot in the inode table
+ * and frees its number (its blocks must be gone). */
+int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* The same when only timestamps changed (fdatasync need not wait). */
 int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
@@ -340,17 +358,14 @@ void fs_lockset_lock(struct fs_lockset *s);
 void fs_lockset_unlock(struct fs_lockset *s);
 int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 		 gid_t gid, struct fs_inode **out);
-/* Undoes fs_inode_new when the name could not be added; drops the ref. */
-void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* Lookup references and open handles (fs.h), under icache_lock. */
 void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens);
 void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,
 		      struct fs_attr *a);
 int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
-int fs_orphans_process(struct fs *fs);
-/* Frees an unlinked inode's blocks, xattrs and number (several handles). */
-int fs_inode_free(struct fs *fs, struct fs_inode *ip);
+/* The first inode on the orphan list at or after from; -ENOENT: none. */
+int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino);
 int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
 			 uint64_t now_ns);
 void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
@@ -392,6 +407,11 @@ ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		      size_t size, const void *buf);
+/* open(2) of ip, referenced by the caller, who holds no lock on it: O_TRUNC
+ * empties a regular file, the inode gains an open handle, *fh is new. */
+int fs_file_open(struct fs *fs, struct fs_inode *ip, int flags, uint64_t *fh);
+/* A new opaque file handle number. */
+uint64_t fs_fh_new(struct fs *fs);
 
 /* ---- Directories (dir.c) ------------------------------------------------- */
 /* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
@@ -418,12 +438,16 @@ int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		   struct fs_inode *ip);
 
+/* ---- End of an inode's life (evict.c) ------------------------------------ */
+/* Drops a reference; frees the inode on disk when nothing refers to it.
+ * The caller holds no handle and no inode lock. */
+void fs_iput(struct fs *fs, struct fs_inode *ip);
+/* Undoes fs_inode_new when the name could not be added; drops the ref. */
+void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* Mount: frees the orphans a crash left, finishes interrupted truncates. */
+int fs_orphans_process(struct fs *fs);
+
 /* ---- The filesystem ------------------------------------------------------ */
-struct fs_icache {
-	struct fs_inode **hash;
-	size_t nhash;
-	size_t count;
-};
 
 struct fs {
 	struct fs_bdev *bdev;
@@ -436,14 +460,11 @@ struct fs {
 	struct fs_alloc alloc;
 	pthread_rwlock_t ns_lock;
 	pthread_mutex_t icache_lock;
-	struct fs_icache ic;
+	struct hcache icache;           /* struct fs_inode by number */
 	pthread_mutex_t orphan_lock;
 	uint64_t orphans_freed;
 	bool was_clean;
 	uint64_t next_fh;
 };
-
-/* The superblock buffer: orphan tree root lives there and is journalled. */
-int fs_sb_get(struct fs *fs, struct fs_buf **out);
 
 #endif

@@ -111,30 +111,12 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 /* ---- files --------------------------------------------------------------- */
 int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh)
 {
-	struct fs_attr a = { 0 };
 	struct fs_inode *ip;
 	int err = fs_iget(fs, ino, &ip);
 
 	if (err)
 		return err;
-	if (S_ISDIR(ip->d.mode) && (flags & O_ACCMODE) != O_RDONLY) {
-		err = -EISDIR;
-		goto out;
-	}
-	/* Linux truncates on O_TRUNC whatever the access mode (the kernel
-	 * has checked write permission already) and shows the file empty:
-	 * so must the file be. */
-	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode)) {
-		pthread_rwlock_wrlock(&ip->lock);
-		err = setattr_locked(fs, ip, &a, FS_SET_ATTR_SIZE |
-				     FS_SET_ATTR_MTIME_NOW);
-		pthread_rwlock_unlock(&ip->lock);
-		if (err)
-			goto out;
-	}
-	fs_inode_ref(fs, ip, 0, 1);
-	*fh = __atomic_add_fetch(&fs->next_fh, 1, __ATOMIC_RELAXED);
-out:
+	err = fs_file_open(fs, ip, flags, fh);
 	fs_iput(fs, ip);
 	return err;
 }

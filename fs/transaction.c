@@ -27,12 +27,7 @@
  * instead of waiting for a commit that waits for the outer handle.
  */
 static __thread struct fs_tx *tls_tx;
-static __thread int tls_depth;
-
-bool fs_tx_held(void)
-{
-	return tls_depth > 0;
-}
+__thread int fs_tx_depth;
 
 /* Caller holds j->lock; it is dropped while the running one commits. */
 static int tx_wait_room(struct fs *fs)
@@ -65,8 +60,8 @@ int fs_tx_begin(struct fs *fs, struct fs_tx **out)
 
 	if (fs->rdonly)
 		return -EROFS;
-	if (tls_depth > 0) {
-		tls_depth++;
+	if (fs_tx_depth > 0) {
+		fs_tx_depth++;
 		*out = tls_tx;
 		return 0;
 	}
@@ -77,7 +72,7 @@ int fs_tx_begin(struct fs *fs, struct fs_tx **out)
 		j->handles_started++;
 		*out = j->running;
 		tls_tx = j->running;
-		tls_depth = 1;
+		fs_tx_depth = 1;
 	}
 	pthread_mutex_unlock(&j->lock);
 	return err;
@@ -87,8 +82,8 @@ void fs_tx_end(struct fs *fs, struct fs_tx *tx)
 {
 	struct fs_journal *j = &fs->j;
 
-	FS_ASSERT(tls_depth > 0 && tls_tx == tx);
-	if (--tls_depth > 0)
+	FS_ASSERT(fs_tx_depth > 0 && tls_tx == tx);
+	if (--fs_tx_depth > 0)
 		return;
 	tls_tx = NULL;
 	pthread_mutex_lock(&j->lock);
