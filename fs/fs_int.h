@@ -9,6 +9,8 @@
  *   dir.c      names in a directory's hash B+tree
  *   file.c     file data: read, write, truncate
  *   extent.c   file block -> device block map (inline, then B+tree)
+ *   xattr_ops.c ... extended attributes: namespace rules, ACL coupling
+ *   acl.c      POSIX ACL rules: inheritance, chmod, mode from an ACL
  *   xattr.c    extended attributes, one block per inode
  *   evict.c    the last fs_iput of an inode: freeing, orphans at mount
  *   inode.c    inode cache, inode table, orphan list
@@ -430,13 +432,39 @@ int fs_dir_next(struct fs *fs, struct fs_inode *dp, uint64_t cookie,
 int fs_dir_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp);
 
 /* ---- Extended attributes (xattr.c) --------------------------------------- */
+/* Caller holds ip->lock (write for changes, inside a transaction).  The
+ * size rules are fs_getxattr's; changes touch ctime and dirty the inode. */
+ssize_t fs_xattr_get(struct fs *fs, struct fs_inode *ip, const char *name,
+		     void *buf, size_t size);
+int fs_xattr_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		 const char *name, const void *value, size_t size, int flags);
+int fs_xattr_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		    const char *name);
+/* NUL-separated names for which shown() is true. */
+ssize_t fs_xattr_list(struct fs *fs, struct fs_inode *ip,
+		      bool (*shown)(const char *name, size_t len,
+				    const void *arg),
+		      const void *arg, char *buf, size_t size);
 int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+
+/* ---- POSIX ACLs (acl.c) -------------------------------------------------- */
+#define FS_ACL_ACCESS "system.posix_acl_access"
+#define FS_ACL_DEFAULT "system.posix_acl_default"
+/* Caller holds the inodes' locks (write) and a transaction is open. */
 /*
  * Gives new inode ip the ACLs that directory dp's default ACL implies and
  * masks ip's mode with it.  1: dp has no default ACL (apply the umask).
  */
 int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		   struct fs_inode *ip);
+/* Before ip's permission bits become those of mode: its access ACL, if it
+ * has one, takes them (owner, mask or owning group, other). */
+int fs_acl_chmod(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		 mode_t mode);
+/* Stores an access ACL (not if the mode bits say as much) and sets ip's
+ * permission bits from it.  -EINVAL: not a valid ACL. */
+int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		      const void *value, size_t size, int flags);
 
 /* ---- End of an inode's life (evict.c) ------------------------------------ */
 /* Drops a reference; frees the inode on disk when nothing refers to it.

@@ -62,6 +62,7 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 {
 	struct fs_tx *tx;
 	bool resized = false;
+	mode_t mode;
 	int err;
 
 	if (to_set & FS_SET_ATTR_SIZE) {
@@ -77,8 +78,16 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 	err = fs_tx_begin(fs, &tx);
 	if (err)
 		return err;
-	if (to_set & FS_SET_ATTR_MODE)
-		ip->d.mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+	if (to_set & FS_SET_ATTR_MODE) {
+		mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+		/* The access ACL first: if it fails, nothing has changed. */
+		err = fs_acl_chmod(fs, tx, ip, mode);
+		if (err) {
+			fs_tx_end(fs, tx);
+			return err;
+		}
+		ip->d.mode = mode;
+	}
 	if (to_set & FS_SET_ATTR_UID)
 		ip->d.uid = in->uid;
 	if (to_set & FS_SET_ATTR_GID)
@@ -183,7 +192,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 }
 
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
-		 const void *buf)
+		 const void *buf, int flags)
 {
 	struct fs_inode *ip;
 	ssize_t n;
@@ -194,6 +203,8 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	if (n)
 		return n;
 	pthread_rwlock_wrlock(&ip->lock);
+	if (flags & O_APPEND)
+		off = ip->d.size;
 	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_write(fs, ip, off, size, buf);
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
@@ -422,7 +433,7 @@ ssize_t fs_copy_file_range(struct fs *fs, uint64_t ino_in, uint64_t off_in,
 				done = (size_t)n;
 			break;
 		}
-		w = fs_write(fs, ino_out, off_out + done, (size_t)n, buf);
+		w = fs_write(fs, ino_out, off_out + done, (size_t)n, buf, 0);
 		if (w < 0) {
 			if (!done)
 				done = (size_t)w;
