@@ -1,27 +1,29 @@
 /*
- * fs_int: the filesystem's internal interfaces, one section per layer
- * (docs/DESIGN.md, "Filesystem", draws them):
+ * fs_int: the filesystem's internal interfaces, a section per layer
+ * (docs/DESIGN.md, "Filesystem", has the table).  Top down; each file
+ * calls only those below it:
  *
- *   fs_ops.c   the API of fs.h for inodes and files
- *   namei.c    ... for names: lookup, create, link, unlink, readdir
- *   rename.c   ... rename
- *   check.c    fs_check, the full consistency check
- *   dir.c      names in a directory's hash B+tree
- *   file.c     file data: read, write, truncate
- *   extent.c   file block -> device block map (inline, then B+tree)
- *   xattr_ops.c ... extended attributes: namespace rules, ACL coupling
- *   acl.c      POSIX ACL rules: inheritance, chmod, mode from an ACL
- *   xattr.c    extended attributes, one block per inode
- *   evict.c    the last fs_iput of an inode: freeing, orphans at mount
- *   inode.c    inode cache, inode table, orphan list
- *   btree.c    generic B+tree of fixed-size records keyed by u64
- *   alloc.c    block and inode bitmaps, stripe-aware allocation
+ *   fs_ops.c     the API of fs.h for inodes and files
+ *   namei.c      ... for names: lookup, create, link, unlink, readdir
+ *   rename.c     ... rename
+ *   xattr_ops.c  ... extended attributes: namespace rules, ACL coupling
+ *   check.c      fs_check, the full consistency check
+ *   super.c      format, mount, unmount, statfs
+ *   acl.c        POSIX ACL rules: inheritance, chmod, mode from an ACL
+ *   evict.c      the last fs_iput of an inode: freeing, orphans at mount
+ *   file.c       file data: read, write, truncate, open
+ *   extent.c     file block -> device block map (inline, then B+tree)
+ *   xattr.c      an inode's extended attributes, one block
+ *   dir.c        names in a directory's hash B+tree
+ *   inode.c      inode cache, inode table, orphan list
+ *   btree.c      generic B+tree of fixed-size records keyed by u64
+ *   alloc.c      block and inode bitmaps, stripe-aware allocation
  *   transaction.c  handles on the running transaction
- *   commit.c   commit, group commit, checkpoint, commit thread
- *   recovery.c journal replay at mount
- *   bcache.c   metadata buffer cache
- *   super.c    format, mount, unmount, statfs
- *   util.c     checksums, block headers, clocks
+ *   commit.c     commit, group commit, checkpoint, commit thread, load
+ *   recovery.c   journal replay, the journal superblock
+ *   bcache.c     metadata buffer cache, the superblock buffer
+ *   util.c       checksums, block headers, clocks, lists of block runs
+ * (fsck's repair*.c sit on top of all of them: repair.h, repair_int.h.)
  *
  * Usage pattern of a metadata change (as xv6's begin_op / log_write):
  *   lock what the operation needs (ns_lock, inode locks)
@@ -381,7 +383,7 @@ int fs_ext_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 /* Unmaps [from, to) and frees the blocks; stops after about max records
  * (*more set) so a caller can split huge truncates across transactions.
  * A batch dirties at most ~FS_EXT_REMOVE_BATCH bitmap blocks plus a few
- * tree nodes, well within the smallest journal (64 blocks: see journal.c). */
+ * tree nodes, well within the smallest journal (64 blocks: see commit.c). */
 #define FS_EXT_REMOVE_BATCH 32
 int fs_ext_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		  uint64_t from, uint64_t to, int max, bool *more);
