@@ -5,8 +5,10 @@
  * inside a transaction -> unlock -> fs_iput, which evict.c implements.
  *
  * An inode stays in memory while it has references (refs), kernel lookups
- * (nlookup) or open handles (nopen); idle ones wait on the cache's LRU, up
- * to ICACHE_LIMIT inodes in all.  When the last use of an inode whose link
+ * (nlookup) or open handles (nopen), and idle ones too while the cache
+ * holds fewer than ICACHE_LIMIT (the hash is common/hcache.h's; idle
+ * inodes need no LRU: over the limit, an inode leaves as it becomes idle,
+ * once its changes have committed).  When the last use of an inode whose link
  * count is 0 goes, fs_inode_unref tells fs_iput to free it on disk first:
  * freeing needs file, dir and xattr, which sit above this file, so evict.c
  * does it.
@@ -51,7 +53,7 @@ void fs_icache_destroy(struct fs *fs)
 	pthread_mutex_destroy(&fs->orphan_lock);
 }
 
-/* Caller holds icache_lock.  A found inode is in use: off the LRU. */
+/* Caller holds icache_lock: ino with one more reference, or NULL. */
 static struct fs_inode *ic_get(struct fs *fs, uint64_t ino)
 {
 	struct hc_node *n = hc_find(&fs->icache, ino);
@@ -60,7 +62,6 @@ static struct fs_inode *ic_get(struct fs *fs, uint64_t ino)
 	if (!n)
 		return NULL;
 	ip = hc_entry(n, struct fs_inode, node);
-	hc_lru_del(&fs->icache, n);
 	ip->refs++;
 	return ip;
 }
@@ -277,24 +278,17 @@ static bool inode_may_forget(struct fs *fs, const struct fs_inode *ip)
 
 /*
  * Caller holds icache_lock; ip has just become idle (no reference, lookup
- * or open handle).  A freed inode dies; any other waits on the LRU, and the
- * least recently used idle inodes leave while the cache is over its limit.
+ * or open handle).  A freed inode dies (it has left the table already);
+ * any other stays cached, unless the cache is over its limit and nothing
+ * of it still waits for a commit.
  */
 static void icache_idle(struct fs *fs, struct fs_inode *ip)
 {
-	struct hc_node *n;
-
-	if (ip->dead) {
-		inode_destroy(ip);
+	if (!ip->dead && (fs->icache.count <= ICACHE_LIMIT ||
+			  !inode_may_forget(fs, ip)))
 		return;
-	}
-	hc_lru_add(&fs->icache, &ip->node);
-	while (fs->icache.count > ICACHE_LIMIT &&
-	       (n = hc_lru_oldest(&fs->icache)) &&
-	       inode_may_forget(fs, hc_entry(n, struct fs_inode, node))) {
-		hc_remove(&fs->icache, n);
-		inode_destroy(hc_entry(n, struct fs_inode, node));
-	}
+	hc_remove(&fs->icache, &ip->node);
+	inode_destroy(ip);
 }
 
 bool fs_inode_unref(struct fs *fs, struct fs_inode *ip)
