@@ -70,7 +70,8 @@
 
 struct fs;
 
-/* Who is calling (from fuse_req_ctx). */
+/* Who is calling (from fuse_req_ctx): the owner of what it creates, and
+ * whom the xattr namespace rules apply to. */
 struct fs_ctx {
 	uid_t uid;
 	gid_t gid;
