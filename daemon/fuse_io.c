@@ -4,21 +4,17 @@
  *
  * fi->fh is fs's own handle, passed back unchanged.  O_APPEND: with the
  * writeback cache the kernel places appends itself (the flag is dropped
- * before fs sees it); without it, the daemon writes at the current size,
- * under append_lock so that two appenders cannot pick the same offset.
+ * before fs sees it); without it, fs_write gets the flag and writes at the
+ * end of file under the inode's lock.  Extended attributes: fs applies the
+ * namespace rules and the ACL semantics for the caller (fs_ctx).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
 #include "fuse_ops.h"
-
-/* Serializes O_APPEND writes without the writeback cache; held across
- * fs_getattr and fs_write, and by nothing else. */
-static pthread_mutex_t append_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int open_flags(const struct rfs_daemon *d, int flags)
 {
@@ -46,20 +42,13 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	const struct rfs_daemon *d = fuse_req_userdata(req);
 	struct fs_ctx ctx = rfs_ctx(req);
-	struct rfs_acl_inherit inh;
 	struct fuse_entry_param e;
 	struct fs_attr a;
 	uint64_t fh;
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
-		rfs_acl_inherit_prepare(d->fs, parent, &mode, &ctx, &inh);
+		fs_create(d->fs, &ctx, parent, name, mode,
+			  open_flags(d, fi->flags), &a, &fh);
 
-	if (!ret) {
-		ret = fs_create(d->fs, &ctx, parent, name, mode,
-				open_flags(d, fi->flags), &a, &fh);
-		if (!ret)
-			rfs_acl_inherit_finish(d->fs, a.ino, &inh);
-		rfs_acl_inherit_free(&inh);
-	}
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -95,17 +84,9 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 			size_t size, off_t off, const struct fuse_file_info *fi)
 {
 	const struct rfs_daemon *d = fuse_req_userdata(req);
-	struct fs_attr a;
-	ssize_t n;
 
-	if (d->writeback || !(fi->flags & O_APPEND))
-		return fs_write(d->fs, ino, (uint64_t)off, size, buf);
-	pthread_mutex_lock(&append_lock);
-	n = fs_getattr(d->fs, ino, &a);
-	if (!n)
-		n = fs_write(d->fs, ino, a.size, size, buf);
-	pthread_mutex_unlock(&append_lock);
-	return n;
+	return fs_write(d->fs, ino, (uint64_t)off, size, buf,
+			open_flags(d, fi->flags));
 }
 
 static void reply_write(fuse_req_t req, ssize_t n)
@@ -354,66 +335,13 @@ void rfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 /* ---- extended attributes -------------------------------------------------- */
 
-/*
- * The namespace rules the kernel leaves to the filesystem (fs/xattr.c in
- * Linux, xattr_permission): only user., trusted., security. and the POSIX
- * ACL names of system. exist; trusted. is for the privileged (uid 0 here)
- * - reads as absent, writes EPERM; user. lives only on regular files and
- * directories.
- */
-static int xattr_allowed(fuse_req_t req, fuse_ino_t ino, const char *name,
-			 bool write)
-{
-	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct fs_attr a;
-
-	if (!strncmp(name, "system.", 7))
-		return !strcmp(name, "system.posix_acl_access") ||
-		       !strcmp(name, "system.posix_acl_default") ? 0 :
-		       -EOPNOTSUPP;
-	if (!strncmp(name, "trusted.", 8))
-		return c->uid == 0 ? 0 : write ? -EPERM : -ENODATA;
-	if (!strncmp(name, "security.", 9))
-		return 0;
-	if (strncmp(name, "user.", 5))
-		return -EOPNOTSUPP;
-	if (fs_getattr(rfs_fs(req), ino, &a) == 0 && !S_ISREG(a.mode) &&
-	    !S_ISDIR(a.mode))
-		return write ? -EPERM : -ENODATA;
-	return 0;
-}
-
-/* Drops trusted.* names from a list for an unprivileged caller. */
-static ssize_t xattr_list_filter(fuse_req_t req, char *buf, ssize_t n)
-{
-	ssize_t in = 0, out = 0;
-
-	if (n <= 0 || !buf || fuse_req_ctx(req)->uid == 0)
-		return n;
-	while (in < n) {
-		size_t len = strnlen(buf + in, (size_t)(n - in)) + 1;
-
-		if (strncmp(buf + in, "trusted.", 8)) {
-			memmove(buf + out, buf + in, len);
-			out += (ssize_t)len;
-		}
-		in += (ssize_t)len;
-	}
-	return out;
-}
-
 void rfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		     const char *value, size_t size, int flags)
 {
-	struct fs *fs = rfs_fs(req);
-	int ret = xattr_allowed(req, ino, name, true);
+	struct fs_ctx ctx = rfs_ctx(req);
 
-	if (!ret)
-		ret = fs_setxattr(fs, ino, name, value, size, flags);
-
-	if (!ret)
-		ret = rfs_acl_set_mode(fs, ino, name, value, size);
-	fuse_reply_err(req, -ret);
+	fuse_reply_err(req, -fs_setxattr(rfs_fs(req), &ctx, ino, name, value,
+					 size, flags));
 }
 
 /* size 0 asks for the length; otherwise the value, or ERANGE. */
@@ -431,43 +359,35 @@ static void reply_xattr(fuse_req_t req, ssize_t n, const void *buf,
 void rfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		     size_t size)
 {
+	struct fs_ctx ctx = rfs_ctx(req);
 	char *buf = size ? malloc(size) : NULL;
-	int ret = xattr_allowed(req, ino, name, false);
 
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	reply_xattr(req, ret ? ret : fs_getxattr(rfs_fs(req), ino, name, buf,
-						 size), buf, size);
+	reply_xattr(req, fs_getxattr(rfs_fs(req), &ctx, ino, name, buf, size),
+		    buf, size);
 	free(buf);
 }
 
 void rfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	struct fs_ctx ctx = rfs_ctx(req);
 	char *buf = size ? malloc(size) : NULL;
 
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ssize_t n;
-
-	if (!size || fuse_req_ctx(req)->uid == 0) {
-		reply_xattr(req, fs_listxattr(rfs_fs(req), ino, buf, size), buf,
-			    size);
-		free(buf);
-		return;
-	}
-	n = xattr_list_filter(req, buf, fs_listxattr(rfs_fs(req), ino, buf, size));
-	reply_xattr(req, n, buf, size);
+	reply_xattr(req, fs_listxattr(rfs_fs(req), &ctx, ino, buf, size), buf,
+		    size);
 	free(buf);
 }
 
 void rfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	int ret = xattr_allowed(req, ino, name, true);
+	struct fs_ctx ctx = rfs_ctx(req);
 
-	fuse_reply_err(req, -(ret ? ret : fs_removexattr(rfs_fs(req), ino,
-							 name)));
+	fuse_reply_err(req, -fs_removexattr(rfs_fs(req), &ctx, ino, name));
 }

@@ -188,10 +188,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	in.atime = attr->st_atim;
 	in.mtime = attr->st_mtim;
 	in.ctime = attr->st_ctim;
-	/* FS_SET_ATTR_* are FUSE_SET_ATTR_*: passed through as they are */
+	/* FS_SET_ATTR_* are FUSE_SET_ATTR_*: passed through as they are;
+	 * a mode change carries the access ACL along (fs) */
 	ret = fs_setattr(d->fs, ino, &in, to_set, &out);
-	if (!ret && (to_set & FUSE_SET_ATTR_MODE))
-		ret = rfs_acl_chmod(d->fs, ino, out.mode);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -200,58 +199,26 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fuse_reply_attr(req, &st, d->timeout);
 }
 
-/*
- * After an inode was created under a default ACL: a failure to store the
- * inherited ACL is logged, not returned, since the inode exists and the
- * kernel must learn of it (and of its lookup reference).
- */
-void rfs_acl_inherit_finish(struct fs *fs, uint64_t ino,
-			    struct rfs_acl_inherit *inh)
-{
-	int ret = rfs_acl_inherit_apply(fs, ino, inh);
-
-	if (ret)
-		rfs_log(LOG_ERR, "inode %llu: inherited ACL not stored: %s",
-			(unsigned long long)ino, strerror(-ret));
-	rfs_acl_inherit_free(inh);
-}
-
+/* A parent's default ACL is applied by fs, in the create's transaction. */
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
 {
-	struct fs *fs = rfs_fs(req);
 	struct fs_ctx ctx = rfs_ctx(req);
-	struct rfs_acl_inherit inh;
 	struct fs_attr a;
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
-		rfs_acl_inherit_prepare(fs, parent, &mode, &ctx, &inh);
+		fs_mknod(rfs_fs(req), &ctx, parent, name, mode, rdev, &a);
 
-	if (!ret) {
-		ret = fs_mknod(fs, &ctx, parent, name, mode, rdev, &a);
-		if (!ret)
-			rfs_acl_inherit_finish(fs, a.ino, &inh);
-		rfs_acl_inherit_free(&inh);
-	}
 	reply_entry_or_err(req, ret, &a);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode)
 {
-	struct fs *fs = rfs_fs(req);
 	struct fs_ctx ctx = rfs_ctx(req);
-	struct rfs_acl_inherit inh;
 	struct fs_attr a;
-	mode_t dmode = mode | S_IFDIR;   /* FUSE passes the bits only */
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
-		rfs_acl_inherit_prepare(fs, parent, &dmode, &ctx, &inh);
+		fs_mkdir(rfs_fs(req), &ctx, parent, name, mode & ~S_IFMT, &a);
 
-	if (!ret) {
-		ret = fs_mkdir(fs, &ctx, parent, name, dmode & ~S_IFMT, &a);
-		if (!ret)
-			rfs_acl_inherit_finish(fs, a.ino, &inh);
-		rfs_acl_inherit_free(&inh);
-	}
 	reply_entry_or_err(req, ret, &a);
 }
 

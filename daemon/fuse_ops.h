@@ -114,29 +114,4 @@ void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    off_t off_out, struct fuse_file_info *fi_out,
 			    size_t len, int flags);
 
-/* ---- fuse_acl.c: POSIX ACL duties the kernel leaves to the daemon -------- */
-struct rfs_acl_inherit {
-	void *access;          /* access ACL for the new inode */
-	size_t access_size;
-	bool access_needed;    /* it says more than the mode bits */
-	void *dflt;            /* default ACL, for a new directory */
-	size_t dflt_size;      /* 0: not a directory */
-};
-
-/* After setxattr of name: an access ACL sets the mode bits. */
-int rfs_acl_set_mode(struct fs *fs, uint64_t ino, const char *name,
-		     const void *value, size_t size);
-/* After a mode change: the access ACL follows. */
-int rfs_acl_chmod(struct fs *fs, uint64_t ino, mode_t mode);
-/* Before creating in parent (mode includes the S_IFMT type). */
-int rfs_acl_inherit_prepare(struct fs *fs, uint64_t parent, mode_t *mode,
-			    struct fs_ctx *ctx, struct rfs_acl_inherit *inh);
-/* After creating ino. */
-int rfs_acl_inherit_apply(struct fs *fs, uint64_t ino,
-			  struct rfs_acl_inherit *inh);
-void rfs_acl_inherit_free(struct rfs_acl_inherit *inh);
-/* apply + free, logging a failure (the inode exists either way) */
-void rfs_acl_inherit_finish(struct fs *fs, uint64_t ino,
-			    struct rfs_acl_inherit *inh);
-
 #endif

@@ -5,8 +5,9 @@
  * block / inode, 1 = in use).  Allocation sets the in-memory bit and the
  * on-disk bit (in a journalled bitmap block) together.  A free clears only
  * the on-disk bit; the in-memory bit stays set until the journal says the
- * block may be reused (fs_alloc_release): data blocks once the freeing
- * transaction committed, metadata blocks once it was checkpointed.
+ * block may be reused (alloc_release, the journal's release callback): data
+ * blocks once the freeing transaction committed, metadata blocks once it
+ * was checkpointed.
  *
  * Placement: runs of a stripe or more start on a stripe boundary (full
  * stripe writes, no read-modify-write in raidcore) and are searched from
@@ -114,6 +115,25 @@ static int load_map(struct fs *fs, uint64_t start, uint64_t nblocks,
 	return 0;
 }
 
+/* The journal's release callback: frees that may now be reused. */
+static void alloc_release(struct fs *fs, const struct fs_extlist *l)
+{
+	struct fs_alloc *a = &fs->alloc;
+	size_t i;
+	uint64_t k;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < l->n; i++) {
+		for (k = l->v[i].blk; k < l->v[i].blk + l->v[i].len; k++)
+			BIT_CLR(a->bmap, k);
+		a->free_blocks += l->v[i].len;
+		a->pending_blocks -= l->v[i].len;
+		if (l->v[i].blk < a->cursor_small)
+			a->cursor_small = l->v[i].blk;
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
 int fs_alloc_load(struct fs *fs)
 {
 	struct fs_alloc *a = &fs->alloc;
@@ -143,6 +163,7 @@ int fs_alloc_load(struct fs *fs)
 	if (a->cursor_large < data)
 		a->cursor_large = data;
 	a->cursor_ino = 2;
+	fs->j.release = alloc_release;
 	return 0;
 }
 
@@ -302,24 +323,6 @@ void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 	a->pending_blocks += len;
 	pthread_mutex_unlock(&a->lock);
 	fs_tx_free(fs, tx, blk, len, meta);
-}
-
-void fs_alloc_release(struct fs *fs, const struct fs_extlist *l)
-{
-	struct fs_alloc *a = &fs->alloc;
-	size_t i;
-	uint64_t k;
-
-	pthread_mutex_lock(&a->lock);
-	for (i = 0; i < l->n; i++) {
-		for (k = l->v[i].blk; k < l->v[i].blk + l->v[i].len; k++)
-			BIT_CLR(a->bmap, k);
-		a->free_blocks += l->v[i].len;
-		a->pending_blocks -= l->v[i].len;
-		if (l->v[i].blk < a->cursor_small)
-			a->cursor_small = l->v[i].blk;
-	}
-	pthread_mutex_unlock(&a->lock);
 }
 
 bool fs_alloc_has_space(struct fs *fs, uint64_t want)

@@ -6,33 +6,12 @@
  * transaction) -> bc_put.  A buffer stays cached while it has holders
  * (refs) or while a transaction still needs it (jpins: listed in the
  * running transaction, or committed but not yet written home); only
- * buffers with neither are on the LRU and may be evicted.
+ * buffers with neither are on the LRU and may be evicted.  The hash and
+ * the LRU are common/hcache.h's, under c->lock.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "fs_int.h"
-
-static size_t bc_slot(struct fs_bcache *c, uint64_t blk)
-{
-	return (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 20) % c->nhash;
-}
-
-static void lru_unlink(struct fs_buf *b)
-{
-	if (!b->lru_next)
-		return;
-	b->lru_prev->lru_next = b->lru_next;
-	b->lru_next->lru_prev = b->lru_prev;
-	b->lru_next = b->lru_prev = NULL;
-}
-
-static void lru_append(struct fs_bcache *c, struct fs_buf *b)
-{
-	b->lru_prev = c->lru.lru_prev;
-	b->lru_next = &c->lru;
-	c->lru.lru_prev->lru_next = b;
-	c->lru.lru_prev = b;
-}
 
 static void buf_free(struct fs_buf *b)
 {
@@ -41,26 +20,19 @@ static void buf_free(struct fs_buf *b)
 	free(b);
 }
 
-static void hash_remove(struct fs_bcache *c, struct fs_buf *b)
+static void buf_free_node(struct hc_node *n, void *arg)
 {
-	struct fs_buf **pp = &c->hash[bc_slot(c, b->blk)];
-
-	while (*pp != b)
-		pp = &(*pp)->hnext;
-	*pp = b->hnext;
-	c->count--;
+	buf_free(hc_entry(n, struct fs_buf, node));
 }
 
 /* Caller holds c->lock.  Evicts the oldest idle buffers over the limit. */
 static void bc_evict(struct fs_bcache *c, size_t limit)
 {
-	struct fs_buf *b;
+	struct hc_node *n;
 
-	while (c->count > limit && c->lru.lru_next != &c->lru) {
-		b = c->lru.lru_next;
-		lru_unlink(b);
-		hash_remove(c, b);
-		buf_free(b);
+	while (c->hc.count > limit && (n = hc_lru_oldest(&c->hc))) {
+		hc_remove(&c->hc, n);
+		buf_free_node(n, NULL);
 	}
 }
 
@@ -70,60 +42,59 @@ int bc_init(struct fs *fs, size_t limit_bufs)
 
 	pthread_mutex_init(&c->lock, NULL);
 	c->limit = limit_bufs < 256 ? 256 : limit_bufs;
-	c->nhash = c->limit / 2 + 1;
-	c->hash = calloc(c->nhash, sizeof(*c->hash));
-	c->lru.lru_next = c->lru.lru_prev = &c->lru;
-	return c->hash ? 0 : -ENOMEM;
+	return hc_init(&c->hc, c->limit / 2 + 1);
+}
+
+bool bc_is_ready(const struct fs *fs)
+{
+	return fs->bc.hc.tab != NULL;
 }
 
 void bc_destroy(struct fs *fs)
 {
 	struct fs_bcache *c = &fs->bc;
-	struct fs_buf *b, *n;
-	size_t i;
 
-	if (!c->hash)
+	if (!c->hc.tab)
 		return;
-	for (i = 0; i < c->nhash; i++) {
-		for (b = c->hash[i]; b; b = n) {
-			n = b->hnext;
-			buf_free(b);
-		}
-	}
-	free(c->hash);
-	c->hash = NULL;
+	hc_fini(&c->hc, buf_free_node, NULL);
 	pthread_mutex_destroy(&c->lock);
+}
+
+/* A buffer for blk, not yet in the cache: -ENOMEM or 0. */
+static int buf_alloc(uint64_t blk, struct fs_buf **out)
+{
+	struct fs_buf *b = calloc(1, sizeof(*b));
+
+	if (b && posix_memalign((void **)&b->data, 4096, FS_BSIZE)) {
+		free(b);
+		b = NULL;
+	}
+	if (!b)
+		return -ENOMEM;
+	b->blk = blk;
+	pthread_mutex_init(&b->lock, NULL);
+	*out = b;
+	return 0;
 }
 
 /* Finds or creates the buffer of blk with one more reference. */
 static int bc_get(struct fs *fs, uint64_t blk, struct fs_buf **out)
 {
 	struct fs_bcache *c = &fs->bc;
+	struct hc_node *n;
 	struct fs_buf *b;
-	size_t s;
 
 	pthread_mutex_lock(&c->lock);
-	s = bc_slot(c, blk);
-	for (b = c->hash[s]; b; b = b->hnext)
-		if (b->blk == blk)
-			break;
-	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (b && posix_memalign((void **)&b->data, 4096, FS_BSIZE)) {
-			free(b);
-			b = NULL;
-		}
-		if (!b) {
-			pthread_mutex_unlock(&c->lock);
-			return -ENOMEM;
-		}
-		b->blk = blk;
-		pthread_mutex_init(&b->lock, NULL);
-		b->hnext = c->hash[s];
-		c->hash[s] = b;
-		c->count++;
+	n = hc_find(&c->hc, blk);
+	if (n) {
+		b = hc_entry(n, struct fs_buf, node);
+		hc_lru_del(&c->hc, n);
+	} else if (buf_alloc(blk, &b)) {
+		pthread_mutex_unlock(&c->lock);
+		return -ENOMEM;
+	} else {
+		hc_insert(&c->hc, &b->node, blk);
 	}
-	lru_unlink(b);
 	b->refs++;
 	bc_evict(c, c->limit);
 	pthread_mutex_unlock(&c->lock);
@@ -139,13 +110,18 @@ void bc_put(struct fs *fs, struct fs_buf *b)
 	FS_ASSERT(b->refs > 0);
 	if (--b->refs == 0 && b->jpins == 0) {
 		if (b->uptodate) {
-			lru_append(c, b);
+			hc_lru_add(&c->hc, &b->node);
 		} else {
-			hash_remove(c, b);
+			hc_remove(&c->hc, &b->node);
 			buf_free(b);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+int fs_sb_get(struct fs *fs, struct fs_buf **out)
+{
+	return bc_read(fs, 0, FS_BUF_SB, out);
 }
 
 void bc_pin(struct fs *fs, struct fs_buf *b)
@@ -162,7 +138,7 @@ void bc_unpin(struct fs *fs, struct fs_buf *b)
 	pthread_mutex_lock(&c->lock);
 	FS_ASSERT(b->jpins > 0);
 	if (--b->jpins == 0 && b->refs == 0)
-		lru_append(c, b);
+		hc_lru_add(&c->hc, &b->node);
 	bc_evict(c, c->limit);
 	pthread_mutex_unlock(&c->lock);
 }

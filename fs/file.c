@@ -19,8 +19,10 @@
  * first commits the shrink (fs_file_prepare_grow): a crash then finds
  * either the old file whole or the shrunk one.
  *
- * Caller holds ip->lock: read for reads, write for the rest.
+ * Caller holds ip->lock: read for reads, write for the rest (fs_file_open
+ * takes it itself).
  */
+#include <fcntl.h>
 #include <string.h>
 #include "fs_int.h"
 
@@ -320,4 +322,46 @@ int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size)
 		fs_tx_end(fs, tx);
 	}
 	return err;
+}
+
+uint64_t fs_fh_new(struct fs *fs)
+{
+	return __atomic_add_fetch(&fs->next_fh, 1, __ATOMIC_RELAXED);
+}
+
+/* O_TRUNC: empty, mtime and ctime now.  Caller holds ip->lock (write). */
+static int open_truncate(struct fs *fs, struct fs_inode *ip)
+{
+	struct fs_tx *tx;
+	int err = fs_file_truncate(fs, ip, 0);
+
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
+	if (err)
+		return err;
+	fs_inode_touch(ip, false, true, true);
+	err = fs_inode_dirty(fs, tx, ip);
+	fs_tx_end(fs, tx);
+	return err;
+}
+
+int fs_file_open(struct fs *fs, struct fs_inode *ip, int flags, uint64_t *fh)
+{
+	int err;
+
+	if (S_ISDIR(ip->d.mode) && (flags & O_ACCMODE) != O_RDONLY)
+		return -EISDIR;
+	/* Linux truncates on O_TRUNC whatever the access mode (the kernel
+	 * has checked write permission already) and shows the file empty:
+	 * so must the file be. */
+	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode)) {
+		pthread_rwlock_wrlock(&ip->lock);
+		err = open_truncate(fs, ip);
+		pthread_rwlock_unlock(&ip->lock);
+		if (err)
+			return err;
+	}
+	fs_inode_ref(fs, ip, 0, 1);
+	*fh = fs_fh_new(fs);
+	return 0;
 }

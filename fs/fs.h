@@ -7,12 +7,12 @@
  * count) on success and a negative errno on failure; the daemon negates it
  * for fuse_reply_err().  Permission checks are the kernel's
  * (default_permissions, sticky directories included); the filesystem
- * applies what the kernel leaves to it: setgid directory inheritance, the
- * umask from fs_ctx, and POSIX default ACL inheritance at creation (a new
- * inode gets the ACLs its directory's default ACL implies, in the same
- * transaction, and then the umask does not apply).  Access ACLs are stored
- * as plain xattrs: keeping mode and ACL in step on chmod/setfacl is the
- * daemon's (fs/fuse_acl.c).
+ * applies what the kernel leaves to it, each in the one transaction of the
+ * operation, so a daemon only passes requests through: setgid directory
+ * inheritance, the umask from fs_ctx, POSIX ACL semantics (a new inode gets
+ * the ACLs its directory's default ACL implies, and then the umask does not
+ * apply; chmod updates the access ACL; setting the access ACL sets the
+ * mode), the xattr namespace rules for the caller, and O_APPEND placement.
  *
  * Usage pattern:
  *   fs_format(bdev, params)                     once, from mkfs
@@ -70,7 +70,8 @@
 
 struct fs;
 
-/* Who is calling (from fuse_req_ctx). */
+/* Who is calling (from fuse_req_ctx): the owner of what it creates, and
+ * whom the xattr namespace rules apply to. */
 struct fs_ctx {
 	uid_t uid;
 	gid_t gid;
@@ -171,7 +172,9 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr);
 void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *attr);
-/* Applies the to_set fields of in; out (may be NULL) gets the result. */
+/* Applies the to_set fields of in; out (may be NULL) gets the result.  A
+ * mode change carries the access ACL along (POSIX: owner, mask or owning
+ * group, and other entries follow the bits), in the same transaction. */
 int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 	       int to_set, struct fs_attr *out);
 
@@ -207,9 +210,12 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      uint64_t *fh);
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf);
-/* O_APPEND is the daemon's: it passes off = the size from fs_getattr. */
+/* flags: the file's open(2) flags; with O_APPEND the data goes at the end
+ * of file (off is ignored), placed under the inode's lock so concurrent
+ * appends never overlap.  (With the kernel's writeback cache the kernel
+ * places appends itself and the daemon passes no O_APPEND.) */
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
-		 const void *buf);
+		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
@@ -264,17 +270,29 @@ struct fs_check_report {
 };
 int fs_check(struct fs *fs, struct fs_check_report *r);
 
-/* ---- Extended attributes (system.posix_acl_* are stored as is) ----------- */
-/* flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  All of an
+/* ---- Extended attributes ------------------------------------------------- */
+/*
+ * Namespaces, for the caller ctx: user.* (regular files and directories
+ * only), trusted.* (uid 0 only: hidden from others, -EPERM to write),
+ * security.*, and of system.* the two POSIX ACLs; any other name is
+ * -EOPNOTSUPP.  Setting system.posix_acl_access sets the permission bits
+ * from the ACL in the same transaction and stores the ACL only if it says
+ * more than the bits (-EINVAL: not a valid ACL); removing it leaves the
+ * mode.  A mode change by fs_setattr updates the access ACL likewise.
+ *
+ * flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  All of an
  * inode's names and values share FS_XATTR_SIZE_MAX bytes: -ENOSPC beyond
- * (-E2BIG for a value over XATTR_SIZE_MAX, as the syscall). */
-int fs_setxattr(struct fs *fs, uint64_t ino, const char *name,
-		const void *value, size_t size, int flags);
+ * (-E2BIG for a value over XATTR_SIZE_MAX, as the syscall).
+ */
+int fs_setxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		const char *name, const void *value, size_t size, int flags);
 /* size 0: returns the value's size; too small: -ERANGE; absent: -ENODATA. */
-ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *buf,
-		    size_t size);
-/* NUL-separated names; same size rules as fs_getxattr. */
-ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size);
-int fs_removexattr(struct fs *fs, uint64_t ino, const char *name);
+ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		    const char *name, void *buf, size_t size);
+/* NUL-separated names ctx may see; same size rules as fs_getxattr. */
+ssize_t fs_listxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		     char *buf, size_t size);
+int fs_removexattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const char *name);
 
 #endif

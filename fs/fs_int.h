@@ -1,22 +1,29 @@
 /*
- * fs_int: the filesystem's internal interfaces, one section per layer
- * (docs/DESIGN.md, "Filesystem", draws them):
+ * fs_int: the filesystem's internal interfaces, a section per layer
+ * (docs/DESIGN.md, "Filesystem", has the table).  Top down; each file
+ * calls only those below it:
  *
- *   fs_ops.c   the API of fs.h for inodes and files
- *   namei.c    ... for names: lookup, create, link, unlink, readdir
- *   rename.c   ... rename
- *   check.c    fs_check, the full consistency check
- *   dir.c      names in a directory's hash B+tree
- *   file.c     file data: read, write, truncate
- *   extent.c   file block -> device block map (inline, then B+tree)
- *   xattr.c    extended attributes, one block per inode
- *   inode.c    inode cache, inode table, orphan list, freeing
- *   btree.c    generic B+tree of fixed-size records keyed by u64
- *   alloc.c    block and inode bitmaps, stripe-aware allocation
- *   journal.c  transactions, group commit, checkpoint, replay
- *   bcache.c   metadata buffer cache
- *   super.c    format, mount, unmount, statfs
- *   util.c     checksums, block headers, clocks
+ *   fs_ops.c     the API of fs.h for inodes and files
+ *   namei.c      ... for names: lookup, create, link, unlink, readdir
+ *   rename.c     ... rename
+ *   xattr_ops.c  ... extended attributes: namespace rules, ACL coupling
+ *   check.c      fs_check, the full consistency check
+ *   super.c      format, mount, unmount, statfs
+ *   acl.c        POSIX ACL rules: inheritance, chmod, mode from an ACL
+ *   evict.c      the last fs_iput of an inode: freeing, orphans at mount
+ *   file.c       file data: read, write, truncate, open
+ *   extent.c     file block -> device block map (inline, then B+tree)
+ *   xattr.c      an inode's extended attributes, one block
+ *   dir.c        names in a directory's hash B+tree
+ *   inode.c      inode cache, inode table, orphan list
+ *   btree.c      generic B+tree of fixed-size records keyed by u64
+ *   alloc.c      block and inode bitmaps, stripe-aware allocation
+ *   transaction.c  handles on the running transaction
+ *   commit.c     commit, group commit, checkpoint, commit thread, load
+ *   recovery.c   journal replay, the journal superblock
+ *   bcache.c     metadata buffer cache, the superblock buffer
+ *   util.c       checksums, block headers, clocks, lists of block runs
+ * (fsck's repair*.c sit on top of all of them: repair.h, repair_int.h.)
  *
  * Usage pattern of a metadata change (as xv6's begin_op / log_write):
  *   lock what the operation needs (ns_lock, inode locks)
@@ -37,6 +44,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include "fs.h"
+#include "hcache.h"
 #include "ondisk_fs.h"
 
 #define FS_ASSERT(c) do { if (!(c)) fs_panic(__FILE__, __LINE__, #c); } while (0)
@@ -64,20 +72,19 @@ struct fs_buf {
 	bool uptodate;
 	bool verified;
 	pthread_mutex_t lock;   /* held while loading */
-	struct fs_buf *hnext;
-	struct fs_buf *lru_prev, *lru_next;   /* on the LRU iff refs + jpins 0 */
+	struct hc_node node;    /* key blk; on the LRU iff refs + jpins 0 */
 };
 
 struct fs_bcache {
-	pthread_mutex_t lock;   /* hash, LRU, refs, jpins */
-	struct fs_buf **hash;
-	size_t nhash;
-	size_t count, limit;
-	struct fs_buf lru;      /* list head: lru.lru_next is the oldest */
+	pthread_mutex_t lock;   /* the hash + LRU, refs, jpins */
+	struct hcache hc;
+	size_t limit;           /* buffers kept at most, unless in use */
 };
 
 int bc_init(struct fs *fs, size_t limit_bufs);
 void bc_destroy(struct fs *fs);
+/* Has bc_init run (mount reads the superblock before it)? */
+bool bc_is_ready(const struct fs *fs);
 /* Reads blk (kind: how it is sealed); verifies a header'd block's magic,
  * type, block number and checksum on the first read from disk. */
 int bc_read_meta(struct fs *fs, uint64_t blk, enum fs_btype type,
@@ -87,6 +94,9 @@ int bc_read(struct fs *fs, uint64_t blk, enum fs_buf_kind kind,
 /* A buffer for a newly allocated block: zeroed, no read. */
 int bc_new(struct fs *fs, uint64_t blk, struct fs_buf **out);
 void bc_put(struct fs *fs, struct fs_buf *b);
+/* The superblock buffer (copy 0): the orphan tree root lives there and is
+ * journalled. */
+int fs_sb_get(struct fs *fs, struct fs_buf **out);
 void bc_pin(struct fs *fs, struct fs_buf *b);
 void bc_unpin(struct fs *fs, struct fs_buf *b);
 /* Drops every unpinned, unused buffer (tests, unmount). */
@@ -96,7 +106,8 @@ void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
 void fs_bhdr_seal(void *block);
 int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
 
-/* ---- Journal (journal.c) ------------------------------------------------- */
+/* ---- Journal: recovery.c, commit.c, transaction.c ------------------------ */
+/* A growable list of block runs (util.c); adjacent runs merge. */
 struct fs_extlist {
 	struct { uint64_t blk, len; } *v;
 	size_t n, cap;
@@ -104,6 +115,44 @@ struct fs_extlist {
 int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len);
 void fs_extlist_free(struct fs_extlist *l);
 
+/* Where the journal lives: its superblock, then the ring. */
+struct fs_jgeom {
+	uint64_t jsb_blk;
+	uint64_t ring_start, ring_blocks;
+	uint64_t id;                    /* every journal block's owner: from
+					   the filesystem's uuid */
+};
+
+static inline uint64_t fs_jring_blk(const struct fs_jgeom *g, uint64_t pos)
+{
+	return g->ring_start + pos % g->ring_blocks;
+}
+
+/* recovery.c: replay, and the journal superblock (where replay starts). */
+void fs_jgeom_init(struct fs_jgeom *g, const struct fs_sb_disk *sb);
+int fs_jsb_write(struct fs_bdev *bdev, const struct fs_jgeom *g, uint64_t seq,
+		 uint64_t pos);
+int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
+
+struct fs_replay {
+	uint64_t seq;                   /* the next transaction's number */
+	uint64_t pos;                   /* ring position after the last one */
+	uint64_t tail;                  /* where the journal superblock now
+					   starts the ring */
+	uint64_t txns;                  /* committed transactions applied */
+};
+/* Receives each replayed block copy in order (instead of a home write). */
+typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
+/*
+ * Applies every committed transaction the journal on bdev holds: writes
+ * each copy home (fn NULL; then flushes and empties the ring by rewriting
+ * the journal superblock) or hands it to fn (nothing is written).
+ * -EUCLEAN: the journal superblock is damaged.
+ */
+int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
+		       fs_replay_fn fn, void *arg, struct fs_replay *out);
+
+/* transaction.c: handles on the running transaction. */
 struct fs_tx {
 	uint64_t seq;
 	int handles;
@@ -113,20 +162,40 @@ struct fs_tx {
 	struct fs_extlist free_meta;    /* reusable once checkpointed */
 };
 
+int fs_tx_begin(struct fs *fs, struct fs_tx **out);
+void fs_tx_end(struct fs *fs, struct fs_tx *tx);
+/* Handles this thread holds, nested ones included (as jbd2's
+ * current->journal_info: set by transaction.c, read by the commit code). */
+extern __thread int fs_tx_depth;
+/* Does this thread hold a handle? (Then it must not wait for a commit.) */
+static inline bool fs_tx_held(void)
+{
+	return fs_tx_depth > 0;
+}
+void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
+		uint64_t len, bool meta);
+
+/* commit.c: commit, group commit, checkpoint, commit thread. */
 struct fs_journal {
 	pthread_mutex_t lock;           /* running, handles, barrier */
 	pthread_cond_t cond;
 	struct fs_tx *running;
 	bool barrier;                   /* a commit is draining handles */
 	size_t tx_limit;                /* buffers before a forced commit */
+	uint64_t handles_started;       /* statistics (tests): outermost
+					   fs_tx_begin calls */
 	pthread_mutex_t commit_lock;    /* one commit at a time */
 	uint64_t committed_seq;
-	uint64_t jsb_blk;               /* journal superblock */
-	uint64_t ring_start, ring_blocks;
+	struct fs_jgeom g;
 	uint64_t head;                  /* next free ring position */
 	uint64_t tail;                  /* jsb start_pos */
 	uint64_t used;                  /* ring blocks from tail to head */
 	struct fs_extlist ckpt_frees;   /* metadata frees awaiting checkpoint */
+	/* Called (with no journal lock held) with blocks that may be
+	 * allocated again: data frees once committed, metadata frees once
+	 * checkpointed.  Set by the allocator (fs_alloc_load). */
+	void (*release)(struct fs *fs, const struct fs_extlist *l);
 	pthread_t thread;
 	bool thread_running;
 	bool stop;
@@ -140,13 +209,9 @@ int fs_journal_load(struct fs *fs);     /* replays; fills the ring state */
 int fs_journal_start(struct fs *fs);    /* commit thread */
 int fs_journal_shutdown(struct fs *fs); /* commit, checkpoint, stop */
 void fs_journal_destroy(struct fs *fs);
-int fs_tx_begin(struct fs *fs, struct fs_tx **out);
-void fs_tx_end(struct fs *fs, struct fs_tx *tx);
-/* Does this thread hold a handle? (Then it must not wait for a commit.) */
-bool fs_tx_held(void);
-void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
-void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
-		uint64_t len, bool meta);
+/* Commits the running transaction (or just flushes when it is empty).
+ * Caller holds no handle. */
+int fs_journal_commit(struct fs *fs);
 /* Commits the running transaction (or just flushes) and waits: durable. */
 int fs_journal_sync(struct fs *fs);
 /* Makes transaction seq durable (committing it if need be) and every data
@@ -154,7 +219,8 @@ int fs_journal_sync(struct fs *fs);
 int fs_journal_sync_upto(struct fs *fs, uint64_t seq);
 /* Commit, then checkpoint: every pending free becomes allocatable. */
 int fs_journal_checkpoint(struct fs *fs);
-int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id);
+/* Has transaction seq committed? */
+bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 
 /* ---- Allocation (alloc.c) ------------------------------------------------ */
 struct fs_alloc {
@@ -177,8 +243,6 @@ int fs_alloc_meta(struct fs *fs, struct fs_tx *tx, uint64_t goal,
 		  uint64_t *blk);
 void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		    uint64_t len, bool meta);
-/* Called by the journal when frees become reusable. */
-void fs_alloc_release(struct fs *fs, const struct fs_extlist *l);
 /* Can want data blocks be allocated without touching the reserve? */
 bool fs_alloc_has_space(struct fs *fs, uint64_t want);
 /*
@@ -263,7 +327,7 @@ struct fs_inode {
 					   needs: size, block map */
 	bool dead;                      /* freed on disk */
 	struct fs_dinode d;
-	struct fs_inode *hnext;
+	struct hc_node node;            /* in fs->icache, key: ino */
 };
 
 int fs_icache_init(struct fs *fs);
@@ -272,9 +336,17 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out);
 /* A reference to ino if it is in memory (kernel-referenced inodes always
  * are), else NULL. */
 struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
-/* Drops a reference; frees the inode on disk when nothing refers to it.
- * The caller holds no handle and no inode lock. */
-void fs_iput(struct fs *fs, struct fs_inode *ip);
+/*
+ * The inode cache's half of fs_iput: drops a reference.  Returns true
+ * instead, keeping the reference, when this was the last use of an
+ * unlinked inode: the caller frees it on disk (evict.c), then drops the
+ * reference with fs_inode_unref_freed.
+ */
+bool fs_inode_unref(struct fs *fs, struct fs_inode *ip);
+void fs_inode_unref_freed(struct fs *fs, struct fs_inode *ip);
+/* Takes ip out of the cache for good, clears its slot in the inode table
+ * and frees its number (its blocks must be gone). */
+int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* The same when only timestamps changed (fdatasync need not wait). */
 int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
@@ -290,17 +362,14 @@ void fs_lockset_lock(struct fs_lockset *s);
 void fs_lockset_unlock(struct fs_lockset *s);
 int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 		 gid_t gid, struct fs_inode **out);
-/* Undoes fs_inode_new when the name could not be added; drops the ref. */
-void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* Lookup references and open handles (fs.h), under icache_lock. */
 void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens);
 void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,
 		      struct fs_attr *a);
 int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
-int fs_orphans_process(struct fs *fs);
-/* Frees an unlinked inode's blocks, xattrs and number (several handles). */
-int fs_inode_free(struct fs *fs, struct fs_inode *ip);
+/* The first inode on the orphan list at or after from; -ENOENT: none. */
+int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino);
 int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
 			 uint64_t now_ns);
 void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
@@ -314,7 +383,7 @@ int fs_ext_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 /* Unmaps [from, to) and frees the blocks; stops after about max records
  * (*more set) so a caller can split huge truncates across transactions.
  * A batch dirties at most ~FS_EXT_REMOVE_BATCH bitmap blocks plus a few
- * tree nodes, well within the smallest journal (64 blocks: see journal.c). */
+ * tree nodes, well within the smallest journal (64 blocks: see commit.c). */
 #define FS_EXT_REMOVE_BATCH 32
 int fs_ext_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		  uint64_t from, uint64_t to, int max, bool *more);
@@ -337,13 +406,16 @@ int fs_space_reserve(struct fs *fs, uint64_t blocks);
 int fs_zero_block_tail(struct fs *fs, struct fs_inode *ip, uint64_t from);
 /* Before a file grows past its end: see file.c. */
 int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
-/* Has transaction seq committed? */
-bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
 ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		      size_t size, const void *buf);
+/* open(2) of ip, referenced by the caller, who holds no lock on it: O_TRUNC
+ * empties a regular file, the inode gains an open handle, *fh is new. */
+int fs_file_open(struct fs *fs, struct fs_inode *ip, int flags, uint64_t *fh);
+/* A new opaque file handle number. */
+uint64_t fs_fh_new(struct fs *fs);
 
 /* ---- Directories (dir.c) ------------------------------------------------- */
 /* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
@@ -362,20 +434,50 @@ int fs_dir_next(struct fs *fs, struct fs_inode *dp, uint64_t cookie,
 int fs_dir_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp);
 
 /* ---- Extended attributes (xattr.c) --------------------------------------- */
+/* Caller holds ip->lock (write for changes, inside a transaction).  The
+ * size rules are fs_getxattr's; changes touch ctime and dirty the inode. */
+ssize_t fs_xattr_get(struct fs *fs, struct fs_inode *ip, const char *name,
+		     void *buf, size_t size);
+int fs_xattr_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		 const char *name, const void *value, size_t size, int flags);
+int fs_xattr_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		    const char *name);
+/* NUL-separated names for which shown() is true. */
+ssize_t fs_xattr_list(struct fs *fs, struct fs_inode *ip,
+		      bool (*shown)(const char *name, size_t len,
+				    const void *arg),
+		      const void *arg, char *buf, size_t size);
 int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+
+/* ---- POSIX ACLs (acl.c) -------------------------------------------------- */
+#define FS_ACL_ACCESS "system.posix_acl_access"
+#define FS_ACL_DEFAULT "system.posix_acl_default"
+/* Caller holds the inodes' locks (write) and a transaction is open. */
 /*
  * Gives new inode ip the ACLs that directory dp's default ACL implies and
  * masks ip's mode with it.  1: dp has no default ACL (apply the umask).
  */
 int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		   struct fs_inode *ip);
+/* Before ip's permission bits become those of mode: its access ACL, if it
+ * has one, takes them (owner, mask or owning group, other). */
+int fs_acl_chmod(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		 mode_t mode);
+/* Stores an access ACL (not if the mode bits say as much) and sets ip's
+ * permission bits from it.  -EINVAL: not a valid ACL. */
+int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		      const void *value, size_t size, int flags);
+
+/* ---- End of an inode's life (evict.c) ------------------------------------ */
+/* Drops a reference; frees the inode on disk when nothing refers to it.
+ * The caller holds no handle and no inode lock. */
+void fs_iput(struct fs *fs, struct fs_inode *ip);
+/* Undoes fs_inode_new when the name could not be added; drops the ref. */
+void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* Mount: frees the orphans a crash left, finishes interrupted truncates. */
+int fs_orphans_process(struct fs *fs);
 
 /* ---- The filesystem ------------------------------------------------------ */
-struct fs_icache {
-	struct fs_inode **hash;
-	size_t nhash;
-	size_t count;
-};
 
 struct fs {
 	struct fs_bdev *bdev;
@@ -388,14 +490,11 @@ struct fs {
 	struct fs_alloc alloc;
 	pthread_rwlock_t ns_lock;
 	pthread_mutex_t icache_lock;
-	struct fs_icache ic;
+	struct hcache icache;           /* struct fs_inode by number */
 	pthread_mutex_t orphan_lock;
 	uint64_t orphans_freed;
 	bool was_clean;
 	uint64_t next_fh;
 };
-
-/* The superblock buffer: orphan tree root lives there and is journalled. */
-int fs_sb_get(struct fs *fs, struct fs_buf **out);
 
 #endif

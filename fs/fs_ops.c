@@ -62,6 +62,7 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 {
 	struct fs_tx *tx;
 	bool resized = false;
+	mode_t mode;
 	int err;
 
 	if (to_set & FS_SET_ATTR_SIZE) {
@@ -77,8 +78,16 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 	err = fs_tx_begin(fs, &tx);
 	if (err)
 		return err;
-	if (to_set & FS_SET_ATTR_MODE)
-		ip->d.mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+	if (to_set & FS_SET_ATTR_MODE) {
+		mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+		/* The access ACL first: if it fails, nothing has changed. */
+		err = fs_acl_chmod(fs, tx, ip, mode);
+		if (err) {
+			fs_tx_end(fs, tx);
+			return err;
+		}
+		ip->d.mode = mode;
+	}
 	if (to_set & FS_SET_ATTR_UID)
 		ip->d.uid = in->uid;
 	if (to_set & FS_SET_ATTR_GID)
@@ -111,30 +120,12 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 /* ---- files --------------------------------------------------------------- */
 int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh)
 {
-	struct fs_attr a = { 0 };
 	struct fs_inode *ip;
 	int err = fs_iget(fs, ino, &ip);
 
 	if (err)
 		return err;
-	if (S_ISDIR(ip->d.mode) && (flags & O_ACCMODE) != O_RDONLY) {
-		err = -EISDIR;
-		goto out;
-	}
-	/* Linux truncates on O_TRUNC whatever the access mode (the kernel
-	 * has checked write permission already) and shows the file empty:
-	 * so must the file be. */
-	if ((flags & O_TRUNC) && S_ISREG(ip->d.mode)) {
-		pthread_rwlock_wrlock(&ip->lock);
-		err = setattr_locked(fs, ip, &a, FS_SET_ATTR_SIZE |
-				     FS_SET_ATTR_MTIME_NOW);
-		pthread_rwlock_unlock(&ip->lock);
-		if (err)
-			goto out;
-	}
-	fs_inode_ref(fs, ip, 0, 1);
-	*fh = __atomic_add_fetch(&fs->next_fh, 1, __ATOMIC_RELAXED);
-out:
+	err = fs_file_open(fs, ip, flags, fh);
 	fs_iput(fs, ip);
 	return err;
 }
@@ -201,7 +192,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 }
 
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
-		 const void *buf)
+		 const void *buf, int flags)
 {
 	struct fs_inode *ip;
 	ssize_t n;
@@ -212,6 +203,8 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	if (n)
 		return n;
 	pthread_rwlock_wrlock(&ip->lock);
+	if (flags & O_APPEND)
+		off = ip->d.size;
 	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_write(fs, ip, off, size, buf);
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
@@ -440,7 +433,7 @@ ssize_t fs_copy_file_range(struct fs *fs, uint64_t ino_in, uint64_t off_in,
 				done = (size_t)n;
 			break;
 		}
-		w = fs_write(fs, ino_out, off_out + done, (size_t)n, buf);
+		w = fs_write(fs, ino_out, off_out + done, (size_t)n, buf, 0);
 		if (w < 0) {
 			if (!done)
 				done = (size_t)w;

@@ -1,34 +1,36 @@
 /*
- * inode: the inode table, the in-memory inode cache, the orphan list and
- * the freeing of unlinked inodes.
+ * inode: the inode table, the in-memory inode cache and the orphan list.
  *
  * Usage: fs_iget -> lock ip->lock -> read or change ip->d, fs_inode_dirty
- * inside a transaction -> unlock -> fs_iput.
+ * inside a transaction -> unlock -> fs_iput, which evict.c implements.
  *
  * An inode stays in memory while it has references (refs), kernel lookups
- * (nlookup) or open handles (nopen).  When the last of those goes and its
- * link count is 0 it is freed on disk (fs_inode_free).  From the moment its
- * link count reaches 0 until it is freed it is listed in the orphan B+tree
- * (root in the superblock), so that mount can free what a crash left
- * behind; the same list marks a long truncate in progress (nlink > 0).
+ * (nlookup) or open handles (nopen), and idle ones too while the cache
+ * holds fewer than ICACHE_LIMIT (the hash is common/hcache.h's; idle
+ * inodes need no LRU: over the limit, an inode leaves as it becomes idle,
+ * once its changes have committed).  When the last use of an inode whose link
+ * count is 0 goes, fs_inode_unref tells fs_iput to free it on disk first:
+ * freeing needs file, dir and xattr, which sit above this file, so evict.c
+ * does it.
+ * From the moment its link count reaches 0 until it is freed it is listed
+ * in the orphan B+tree (root in the superblock), so that mount can free
+ * what a crash left behind; the same list marks a long truncate in progress
+ * (nlink > 0).
+ *
+ * Locking: icache_lock guards the cache (common/hcache.h), refs, nlookup,
+ * nopen and dead; orphan_lock the orphan tree.
  */
 #include <string.h>
 #include "fs_int.h"
 
 #define ICACHE_LIMIT 65536
-
-static size_t ic_slot(struct fs *fs, uint64_t ino)
-{
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 17) % fs->ic.nhash;
-}
+#define ICACHE_BUCKETS 16381
 
 int fs_icache_init(struct fs *fs)
 {
 	pthread_mutex_init(&fs->icache_lock, NULL);
 	pthread_mutex_init(&fs->orphan_lock, NULL);
-	fs->ic.nhash = 16381;
-	fs->ic.hash = calloc(fs->ic.nhash, sizeof(*fs->ic.hash));
-	return fs->ic.hash ? 0 : -ENOMEM;
+	return hc_init(&fs->icache, ICACHE_BUCKETS);
 }
 
 static void inode_destroy(struct fs_inode *ip)
@@ -37,55 +39,31 @@ static void inode_destroy(struct fs_inode *ip)
 	free(ip);
 }
 
+static void icache_destroy_one(struct hc_node *n, void *arg)
+{
+	inode_destroy(hc_entry(n, struct fs_inode, node));
+}
+
 void fs_icache_destroy(struct fs *fs)
 {
-	struct fs_inode *ip, *n;
-	size_t i;
-
-	if (!fs->ic.hash)
+	if (!fs->icache.tab)
 		return;
-	for (i = 0; i < fs->ic.nhash; i++) {
-		for (ip = fs->ic.hash[i]; ip; ip = n) {
-			n = ip->hnext;
-			inode_destroy(ip);
-		}
-	}
-	free(fs->ic.hash);
-	fs->ic.hash = NULL;
+	hc_fini(&fs->icache, icache_destroy_one, NULL);
 	pthread_mutex_destroy(&fs->icache_lock);
 	pthread_mutex_destroy(&fs->orphan_lock);
 }
 
-/* Caller holds icache_lock. */
-static void ic_remove(struct fs *fs, struct fs_inode *ip)
+/* Caller holds icache_lock: ino with one more reference, or NULL. */
+static struct fs_inode *ic_get(struct fs *fs, uint64_t ino)
 {
-	struct fs_inode **pp = &fs->ic.hash[ic_slot(fs, ip->ino)];
-
-	while (*pp && *pp != ip)
-		pp = &(*pp)->hnext;
-	if (*pp) {
-		*pp = ip->hnext;
-		fs->ic.count--;
-	}
-}
-
-static void ic_insert(struct fs *fs, struct fs_inode *ip)
-{
-	size_t s = ic_slot(fs, ip->ino);
-
-	ip->hnext = fs->ic.hash[s];
-	fs->ic.hash[s] = ip;
-	fs->ic.count++;
-}
-
-static struct fs_inode *ic_find(struct fs *fs, uint64_t ino)
-{
+	struct hc_node *n = hc_find(&fs->icache, ino);
 	struct fs_inode *ip;
 
-	for (ip = fs->ic.hash[ic_slot(fs, ino)]; ip; ip = ip->hnext)
-		if (ip->ino == ino)
-			return ip;
-	return NULL;
+	if (!n)
+		return NULL;
+	ip = hc_entry(n, struct fs_inode, node);
+	ip->refs++;
+	return ip;
 }
 
 /* ---- encoding ---------------------------------------------------------- */
@@ -259,9 +237,7 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
 	if (ino == 0 || ino >= fs_le64(fs->sb.inodes))
 		return -ENOENT;
 	pthread_mutex_lock(&fs->icache_lock);
-	ip = ic_find(fs, ino);
-	if (ip)
-		ip->refs++;
+	ip = ic_get(fs, ino);
 	pthread_mutex_unlock(&fs->icache_lock);
 	if (ip) {
 		*out = ip;
@@ -278,13 +254,12 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
 		return err;
 	}
 	pthread_mutex_lock(&fs->icache_lock);
-	other = ic_find(fs, ino);
+	other = ic_get(fs, ino);
 	if (other) {
-		other->refs++;
 		inode_destroy(ip);
 		ip = other;
 	} else {
-		ic_insert(fs, ip);
+		hc_insert(&fs->icache, &ip->node, ino);
 	}
 	pthread_mutex_unlock(&fs->icache_lock);
 	*out = ip;
@@ -301,31 +276,45 @@ static bool inode_may_forget(struct fs *fs, const struct fs_inode *ip)
 	return ip->shrink_seq <= done && ip->dirty_seq <= done;
 }
 
-void fs_iput(struct fs *fs, struct fs_inode *ip)
+/*
+ * Caller holds icache_lock; ip has just become idle (no reference, lookup
+ * or open handle).  A freed inode dies (it has left the table already);
+ * any other stays cached, unless the cache is over its limit and nothing
+ * of it still waits for a commit.
+ */
+static void icache_idle(struct fs *fs, struct fs_inode *ip)
 {
-	bool idle, do_free = false;
+	if (!ip->dead && (fs->icache.count <= ICACHE_LIMIT ||
+			  !inode_may_forget(fs, ip)))
+		return;
+	hc_remove(&fs->icache, &ip->node);
+	inode_destroy(ip);
+}
+
+bool fs_inode_unref(struct fs *fs, struct fs_inode *ip)
+{
+	bool idle, must_free = false;
 
 	pthread_mutex_lock(&fs->icache_lock);
 	FS_ASSERT(ip->refs > 0);
 	idle = ip->refs == 1 && ip->nlookup == 0 && ip->nopen == 0;
-	if (idle && ip->d.nlink == 0 && !ip->dead && !fs->rdonly) {
-		do_free = true;
-	} else if (--ip->refs == 0 && idle &&
-		   (ip->dead || (fs->ic.count > ICACHE_LIMIT &&
-				 inode_may_forget(fs, ip)))) {
-		ic_remove(fs, ip);
-		pthread_mutex_unlock(&fs->icache_lock);
-		inode_destroy(ip);
-		return;
-	}
+	if (idle && ip->d.nlink == 0 && !ip->dead && !fs->rdonly)
+		must_free = true;
+	else if (--ip->refs == 0 && idle)
+		icache_idle(fs, ip);
 	pthread_mutex_unlock(&fs->icache_lock);
-	if (!do_free)
-		return;
-	(void)fs_inode_free(fs, ip);
+	return must_free;
+}
+
+void fs_inode_unref_freed(struct fs *fs, struct fs_inode *ip)
+{
+	bool destroy;
+
 	pthread_mutex_lock(&fs->icache_lock);
-	idle = --ip->refs == 0 && ip->dead;
+	FS_ASSERT(ip->refs > 0);
+	destroy = --ip->refs == 0 && ip->dead;
 	pthread_mutex_unlock(&fs->icache_lock);
-	if (idle)
+	if (destroy)
 		inode_destroy(ip);
 }
 
@@ -373,8 +362,8 @@ int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 		return err;
 	}
 	pthread_mutex_lock(&fs->icache_lock);
-	FS_ASSERT(!ic_find(fs, ino));
-	ic_insert(fs, ip);
+	FS_ASSERT(!hc_find(&fs->icache, ino));
+	hc_insert(&fs->icache, &ip->node, ino);
 	pthread_mutex_unlock(&fs->icache_lock);
 	*out = ip;
 	return 0;
@@ -385,26 +374,23 @@ struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino)
 	struct fs_inode *ip;
 
 	pthread_mutex_lock(&fs->icache_lock);
-	ip = ic_find(fs, ino);
-	if (ip)
-		ip->refs++;
+	ip = ic_get(fs, ino);
 	pthread_mutex_unlock(&fs->icache_lock);
 	return ip;
 }
 
-void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
+int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 {
-	bool more;
+	int err;
 
-	(void)fs_ext_remove(fs, tx, ip, 0, UINT64_MAX, INT32_MAX, &more);
-	(void)fs_xattr_destroy(fs, tx, ip);
 	pthread_mutex_lock(&fs->icache_lock);
-	ic_remove(fs, ip);
+	hc_remove(&fs->icache, &ip->node);
 	ip->dead = true;
 	pthread_mutex_unlock(&fs->icache_lock);
-	(void)inode_write(fs, tx, ip->ino, &ip->d, false);
-	(void)fs_free_inode(fs, tx, ip->ino);
-	inode_destroy(ip);
+	err = inode_write(fs, tx, ip->ino, &ip->d, false);
+	if (!err)
+		err = fs_free_inode(fs, tx, ip->ino);
+	return err;
 }
 
 void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens)
@@ -489,93 +475,29 @@ int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 	return err == -ENOENT ? 0 : err;
 }
 
-/* Frees (or finishes truncating) every inode a crash left on the list. */
-int fs_orphans_process(struct fs *fs)
+/* Runs find on the orphan tree: the first orphan at or after from. */
+int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino)
 {
 	struct fs_orphan_disk rec;
 	struct fs_sb_disk *sb;
-	struct fs_inode *ip;
 	struct fs_buf *b;
-	uint64_t root, next = 0;
+	uint64_t root;
 	uint32_t depth;
 	struct fs_bt t;
 	int err;
 
-	for (;;) {
-		err = fs_sb_get(fs, &b);
-		if (err)
-			return err;
-		sb = (struct fs_sb_disk *)b->data;
-		root = fs_le64(sb->orphan_root);
-		depth = fs_le32(sb->orphan_depth);
-		bc_put(fs, b);
-		t = (struct fs_bt){ fs, &root, &depth, sizeof(rec),
-				    FS_TREE_ORPHAN, 0, NULL, 0 };
-		err = fs_bt_find(&t, next, FS_BT_GE, &rec);
-		if (err == -ENOENT)
-			return 0;
-		if (err)
-			return err;
-		next = fs_le64(rec.key) + 1;
-		err = fs_iget(fs, fs_le64(rec.key), &ip);
-		if (err)
-			return err;
-		ip->orphan = true;
-		if (ip->d.nlink == 0) {
-			fs->orphans_freed++;
-			fs_iput(fs, ip);
-			continue;
-		}
-		err = fs_file_truncate(fs, ip, ip->d.size);
-		fs_iput(fs, ip);
-		if (err)
-			return err;
-	}
-}
-
-/* Frees the blocks of ip in bounded transactions, then the inode itself. */
-int fs_inode_free(struct fs *fs, struct fs_inode *ip)
-{
-	struct fs_tx *tx;
-	bool more = true;
-	int err = 0;
-
-	pthread_rwlock_wrlock(&ip->lock);
-	while (more && !err) {
-		err = fs_tx_begin(fs, &tx);
-		if (err)
-			break;
-		if (S_ISDIR(ip->d.mode)) {
-			err = fs_dir_destroy(fs, tx, ip);
-			more = false;
-		} else if (S_ISREG(ip->d.mode) || S_ISLNK(ip->d.mode)) {
-			err = fs_ext_remove(fs, tx, ip, 0, UINT64_MAX,
-					    FS_EXT_REMOVE_BATCH, &more);
-		} else {
-			more = false;   /* FIFO, socket, device: no blocks */
-		}
-		if (!err && !more)
-			err = fs_xattr_destroy(fs, tx, ip);
-		if (!err && !more)
-			err = fs_orphan_del(fs, tx, ip);
-		if (!err && !more) {
-			pthread_mutex_lock(&fs->icache_lock);
-			ic_remove(fs, ip);
-			ip->dead = true;
-			pthread_mutex_unlock(&fs->icache_lock);
-			err = inode_write(fs, tx, ip->ino, &ip->d, false);
-			if (!err)
-				err = fs_free_inode(fs, tx, ip->ino);
-		} else if (!err) {
-			err = fs_inode_dirty(fs, tx, ip);
-		}
-		fs_tx_end(fs, tx);
-	}
-	pthread_rwlock_unlock(&ip->lock);
+	err = fs_sb_get(fs, &b);
 	if (err)
-		fprintf(stderr, "raidfs: freeing inode %llu failed (%d); it "
-			"stays on the orphan list\n",
-			(unsigned long long)ip->ino, err);
+		return err;
+	sb = (struct fs_sb_disk *)b->data;
+	root = fs_le64(sb->orphan_root);
+	depth = fs_le32(sb->orphan_depth);
+	bc_put(fs, b);
+	t = (struct fs_bt){ fs, &root, &depth, sizeof(rec), FS_TREE_ORPHAN,
+			    0, NULL, 0 };
+	err = fs_bt_find(&t, from, FS_BT_GE, &rec);
+	if (!err)
+		*ino = fs_le64(rec.key);
 	return err;
 }
 

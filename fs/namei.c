@@ -247,6 +247,31 @@ int fs_symlink(struct fs *fs, const struct fs_ctx *ctx, const char *target,
 	return create_node(fs, parent, name, &nn, attr);
 }
 
+/* An existing name, without O_EXCL: open(2) of what it names.  The lookup
+ * reference stays with the caller unless this fails. */
+static int open_existing(struct fs *fs, uint64_t parent, const char *name,
+			 int flags, struct fs_attr *attr, uint64_t *fh)
+{
+	struct fs_inode *ip;
+	int err = fs_lookup(fs, parent, name, attr);
+
+	if (err)
+		return err;
+	/* Our lookup reference keeps it in the cache. */
+	ip = fs_icache_find(fs, attr->ino);
+	FS_ASSERT(ip);
+	err = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_open(fs, ip, flags, fh);
+	if (!err) {
+		pthread_rwlock_rdlock(&ip->lock);
+		fs_inode_to_attr(fs, ip, attr);
+		pthread_rwlock_unlock(&ip->lock);
+	} else {
+		fs_inode_ref(fs, ip, -1, 0);
+	}
+	fs_iput(fs, ip);
+	return err;
+}
+
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, mode_t mode, int flags, struct fs_attr *attr,
 	      uint64_t *fh)
@@ -259,24 +284,12 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (err != -EEXIST || (flags & O_EXCL) || name_is_dot(name))
 			break;
 		/* It exists: open it, as open(2) without O_EXCL does. */
-		err = fs_lookup(fs, parent, name, attr);
-		if (err == -ENOENT)
-			continue;
-		if (err)
+		err = open_existing(fs, parent, name, flags, attr, fh);
+		if (err != -ENOENT)
 			return err;
-		if (S_ISDIR(attr->mode)) {
-			fs_forget(fs, attr->ino, 1);
-			return -EISDIR;
-		}
-		err = fs_open(fs, attr->ino, flags, fh);
-		if (!err)
-			err = fs_getattr(fs, attr->ino, attr);
-		if (err)
-			fs_forget(fs, attr->ino, 1);
-		return err;
 	}
 	if (!err)
-		*fh = __atomic_add_fetch(&fs->next_fh, 1, __ATOMIC_RELAXED);
+		*fh = fs_fh_new(fs);
 	return err;
 }
 

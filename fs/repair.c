@@ -110,30 +110,6 @@ int fs_repair_extents(struct fs_repair *r, fs_repair_extent_fn fn, void *arg)
 	return err;
 }
 
-void fs_repair_free(struct fs_repair *r)
-{
-	uint64_t i;
-
-	if (!r)
-		return;
-	if (r->name)
-		for (i = 0; i < r->ninodes; i++)
-			free(r->name[i]);
-	free(r->name);
-	free(r->used);
-	free(r->st);
-	free(r->dtype);
-	free(r->links);
-	free(r->subdirs);
-	free(r->entries);
-	free(r->nblk);
-	free(r->parent_of);
-	free(r->queue);
-	free(r->fix);
-	free(r->ents);
-	free(r);
-}
-
 bool fs_repair_sb_clean(struct fs *fs)
 {
 	return fs_le32(fs->sb.state) == FS_STATE_CLEAN;

@@ -535,6 +535,31 @@ static int rp_alloc(struct fs_repair *r)
 	       r->entries && r->nblk && r->parent_of && r->name ? 0 : -ENOMEM;
 }
 
+/* The scan allocates what it finds (rp_alloc, rp_fix_add): it frees it. */
+void fs_repair_free(struct fs_repair *r)
+{
+	uint64_t i;
+
+	if (!r)
+		return;
+	if (r->name)
+		for (i = 0; i < r->ninodes; i++)
+			free(r->name[i]);
+	free(r->name);
+	free(r->used);
+	free(r->st);
+	free(r->dtype);
+	free(r->links);
+	free(r->subdirs);
+	free(r->entries);
+	free(r->nblk);
+	free(r->parent_of);
+	free(r->queue);
+	free(r->fix);
+	free(r->ents);
+	free(r);
+}
+
 static int rp_run(struct fs_repair *r)
 {
 	uint64_t i;

@@ -188,7 +188,7 @@ static int sb_read(struct fs *fs, uint64_t copy, uint8_t *out)
 	struct fs_buf *b;
 	int err;
 
-	if (!fs->bc.hash || copy)
+	if (!bc_is_ready(fs) || copy)
 		return fs_bdev_read(fs->bdev, copy, 1, out);
 	err = bc_read(fs, 0, FS_BUF_SB, &b);
 	if (err)
@@ -209,7 +209,7 @@ static int sb_restore_copy0(struct fs *fs)
 	struct fs_buf *b;
 	int err = 0;
 
-	if (!fs->bc.hash) {
+	if (!bc_is_ready(fs)) {
 		if (!fs->rdonly)
 			err = sb_write_copy(fs->bdev, &fs->sb, 0);
 		return err ? err : fs->rdonly ? 0 : fs_bdev_flush(fs->bdev);
@@ -262,11 +262,6 @@ static int sb_load(struct fs *fs)
 		err = -EROFS;
 	}
 	return err;
-}
-
-int fs_sb_get(struct fs *fs, struct fs_buf **out)
-{
-	return bc_read(fs, 0, FS_BUF_SB, out);
 }
 
 /* Journalled: marks the filesystem mounted (or clean). */

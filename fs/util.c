@@ -1,6 +1,6 @@
 /*
- * util: checksums, clocks and the panic for broken invariants, shared by
- * every layer of the filesystem.
+ * util: checksums, block headers, clocks, lists of block runs and the
+ * panic for broken invariants, shared by every layer of the filesystem.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,4 +72,31 @@ int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk)
 	if (fs_csum(tmp, FS_BSIZE, blk) != fs_le64(h->csum))
 		return -EUCLEAN;
 	return 0;
+}
+
+int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len)
+{
+	void *v;
+
+	if (l->n && l->v[l->n - 1].blk + l->v[l->n - 1].len == blk) {
+		l->v[l->n - 1].len += len;
+		return 0;
+	}
+	if (l->n == l->cap) {
+		v = realloc(l->v, (l->cap * 2 + 16) * sizeof(*l->v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = l->cap * 2 + 16;
+	}
+	l->v[l->n].blk = blk;
+	l->v[l->n].len = len;
+	l->n++;
+	return 0;
+}
+
+void fs_extlist_free(struct fs_extlist *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

@@ -1,13 +1,14 @@
 /*
- * xattr: extended attributes, all of an inode's in one checksummed block
- * (as ext4 without ea_inode).  POSIX ACLs (system.posix_acl_access,
- * system.posix_acl_default) are stored as ordinary attributes; the kernel
- * interprets them.
+ * xattr: an inode's extended attributes, all in one checksummed block (as
+ * ext4 without ea_inode).  Names are stored as given: what a name may be
+ * and who may see it is xattr_ops.c's, what an ACL means is acl.c's.
  *
  * Block layout: struct fs_xattr_hdr_disk, then count entries packed:
  * u8 name_len, u8 0, le16 value_len, name bytes, value bytes.
  *
- * Caller of the fs_*xattr API holds nothing; they take ip->lock.
+ * Usage: lock ip->lock (read for get and list, write for the rest), then
+ * fs_xattr_get / fs_xattr_list, or inside a transaction fs_xattr_set /
+ * fs_xattr_remove (which touch ctime and mark the inode dirty).
  */
 #include <string.h>
 #include <sys/xattr.h>
@@ -206,58 +207,16 @@ out:
 	return err;
 }
 
-static int xa_check_name(const char *name)
+int fs_xattr_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		 const char *name, const void *value, size_t size, int flags)
 {
-	size_t len = strlen(name);
-
-	return len == 0 || len > FS_XATTR_NAME_MAX ? -ERANGE : 0;
+	return xa_set_locked(fs, tx, ip, name, value, size, flags, false);
 }
 
-static int xa_modify(struct fs *fs, uint64_t ino, const char *name,
-		     const void *value, size_t size, int flags, bool remove)
+int fs_xattr_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		    const char *name)
 {
-	struct fs_inode *ip;
-	struct fs_tx *tx;
-	int err;
-
-	err = xa_check_name(name);
-	if (err)
-		return err;
-	/* As ext4 without ea_inode: beyond the syscall's limit E2BIG, beyond
-	 * what one block holds ENOSPC. */
-	if (size > XATTR_SIZE_MAX)
-		return -E2BIG;
-	if (size > FS_XATTR_SIZE_MAX)
-		return -ENOSPC;
-	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
-		return -EINVAL;
-	err = fs_iget(fs, ino, &ip);
-	if (err)
-		return err;
-	pthread_rwlock_wrlock(&ip->lock);
-	err = fs_meta_check(fs, remove ? FS_META_FLOOR_REMOVE :
-				    FS_META_FLOOR_CREATE);
-	if (!err)
-		err = fs_tx_begin(fs, &tx);
-	if (!err) {
-		err = xa_set_locked(fs, tx, ip, name, value, size, flags,
-				    remove);
-		fs_tx_end(fs, tx);
-	}
-	pthread_rwlock_unlock(&ip->lock);
-	fs_iput(fs, ip);
-	return err;
-}
-
-int fs_setxattr(struct fs *fs, uint64_t ino, const char *name,
-		const void *value, size_t size, int flags)
-{
-	return xa_modify(fs, ino, name, value, size, flags, false);
-}
-
-int fs_removexattr(struct fs *fs, uint64_t ino, const char *name)
-{
-	return xa_modify(fs, ino, name, NULL, 0, 0, true);
+	return xa_set_locked(fs, tx, ip, name, NULL, 0, 0, true);
 }
 
 /* Copies len bytes to buf under the getxattr size rules. */
@@ -272,9 +231,8 @@ static ssize_t xa_copy_out(void *buf, size_t size, const void *src,
 	return (ssize_t)len;
 }
 
-/* Caller holds ip->lock. */
-static ssize_t xa_get_locked(struct fs *fs, struct fs_inode *ip,
-			     const char *name, void *buf, size_t size)
+ssize_t fs_xattr_get(struct fs *fs, struct fs_inode *ip, const char *name,
+		     void *buf, size_t size)
 {
 	struct xa_set *s = malloc(sizeof(*s));
 	ssize_t ret;
@@ -294,45 +252,24 @@ static ssize_t xa_get_locked(struct fs *fs, struct fs_inode *ip,
 	return ret;
 }
 
-ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *buf,
-		    size_t size)
-{
-	struct fs_inode *ip;
-	ssize_t ret;
-
-	ret = xa_check_name(name);
-	if (ret)
-		return ret;
-	ret = fs_iget(fs, ino, &ip);
-	if (ret)
-		return ret;
-	pthread_rwlock_rdlock(&ip->lock);
-	ret = xa_get_locked(fs, ip, name, buf, size);
-	pthread_rwlock_unlock(&ip->lock);
-	fs_iput(fs, ip);
-	return ret;
-}
-
-ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size)
+ssize_t fs_xattr_list(struct fs *fs, struct fs_inode *ip,
+		      bool (*shown)(const char *name, size_t len,
+				    const void *arg),
+		      const void *arg, char *buf, size_t size)
 {
 	char out[XA_CAP];
-	struct fs_inode *ip;
 	struct xa_set *s;
 	size_t len = 0;
 	ssize_t ret;
 	unsigned i;
 
-	ret = fs_iget(fs, ino, &ip);
-	if (ret)
-		return ret;
 	s = malloc(sizeof(*s));
-	if (!s) {
-		fs_iput(fs, ip);
+	if (!s)
 		return -ENOMEM;
-	}
-	pthread_rwlock_rdlock(&ip->lock);
 	ret = xa_load(fs, ip, s);
 	for (i = 0; !ret && i < s->n; i++) {
+		if (!shown((const char *)s->e[i].name, s->e[i].name_len, arg))
+			continue;
 		memcpy(out + len, s->e[i].name, s->e[i].name_len);
 		len += s->e[i].name_len;
 		out[len++] = '\0';
@@ -340,9 +277,7 @@ ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size)
 	if (!ret)
 		ret = xa_copy_out(buf, size, out, len);
 	xa_release(fs, s);
-	pthread_rwlock_unlock(&ip->lock);
 	free(s);
-	fs_iput(fs, ip);
 	return ret;
 }
 
@@ -356,109 +291,3 @@ int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 	return 0;
 }
 
-/* ---- POSIX ACL inheritance --------------------------------------------------
- * The kernel checks ACLs (default_permissions) but leaves it to the
- * filesystem to give a new inode the ACLs its directory's default ACL
- * implies, as posix_acl_create() does for local filesystems.
- */
-#define ACL_XATTR_VERSION 2
-#define ACL_TAG_USER_OBJ 0x01
-#define ACL_TAG_USER 0x02
-#define ACL_TAG_GROUP_OBJ 0x04
-#define ACL_TAG_GROUP 0x08
-#define ACL_TAG_MASK 0x10
-#define ACL_TAG_OTHER 0x20
-#define ACL_HDR 4
-#define ACL_ENTRY 8
-
-static uint16_t acl_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static void acl_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-/*
- * posix_acl_create_masq: masks acl's entries with mode and mode with the
- * entries.  *equiv: the ACL says no more than the mode bits.
- */
-static int acl_masq(uint8_t *acl, size_t len, mode_t *mode, bool *equiv)
-{
-	uint8_t *e, *group_obj = NULL, *mask = NULL;
-	mode_t m = *mode;
-	uint16_t perm;
-
-	if (len < ACL_HDR || (len - ACL_HDR) % ACL_ENTRY ||
-	    acl[0] != ACL_XATTR_VERSION)
-		return -EIO;
-	*equiv = true;
-	for (e = acl + ACL_HDR; e < acl + len; e += ACL_ENTRY) {
-		perm = acl_get16(e + 2);
-		switch (acl_get16(e)) {
-		case ACL_TAG_USER_OBJ:
-			perm &= (uint16_t)(((m >> 6) & 7) | ~7u);
-			m &= (mode_t)((perm & 7) << 6) | ~(mode_t)S_IRWXU;
-			break;
-		case ACL_TAG_USER:
-		case ACL_TAG_GROUP:
-			*equiv = false;
-			break;
-		case ACL_TAG_GROUP_OBJ:
-			group_obj = e;
-			break;
-		case ACL_TAG_OTHER:
-			perm &= (uint16_t)((m & 7) | ~7u);
-			m &= (mode_t)(perm & 7) | ~(mode_t)S_IRWXO;
-			break;
-		case ACL_TAG_MASK:
-			mask = e;
-			*equiv = false;
-			break;
-		default:
-			return -EIO;
-		}
-		acl_put16(e + 2, perm);
-	}
-	e = mask ? mask : group_obj;
-	if (!e)
-		return -EIO;
-	perm = acl_get16(e + 2) & (uint16_t)(((m >> 3) & 7) | ~7u);
-	acl_put16(e + 2, perm);
-	m &= (mode_t)((perm & 7) << 3) | ~(mode_t)S_IRWXG;
-	*mode = m;
-	return 0;
-}
-
-int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
-		   struct fs_inode *ip)
-{
-	static const char def[] = "system.posix_acl_default";
-	static const char acc[] = "system.posix_acl_access";
-	uint8_t acl[FS_XATTR_SIZE_MAX];
-	mode_t mode = ip->d.mode & 07777;
-	bool equiv;
-	ssize_t len;
-	int err;
-
-	len = xa_get_locked(fs, dp, def, acl, sizeof(acl));
-	if (len == -ENODATA)
-		return 1;
-	if (len < 0)
-		return (int)len;
-	if (S_ISDIR(ip->d.mode)) {
-		err = xa_set_locked(fs, tx, ip, def, acl, (size_t)len, 0, false);
-		if (err)
-			return err;
-	}
-	err = acl_masq(acl, (size_t)len, &mode, &equiv);
-	if (err)
-		return err;
-	ip->d.mode = (ip->d.mode & ~(mode_t)07777) | mode;
-	if (!equiv)
-		err = xa_set_locked(fs, tx, ip, acc, acl, (size_t)len, 0, false);
-	return err;
-}

@@ -24,7 +24,7 @@ static void write_files(struct fs *fs, struct fs_ctx *ctx, int gen)
 		tfs_pattern(w, sizeof(w), (uint64_t)(gen * 10 + i));
 		assert_int_equal(fs_create(fs, ctx, ROOT, name, 0644, O_RDWR, &a,
 					   &fh), 0);
-		assert_int_equal(fs_write(fs, a.ino, 0, sizeof(w) - i * 1000, w),
+		assert_int_equal(fs_write(fs, a.ino, 0, sizeof(w) - i * 1000, w, 0),
 				 sizeof(w) - i * 1000);
 		fs_release(fs, a.ino, fh);
 		fs_forget(fs, a.ino, 1);

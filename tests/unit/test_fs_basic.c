@@ -135,8 +135,8 @@ static void test_write_read(void **state)
 
 	tfs_pattern(w, sizeof(w), 1);
 	f = tfs_create(t, ROOT, "data");
-	assert_int_equal(fs_write(t->fs, f, 0, 100, w), 100);
-	assert_int_equal(fs_write(t->fs, f, 100, sizeof(w) - 100, w + 100),
+	assert_int_equal(fs_write(t->fs, f, 0, 100, w, 0), 100);
+	assert_int_equal(fs_write(t->fs, f, 100, sizeof(w) - 100, w + 100, 0),
 			 sizeof(w) - 100);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, sizeof(w));
@@ -162,7 +162,7 @@ static void test_truncate_and_holes(void **state)
 
 	tfs_pattern(w, sizeof(w), 2);
 	f = tfs_create(t, ROOT, "t");
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 	in.size = 5000;
 	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, &a), 0);
 	assert_int_equal(a.size, 5000);
@@ -173,7 +173,7 @@ static void test_truncate_and_holes(void **state)
 	assert_memory_equal(r, w, 5000);
 	assert_memory_equal(r + 5000, z, 5000);
 	/* a write far away leaves a hole that reads as zeros */
-	assert_int_equal(fs_write(t->fs, f, 1 << 20, 10, w), 10);
+	assert_int_equal(fs_write(t->fs, f, 1 << 20, 10, w, 0), 10);
 	assert_int_equal(fs_read(t->fs, f, 500000, 1000, r), 1000);
 	assert_memory_equal(r, z, 1000);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
@@ -220,7 +220,7 @@ static void test_hard_links(void **state)
 	assert_int_equal(a.nlink, 2);
 	assert_int_equal(fs_link(t->fs, f, d, "g", &a), -EEXIST);
 	assert_int_equal(fs_link(t->fs, d, ROOT, "dd", &a), -EPERM);
-	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello"), 5);
+	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello", 0), 5);
 	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), 0);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.nlink, 1);
@@ -244,8 +244,8 @@ static void test_open_unlinked(void **state)
 	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "tmp", 0644, O_RDWR,
 				   &a, &fh), 0);
 	f = a.ino;
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(big), big), sizeof(big));
-	assert_int_equal(fs_write(t->fs, f, 0, 6, "alive"), 6);
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(big), big, 0), sizeof(big));
+	assert_int_equal(fs_write(t->fs, f, 0, 6, "alive", 0), 6);
 	assert_int_equal(fs_unlink(t->fs, ROOT, "tmp"), 0);
 	assert_int_equal(tfs_lookup(t, ROOT, "tmp"), 0);
 	assert_int_equal(fs_read(t->fs, f, 0, 6, buf), 6);
@@ -273,7 +273,7 @@ static void test_orphan_freed_at_mount(void **state)
 	assert_int_equal(fs_statfs(t->fs, &s0), 0);
 	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "tmp", 0644, O_RDWR,
 				   &a, &fh), 0);
-	assert_int_equal(fs_write(t->fs, a.ino, 0, sizeof(big), big),
+	assert_int_equal(fs_write(t->fs, a.ino, 0, sizeof(big), big, 0),
 			 sizeof(big));
 	assert_int_equal(fs_unlink(t->fs, ROOT, "tmp"), 0);
 	/* unmount with the file still open: it stays an orphan */
@@ -331,7 +331,7 @@ static void test_times(void **state)
 	assert_int_equal(a.atime.tv_nsec, 123456789);
 	assert_int_equal(a.mtime.tv_sec, 2000);
 	assert_int_equal(a.mtime.tv_nsec, 987654321);
-	assert_int_equal(fs_write(t->fs, f, 0, 1, "x"), 1);
+	assert_int_equal(fs_write(t->fs, f, 0, 1, "x", 0), 1);
 	assert_int_equal(fs_getattr(t->fs, f, &b), 0);
 	assert_true(b.mtime.tv_sec > 2000);
 	assert_true(b.ctime.tv_sec >= a.ctime.tv_sec);
@@ -374,7 +374,7 @@ static void test_errors_table(void **state)
 	CASE("open a directory for writing", fs_open(t->fs, d, O_WRONLY, &fh),
 	     -EISDIR);
 	CASE("read a directory", fs_read(t->fs, d, 0, 1, buf), -EISDIR);
-	CASE("write a directory", fs_write(t->fs, d, 0, 1, "x"), -EISDIR);
+	CASE("write a directory", fs_write(t->fs, d, 0, 1, "x", 0), -EISDIR);
 	CASE("readlink a file", fs_readlink(t->fs, f, buf, sizeof(buf)), -EINVAL);
 	CASE("create in a removed directory", fs_mknod(t->fs, &t->ctx, gone,
 		"x", S_IFREG, 0, &a), -ENOENT);
@@ -390,9 +390,9 @@ static void test_errors_table(void **state)
 	CASE("rename ..", fs_rename(t->fs, d, "..", ROOT, "x", 0), -EBUSY);
 	CASE("getattr of an unused inode", fs_getattr(t->fs, 999, &a), -ENOENT);
 	CASE("getattr of inode 0", fs_getattr(t->fs, 0, &a), -ENOENT);
-	CASE("xattr of an unused inode", fs_setxattr(t->fs, 999, "user.x", "",
+	CASE("xattr of an unused inode", fs_setxattr(t->fs, &t->ctx, 999, "user.x", "",
 		0, 0), -ENOENT);
-	CASE("bad xattr flags", fs_setxattr(t->fs, f, "user.x", "", 0, 7),
+	CASE("bad xattr flags", fs_setxattr(t->fs, &t->ctx, f, "user.x", "", 0, 7),
 	     -EINVAL);
 	CASE("fallocate a fifo", fs_fallocate(t->fs, fifo, 0, 0, 10), -ENODEV);
 	CASE("fallocate zero length", fs_fallocate(t->fs, f, 0, 0, 0), -EINVAL);
@@ -500,7 +500,7 @@ static void test_check_finds_damage(void **state)
 	uint64_t bb, f;
 
 	f = tfs_create(t, ROOT, "f");
-	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello"), 5);
+	assert_int_equal(fs_write(t->fs, f, 0, 5, "hello", 0), 5);
 	assert_int_equal(fs_check(t->fs, &r), 0);
 	assert_int_equal(r.files, 1);
 	assert_int_equal(r.dirs, 1);
@@ -539,12 +539,12 @@ static void test_fsync_per_file(void **state)
 	tfs_pattern(w, sizeof(w), 21);
 	f = tfs_create(t, ROOT, "f");
 	g = tfs_create(t, ROOT, "g");
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
 	/* g changes, f is only overwritten: fdatasync(f) is a flush */
-	assert_int_equal(fs_write(t->fs, g, 0, 10, w), 10);
+	assert_int_equal(fs_write(t->fs, g, 0, 10, w, 0), 10);
 	tfs_stats(t, &c0, NULL, &fl0);
-	assert_int_equal(fs_write(t->fs, f, 0, 4096, w + 4096), 4096);
+	assert_int_equal(fs_write(t->fs, f, 0, 4096, w + 4096, 0), 4096);
 	assert_int_equal(fs_fsync(t->fs, f, 1), 0);
 	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 1);
@@ -561,7 +561,7 @@ static void test_fsync_per_file(void **state)
 	assert_int_equal(fl1 - fl0, 1);
 	assert_int_equal(c1 - c0, 0);
 	/* now f grows: its metadata changed, fsync commits (two flushes) */
-	assert_int_equal(fs_write(t->fs, f, 8192, 10, w), 10);
+	assert_int_equal(fs_write(t->fs, f, 8192, 10, w, 0), 10);
 	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
 	tfs_stats(t, &c1, NULL, &fl1);
@@ -627,7 +627,7 @@ static void test_file_bdev(void **state)
 	assert_int_equal(fs_format(b, NULL), 0);
 	assert_int_equal(fs_mount(b, 0, &fs), 0);
 	assert_int_equal(fs_create(fs, &ctx, ROOT, "x", 0644, O_RDWR, &a, &fh), 0);
-	assert_int_equal(fs_write(fs, a.ino, 0, 5, "file!"), 5);
+	assert_int_equal(fs_write(fs, a.ino, 0, 5, "file!", 0), 5);
 	assert_int_equal(fs_unmount(fs), 0);
 	fs_bdev_close(b);
 	assert_int_equal(file_bdev_open(path, &b), 0);
@@ -635,7 +635,7 @@ static void test_file_bdev(void **state)
 	assert_int_equal(fs_lookup(fs, ROOT, "x", &a), 0);
 	assert_int_equal(fs_read(fs, a.ino, 0, 8, buf), 5);
 	assert_memory_equal(buf, "file!", 5);
-	assert_int_equal(fs_write(fs, a.ino, 0, 1, "x"), -EROFS);
+	assert_int_equal(fs_write(fs, a.ino, 0, 1, "x", 0), -EROFS);
 	assert_int_equal(fs_mkdir(fs, &ctx, ROOT, "d", 0755, &a), -EROFS);
 	assert_int_equal(fs_unmount(fs), 0);
 	fs_bdev_close(b);

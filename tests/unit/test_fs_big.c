@@ -128,9 +128,9 @@ static void test_sparse_5g(void **state)
 	(void)state;
 	tfs_pattern(w, sizeof(w), 9);
 	f = tfs_create(t, ROOT, "sparse");
-	assert_int_equal(fs_write(t->fs, f, 0, 4096, w), 4096);
-	assert_int_equal(fs_write(t->fs, f, 5 * g, 8192, w), 8192);
-	assert_int_equal(fs_write(t->fs, f, 10 * g + 100, 100, w), 100);
+	assert_int_equal(fs_write(t->fs, f, 0, 4096, w, 0), 4096);
+	assert_int_equal(fs_write(t->fs, f, 5 * g, 8192, w, 0), 8192);
+	assert_int_equal(fs_write(t->fs, f, 10 * g + 100, 100, w, 0), 100);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, 10 * g + 200);
 	assert_int_equal(a.blocks, 4 * 8);
@@ -148,10 +148,10 @@ static void test_sparse_5g(void **state)
 	in.size = 5 * g + 4096;
 	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, &a), 0);
 	assert_int_equal(a.blocks, 2 * 8);
-	assert_int_equal(fs_write(t->fs, f, 16ull << 40, 1, "x"), 1);
+	assert_int_equal(fs_write(t->fs, f, 16ull << 40, 1, "x", 0), 1);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, (16ull << 40) + 1);
-	assert_int_equal(fs_write(t->fs, f, 1ull << 50, 1, "x"), -EFBIG);
+	assert_int_equal(fs_write(t->fs, f, 1ull << 50, 1, "x", 0), -EFBIG);
 	tfs_free(t);
 }
 
@@ -172,7 +172,7 @@ static void test_large_writes_are_striped(void **state)
 	assert_int_equal(fs_syncfs(t->fs), 0);
 	tfs_stats(t, &blocks0, &calls0, NULL);
 	for (off = 0; off < sizeof(w); off += 1 << 20)
-		assert_int_equal(fs_write(t->fs, f, off, 1 << 20, w + off), 1 << 20);
+		assert_int_equal(fs_write(t->fs, f, off, 1 << 20, w + off, 0), 1 << 20);
 	tfs_stats(t, &blocks1, &calls1, NULL);
 	/* four 1 MiB writes: a handful of device writes, not 1024 */
 	assert_int_equal(blocks1 - blocks0, 1024);
@@ -215,7 +215,7 @@ static void *worker_main(void *arg)
 		size_t len = (size_t)(i * 977 + w->id * 131) % sizeof(buf) + 1;
 
 		tfs_pattern(buf, len, (uint64_t)w->id * 1000 + (uint64_t)i);
-		if (fs_write(w->t->fs, f, off, len, buf) != (ssize_t)len)
+		if (fs_write(w->t->fs, f, off, len, buf, 0) != (ssize_t)len)
 			w->errors++;
 		if (fs_read(w->t->fs, f, off, len, rd) != (ssize_t)len ||
 		    memcmp(buf, rd, len))
@@ -363,7 +363,7 @@ static void stress_op(struct stress *s, uint64_t r)
 		if (!e) {
 			if (S_ISREG(a.mode))
 				e = fs_write(fs, a.ino, (r >> 30) % 30000,
-					     (r >> 10) % sizeof(buf), buf);
+					     (r >> 10) % sizeof(buf), buf, 0);
 			fs_forget(fs, a.ino, 1);
 		}
 		break;
@@ -386,7 +386,7 @@ static void stress_op(struct stress *s, uint64_t r)
 			e = fs_fsync(fs, d, 0);
 		break;
 	default:
-		e = fs_setxattr(fs, d, "user.x", n1, strlen(n1), 0);
+		e = fs_setxattr(fs, &s->t->ctx, d, "user.x", n1, strlen(n1), 0);
 		break;
 	}
 	if (!stress_err_ok(e)) {

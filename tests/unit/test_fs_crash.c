@@ -212,7 +212,7 @@ static void op_create(struct run *r, int d, int n)
 	r->m.ino[mi].nlink = 1;
 	r->m.ent[d][n] = mi;
 	if (size) {
-		ssize_t w = fs_write(r->t.fs, a.ino, 0, size, data);
+		ssize_t w = fs_write(r->t.fs, a.ino, 0, size, data, 0);
 
 		if (w < 0) {
 			assert_true(err_ok((int)w));
@@ -245,7 +245,7 @@ static void op_append(struct run *r, int d, int n)
 	if (mi->size + len > MAXSIZE)
 		return;
 	tfs_pattern(data, len, rnd(r));
-	w = fs_write(r->t.fs, lookup_ino(r, d, n), mi->size, len, data);
+	w = fs_write(r->t.fs, lookup_ino(r, d, n), mi->size, len, data, 0);
 	if (w < 0) {
 		assert_true(err_ok((int)w));
 		return;
@@ -376,7 +376,7 @@ static void op_open_unlink(struct run *r, int n)
 	sprintf(name, "tmp%d", n);
 	tfs_pattern(data, sizeof(data), (uint64_t)n);
 	CHECK(fs_create(r->t.fs, &r->t.ctx, ROOT, name, 0644, O_RDWR, &a, &fh));
-	if (fs_write(r->t.fs, a.ino, 0, sizeof(data), data) < 0 ||
+	if (fs_write(r->t.fs, a.ino, 0, sizeof(data), data, 0) < 0 ||
 	    fs_unlink(r->t.fs, ROOT, name) < 0)
 		(void)fs_unlink(r->t.fs, ROOT, name);
 	/* the handle and the lookup stay: nobody closes them before the cut */
@@ -512,7 +512,7 @@ static void crash_at(uint64_t seed, int64_t limit, bool *cut)
 	/* the filesystem goes on working */
 	tfs_create(&r->t, ROOT, "after");
 	assert_int_equal(fs_write(r->t.fs, tfs_lookup(&r->t, ROOT, "after"), 0,
-				  5, "after"), 5);
+				  5, "after", 0), 5);
 	tfs_remount(&r->t);
 	assert_int_not_equal(tfs_lookup(&r->t, ROOT, "after"), 0);
 	tfs_umount(&r->t);
@@ -570,7 +570,7 @@ static void truncate_cut(int64_t limit, bool *cut)
 	f = tfs_create(&t, ROOT, "frag");
 	for (k = 0; k < 1400; k += 2) {
 		tfs_pattern(blk, sizeof(blk), k);
-		assert_int_equal(fs_write(t.fs, f, k * 4096, 4096, blk), 4096);
+		assert_int_equal(fs_write(t.fs, f, k * 4096, 4096, blk, 0), 4096);
 	}
 	assert_int_equal(fs_syncfs(t.fs), 0);
 	assert_int_equal(fs_statfs(t.fs, &s0), 0);
@@ -644,7 +644,7 @@ static void orphan_cut(int64_t limit, bool *cut)
 					   &a, &fh), 0);
 		for (k = 0; k < 600; k += 2)
 			assert_int_equal(fs_write(t.fs, a.ino, k * 4096, 4096,
-						  blk), 4096);
+						  blk, 0), 4096);
 		assert_int_equal(fs_unlink(t.fs, ROOT, name), 0);
 	}
 	assert_int_equal(fs_syncfs(t.fs), 0);
@@ -713,7 +713,7 @@ static void *ct_main(void *arg)
 		if (fs_create(w->t->fs, &w->t->ctx, ROOT, name, 0644, O_RDWR,
 			      &a, &fh))
 			break;
-		if (fs_write(w->t->fs, a.ino, 0, len, buf) != (ssize_t)len ||
+		if (fs_write(w->t->fs, a.ino, 0, len, buf, 0) != (ssize_t)len ||
 		    fs_fsync(w->t->fs, a.ino, k % 2)) {
 			fs_release(w->t->fs, a.ino, fh);
 			fs_forget(w->t->fs, a.ino, 1);

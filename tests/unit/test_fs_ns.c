@@ -207,7 +207,7 @@ static void test_readdir_plus_refs(void **state)
 
 	d = tfs_mkdir(t, ROOT, "d");
 	f = tfs_create(t, d, "f");
-	assert_int_equal(fs_write(t->fs, f, 0, 3, "abc"), 3);
+	assert_int_equal(fs_write(t->fs, f, 0, 3, "abc", 0), 3);
 	l->limit = 100;
 	assert_int_equal(fs_readdir(t->fs, d, 0, 0, true, fill, l), 0);
 	assert_int_equal(l->n, 3);
@@ -315,7 +315,7 @@ static void test_extent_tree_shrinks(void **state)
 
 	tfs_pattern(b, sizeof(b), 7);
 	for (k = 0; k < 2000; k += 2)
-		assert_int_equal(fs_write(t->fs, f, k * 4096, 4096, b), 4096);
+		assert_int_equal(fs_write(t->fs, f, k * 4096, 4096, b, 0), 4096);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_true(a.blocks / 8 > 1000);      /* 1000 data + tree nodes */
 	for (k = 0; k < 1990; k += 2)
@@ -331,51 +331,58 @@ static void test_extent_tree_shrinks(void **state)
 /* ---- xattrs ------------------------------------------------------------------------ */
 static void test_xattr_semantics(void **state)
 {
+	/* an access ACL that says more than the mode bits (a named user),
+	 * so it is stored: owner rw, user 1234 r, group r, mask r, other - */
+	static const uint8_t acl[] = {
+		2, 0, 0, 0, 0x01, 0, 6, 0, 0, 0, 0, 0, 0x02, 0, 4, 0, 0xd2, 4,
+		0, 0, 0x04, 0, 4, 0, 0, 0, 0, 0, 0x10, 0, 4, 0, 0, 0, 0, 0,
+		0x20, 0, 0, 0, 0, 0, 0, 0,
+	};
 	struct tfs *t = *state;
 	char buf[4096], big[5000];
 	uint64_t f = tfs_create(t, ROOT, "f");
 
-	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, sizeof(buf)),
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.a", buf, sizeof(buf)),
 			 -ENODATA);
-	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 0);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "one", 3, 0), 0);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "x", 1, XATTR_CREATE),
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, buf, sizeof(buf)), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.a", "one", 3, 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.a", "x", 1, XATTR_CREATE),
 			 -EEXIST);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.b", "x", 1, XATTR_REPLACE),
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.b", "x", 1, XATTR_REPLACE),
 			 -ENODATA);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.b", "", 0, XATTR_CREATE), 0);
-	assert_int_equal(fs_setxattr(t->fs, f, "system.posix_acl_access",
-				     "\x02\0\0\0", 4, 0), 0);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.a", NULL, 0), 3);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, 2), -ERANGE);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, 3), 3);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.b", "", 0, XATTR_CREATE), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "system.posix_acl_access",
+				     acl, sizeof(acl), 0), 0);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.a", NULL, 0), 3);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.a", buf, 2), -ERANGE);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.a", buf, 3), 3);
 	assert_memory_equal(buf, "one", 3);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.b", buf, 10), 0);
-	assert_int_equal(fs_listxattr(t->fs, f, NULL, 0), 7 + 7 + 24);
-	assert_int_equal(fs_listxattr(t->fs, f, buf, 5), -ERANGE);
-	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 38);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.b", buf, 10), 0);
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, NULL, 0), 7 + 7 + 24);
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, buf, 5), -ERANGE);
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, buf, sizeof(buf)), 38);
 	assert_string_equal(buf, "user.a");
-	assert_int_equal(fs_setxattr(t->fs, f, "user.a", "replaced", 8,
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.a", "replaced", 8,
 				     XATTR_REPLACE), 0);
 	memset(big, 'v', sizeof(big));
-	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, sizeof(big), 0),
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.big", big, sizeof(big), 0),
 			 -ENOSPC);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.big", NULL, 65537, 0),
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.big", NULL, 65537, 0),
 			 -E2BIG);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.big", big, 3900, 0), 0);
-	assert_int_equal(fs_setxattr(t->fs, f, "user.c", big, 200, 0), -ENOSPC);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.big", buf, sizeof(buf)),
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.big", big, 3900, 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.c", big, 200, 0), -ENOSPC);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.big", buf, sizeof(buf)),
 			 3900);
-	assert_int_equal(fs_removexattr(t->fs, f, "user.big"), 0);
-	assert_int_equal(fs_setxattr(t->fs, f, "", "x", 1, 0), -ERANGE);
+	assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, "user.big"), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "", "x", 1, 0), -ERANGE);
 	tfs_remount(t);
-	assert_int_equal(fs_getxattr(t->fs, f, "user.a", buf, sizeof(buf)), 8);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.a", buf, sizeof(buf)), 8);
 	assert_memory_equal(buf, "replaced", 8);
-	assert_int_equal(fs_removexattr(t->fs, f, "user.a"), 0);
-	assert_int_equal(fs_removexattr(t->fs, f, "user.a"), -ENODATA);
-	assert_int_equal(fs_removexattr(t->fs, f, "user.b"), 0);
-	assert_int_equal(fs_removexattr(t->fs, f, "system.posix_acl_access"), 0);
-	assert_int_equal(fs_listxattr(t->fs, f, buf, sizeof(buf)), 0);
+	assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, "user.a"), 0);
+	assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, "user.a"), -ENODATA);
+	assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, "user.b"), 0);
+	assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, "system.posix_acl_access"), 0);
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, buf, sizeof(buf)), 0);
 }
 
 static size_t acl_build(uint8_t *b, const uint16_t (*ent)[2],
@@ -413,7 +420,7 @@ static void test_acl_inherit(void **state)
 
 	d = tfs_mkdir(t, ROOT, "acl");
 	len = acl_build(acl, def, ids, 5);
-	assert_int_equal(fs_setxattr(t->fs, d, "system.posix_acl_default", acl,
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, d, "system.posix_acl_default", acl,
 				     len, 0), 0);
 	/* a file: mode masked by the ACL, not by the umask */
 	assert_int_equal(fs_mknod(t->fs, &t->ctx, d, "f", S_IFREG | 0666, 0,
@@ -421,16 +428,16 @@ static void test_acl_inherit(void **state)
 	fs_forget(t->fs, a.ino, 1);
 	assert_int_equal(a.mode & 07777, 0664);
 	acl_build(want, want_file, ids, 5);
-	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_access",
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, a.ino, "system.posix_acl_access",
 				     got, sizeof(got)), len);
 	assert_memory_equal(got, want, len);
-	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_default",
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, a.ino, "system.posix_acl_default",
 				     got, sizeof(got)), -ENODATA);
 	/* a directory also inherits the default ACL itself */
 	assert_int_equal(fs_mkdir(t->fs, &t->ctx, d, "sub", 0777, &a), 0);
 	fs_forget(t->fs, a.ino, 1);
 	assert_int_equal(a.mode & 07777, 0775);
-	assert_int_equal(fs_getxattr(t->fs, a.ino, "system.posix_acl_default",
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, a.ino, "system.posix_acl_default",
 				     got, sizeof(got)), len);
 	assert_memory_equal(got, acl, len);
 	/* without a default ACL the umask applies and no ACL appears */
@@ -439,7 +446,7 @@ static void test_acl_inherit(void **state)
 				  0, &a), 0);
 	fs_forget(t->fs, a.ino, 1);
 	assert_int_equal(a.mode & 07777, 0644);
-	assert_int_equal(fs_listxattr(t->fs, a.ino, (char *)got, sizeof(got)),
+	assert_int_equal(fs_listxattr(t->fs, &t->ctx, a.ino, (char *)got, sizeof(got)),
 			 0);
 }
 
@@ -461,7 +468,7 @@ static void test_fallocate_punch(void **state)
 	assert_int_equal(fs_read(t->fs, f, 0, 10000, r), 10000);
 	assert_memory_equal(r, z, 10000);
 	tfs_pattern(w, sizeof(w), 3);
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
 				      FALLOC_FL_KEEP_SIZE, 100, 3 * 4096), 0);
 	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
@@ -502,7 +509,7 @@ static void test_fallocate_unwritten(void **state)
 	assert_int_equal(fs_read(t->fs, f, 100 << 20, sizeof(r), r), sizeof(r));
 	assert_memory_equal(r, z, sizeof(r));
 	tfs_pattern(w, sizeof(w), 11);
-	assert_int_equal(fs_write(t->fs, f, (100 << 20) + 1000, sizeof(w), w),
+	assert_int_equal(fs_write(t->fs, f, (100 << 20) + 1000, sizeof(w), w, 0),
 			 sizeof(w));
 	tfs_remount(t);
 	assert_int_equal(fs_read(t->fs, f, 100 << 20, sizeof(r), r), sizeof(r));
@@ -528,7 +535,7 @@ static void test_copy_file_range(void **state)
 	uint64_t f = tfs_create(t, ROOT, "f"), g = tfs_create(t, ROOT, "g");
 
 	tfs_pattern(w, sizeof(w), 4);
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 	assert_int_equal(fs_copy_file_range(t->fs, f, 10, g, 5, sizeof(w), 0),
 			 sizeof(w) - 10);
 	assert_int_equal(fs_read(t->fs, g, 5, sizeof(r), r), sizeof(w) - 10);
@@ -548,7 +555,7 @@ static void test_statfs_adds_up(void **state)
 	assert_true(s0.f_bavail <= s0.f_bfree);
 	assert_int_equal(s0.f_namemax, 255);
 	f = tfs_create(t, ROOT, "f");
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 	assert_int_equal(fs_statfs(t->fs, &s1), 0);
 	assert_int_equal(s0.f_bfree - s1.f_bfree, 256);
 	assert_int_equal(s0.f_ffree - s1.f_ffree, 1);
@@ -571,7 +578,7 @@ static void test_enospc_consistent(void **state)
 	for (i = 0; ; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		f = tfs_create(t, ROOT, name);
-		n = fs_write(t->fs, f, 0, sizeof(w), w);
+		n = fs_write(t->fs, f, 0, sizeof(w), w, 0);
 		if (n < 0)
 			break;
 	}
@@ -585,7 +592,7 @@ static void test_enospc_consistent(void **state)
 	assert_int_equal(fs_statfs(t->fs, &s1), 0);
 	assert_int_equal(s1.f_bfree, s0.f_bfree);
 	f = tfs_create(t, ROOT, "again");
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 }
 
 /* With data space gone, names and attributes still fail cleanly when the
@@ -602,7 +609,7 @@ static void test_enospc_metadata(void **state)
 	for (i = 0; ; i++) {
 		snprintf(name, sizeof(name), "fill%d", i);
 		f = tfs_create(t, ROOT, name);
-		if (fs_write(t->fs, f, 0, sizeof(w), w) < 0)
+		if (fs_write(t->fs, f, 0, sizeof(w), w, 0) < 0)
 			break;
 	}
 	d = tfs_mkdir(t, ROOT, "names");
@@ -615,7 +622,7 @@ static void test_enospc_metadata(void **state)
 			fs_forget(t->fs, a.ino, 1);
 			made++;
 			if (i % 7 == 0)
-				(void)fs_setxattr(t->fs, a.ino, "user.x", w, 3000,
+				(void)fs_setxattr(t->fs, &t->ctx, a.ino, "user.x", w, 3000,
 						  0);
 		}
 	}

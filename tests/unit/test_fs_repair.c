@@ -39,7 +39,7 @@ static void file_fill(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
 
 	assert_non_null(buf);
 	tfs_pattern(buf, size, seed);
-	assert_int_equal(fs_write(t->fs, ino, 0, size, buf), (ssize_t)size);
+	assert_int_equal(fs_write(t->fs, ino, 0, size, buf, 0), (ssize_t)size);
 	free(buf);
 }
 

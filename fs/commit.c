@@ -1,12 +1,13 @@
 /*
- * journal: physical metadata journal with group commit and ordered data
- * (jbd2's model, simplified).
+ * commit: the life of transactions after their handles - commit, group
+ * commit, checkpoint, the commit thread, and the journal's load and
+ * shutdown (jbd2's commit.c and checkpoint.c; a physical metadata journal
+ * with ordered data).
  *
- * Every metadata change happens inside a handle on the running
- * transaction (fs_tx_begin / fs_tx_dirty / fs_tx_end).  A commit closes the
- * running transaction to new handles, waits for its open handles, copies
- * every buffer it touched (so the next transaction can go on modifying them)
- * and opens the next transaction; then, with no lock held but commit_lock:
+ * A commit closes the running transaction to new handles, waits for its
+ * open handles, copies every buffer it touched (so the next transaction can
+ * go on modifying them) and opens the next transaction; then, with no lock
+ * held but commit_lock:
  *
  *   1. descriptors + block copies into the ring  (data writes of the
  *      transaction were issued before its handles ended: ordered mode)
@@ -19,46 +20,18 @@
  * Freed data blocks become allocatable when the freeing transaction has
  * committed; freed metadata blocks only after a checkpoint, because replay
  * of an older transaction would otherwise write stale metadata over data
- * that reused the block (jbd2 uses revoke records for this).
+ * that reused the block (jbd2 uses revoke records for this).  The journal
+ * hands them back through j->release (set by the allocator, as jbd2's
+ * j_commit_callback), so it never calls the layers above it.
  *
- * Replay (fs_journal_load) applies every committed transaction from the
- * journal superblock on, in order; a transaction without a valid commit
- * record, with a wrong sequence number, a foreign journal id or a copy
- * that fails its checksum ends the replay.
+ * Usage: fs_journal_load (replays: recovery.c) -> fs_journal_start (commit
+ * thread) -> handles (transaction.c), fs_journal_sync / _sync_upto /
+ * _checkpoint -> fs_journal_shutdown -> fs_journal_destroy.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "fs_int.h"
-
-#define FS_JDESC_ID(fs) fs_le64(*(const uint64_t *)(fs)->sb.uuid)
-
-int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len)
-{
-	void *v;
-
-	if (l->n && l->v[l->n - 1].blk + l->v[l->n - 1].len == blk) {
-		l->v[l->n - 1].len += len;
-		return 0;
-	}
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap * 2 + 16) * sizeof(*l->v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = l->cap * 2 + 16;
-	}
-	l->v[l->n].blk = blk;
-	l->v[l->n].len = len;
-	l->n++;
-	return 0;
-}
-
-void fs_extlist_free(struct fs_extlist *l)
-{
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
 
 static struct fs_tx *tx_new(uint64_t seq)
 {
@@ -84,156 +57,32 @@ static bool tx_is_empty(const struct fs_tx *tx)
 	return !tx->nbufs && !tx->free_data.n && !tx->free_meta.n;
 }
 
-/* ---- handles ------------------------------------------------------------- */
-static int journal_commit(struct fs *fs);
-
-/*
- * The handle this thread holds, so that a nested fs_tx_begin joins it
- * instead of waiting for a commit that waits for the outer handle.
- */
-static __thread struct fs_tx *tls_tx;
-static __thread int tls_depth;
-
-bool fs_tx_held(void)
+/* Frees that became reusable go back to whoever allocates. */
+static void journal_release(struct fs *fs, const struct fs_extlist *l)
 {
-	return tls_depth > 0;
-}
-
-int fs_tx_begin(struct fs *fs, struct fs_tx **out)
-{
-	struct fs_journal *j = &fs->j;
-	int err = 0;
-
-	if (fs->rdonly)
-		return -EROFS;
-	if (tls_depth > 0) {
-		tls_depth++;
-		*out = tls_tx;
-		return 0;
-	}
-	pthread_mutex_lock(&j->lock);
-	for (;;) {
-		if (j->error) {
-			err = -EROFS;
-			break;
-		}
-		if (j->barrier) {
-			pthread_cond_wait(&j->cond, &j->lock);
-			continue;
-		}
-		if (j->running->nbufs < j->tx_limit)
-			break;
-		/* Too big for the ring: commit it before adding to it. */
-		pthread_mutex_unlock(&j->lock);
-		pthread_mutex_lock(&j->commit_lock);
-		err = journal_commit(fs);
-		pthread_mutex_unlock(&j->commit_lock);
-		pthread_mutex_lock(&j->lock);
-		if (err)
-			break;
-	}
-	if (!err) {
-		j->running->handles++;
-		*out = j->running;
-		tls_tx = j->running;
-		tls_depth = 1;
-	}
-	pthread_mutex_unlock(&j->lock);
-	return err;
-}
-
-void fs_tx_end(struct fs *fs, struct fs_tx *tx)
-{
-	struct fs_journal *j = &fs->j;
-
-	FS_ASSERT(tls_depth > 0 && tls_tx == tx);
-	if (--tls_depth > 0)
-		return;
-	tls_tx = NULL;
-	pthread_mutex_lock(&j->lock);
-	FS_ASSERT(tx->handles > 0);
-	if (--tx->handles == 0 && j->barrier)
-		pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-}
-
-void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
-{
-	struct fs_journal *j = &fs->j;
-	void *v;
-
-	pthread_mutex_lock(&j->lock);
-	FS_ASSERT(tx == j->running && tx->handles > 0);
-	if (b->tx_seq == tx->seq)
-		goto out;
-	if (tx->nbufs == tx->cap) {
-		v = realloc(tx->bufs, (tx->cap * 2 + 64) * sizeof(*tx->bufs));
-		FS_ASSERT(v);
-		tx->bufs = v;
-		tx->cap = tx->cap * 2 + 64;
-	}
-	tx->bufs[tx->nbufs++] = b;
-	b->tx_seq = tx->seq;
-	bc_pin(fs, b);
-out:
-	pthread_mutex_unlock(&j->lock);
-}
-
-void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk, uint64_t len,
-		bool meta)
-{
-	struct fs_journal *j = &fs->j;
-	int err;
-
-	pthread_mutex_lock(&j->lock);
-	err = fs_extlist_add(meta ? &tx->free_meta : &tx->free_data, blk, len);
-	FS_ASSERT(!err);
-	pthread_mutex_unlock(&j->lock);
+	if (l->n && fs->j.release)
+		fs->j.release(fs, l);
 }
 
 /* ---- ring I/O ------------------------------------------------------------ */
-static uint64_t ring_blk(struct fs_journal *j, uint64_t pos)
-{
-	return j->ring_start + pos % j->ring_blocks;
-}
-
 /* Writes n blocks at ring position pos, wrapping. */
 static int ring_write(struct fs *fs, uint64_t pos, const uint8_t *buf,
 		      uint64_t n)
 {
-	struct fs_journal *j = &fs->j;
+	const struct fs_jgeom *g = &fs->j.g;
 	uint64_t first;
 	int err;
 
-	pos %= j->ring_blocks;
-	first = j->ring_blocks - pos < n ? j->ring_blocks - pos : n;
-	err = fs_bdev_write(fs->bdev, j->ring_start + pos, (uint32_t)first,
+	pos %= g->ring_blocks;
+	first = g->ring_blocks - pos < n ? g->ring_blocks - pos : n;
+	err = fs_bdev_write(fs->bdev, g->ring_start + pos, (uint32_t)first,
 			    buf);
 	if (!err && n > first)
-		err = fs_bdev_write(fs->bdev, j->ring_start,
+		err = fs_bdev_write(fs->bdev, g->ring_start,
 				    (uint32_t)(n - first),
 				    buf + first * FS_BSIZE);
 	return err;
 }
-
-static int jsb_write(struct fs_bdev *bdev, uint64_t blk, uint64_t id,
-		     uint64_t seq, uint64_t pos)
-{
-	struct fs_jsb_disk *jsb;
-	int err;
-
-	if (posix_memalign((void **)&jsb, 4096, FS_BSIZE))
-		return -ENOMEM;
-	memset(jsb, 0, FS_BSIZE);
-	fs_bhdr_init(jsb, FS_BT_JSB, blk, id);
-	jsb->start_seq = fs_cpu64(seq);
-	jsb->start_pos = fs_cpu64(pos);
-	fs_bhdr_seal(jsb);
-	err = fs_bdev_write(bdev, blk, 1, jsb);
-	free(jsb);
-	return err;
-}
-
 
 /* Caller holds commit_lock.  Makes the whole ring free again. */
 static int journal_ckpt(struct fs *fs, uint64_t next_seq)
@@ -243,15 +92,14 @@ static int journal_ckpt(struct fs *fs, uint64_t next_seq)
 
 	err = fs_bdev_flush(fs->bdev);
 	if (!err)
-		err = jsb_write(fs->bdev, j->jsb_blk, FS_JDESC_ID(fs), next_seq,
-				j->head);
+		err = fs_jsb_write(fs->bdev, &j->g, next_seq, j->head);
 	if (!err)
 		err = fs_bdev_flush(fs->bdev);
 	if (err)
 		return err;
 	j->tail = j->head;
 	j->used = 0;
-	fs_alloc_release(fs, &j->ckpt_frees);
+	journal_release(fs, &j->ckpt_frees);
 	j->ckpt_frees.n = 0;
 	return 0;
 }
@@ -268,7 +116,7 @@ static int cmp_target(const void *a, const void *b)
 static void journal_build(struct fs *fs, struct fs_tx *tx, uint8_t *jb,
 			  uint8_t *copies, uint64_t pos, uint64_t *tx_csum)
 {
-	struct fs_journal *j = &fs->j;
+	const struct fs_jgeom *g = &fs->j.g;
 	struct fs_jdesc_disk *d = NULL;
 	uint64_t csum, acc = 0;
 	size_t i, out = 0;
@@ -279,8 +127,8 @@ static void journal_build(struct fs *fs, struct fs_tx *tx, uint8_t *jb,
 				fs_bhdr_seal(d);
 			d = (struct fs_jdesc_disk *)(jb + out * FS_BSIZE);
 			memset(d, 0, FS_BSIZE);
-			fs_bhdr_init(d, FS_BT_JDESC, ring_blk(j, pos + out),
-				     FS_JDESC_ID(fs));
+			fs_bhdr_init(d, FS_BT_JDESC, fs_jring_blk(g, pos + out),
+				     g->id);
 			d->seq = fs_cpu64(tx->seq);
 			out++;
 		}
@@ -307,7 +155,8 @@ static int journal_write_commit(struct fs *fs, struct fs_tx *tx,
 	if (posix_memalign((void **)&c, 4096, FS_BSIZE))
 		return -ENOMEM;
 	memset(c, 0, FS_BSIZE);
-	fs_bhdr_init(c, FS_BT_JCOMMIT, ring_blk(&fs->j, pos), FS_JDESC_ID(fs));
+	fs_bhdr_init(c, FS_BT_JCOMMIT, fs_jring_blk(&fs->j.g, pos),
+		     fs->j.g.id);
 	c->seq = fs_cpu64(tx->seq);
 	c->nblocks = fs_cpu64(tx->nbufs);
 	c->tx_csum = fs_cpu64(tx_csum);
@@ -348,9 +197,9 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 	uint8_t *jb = NULL;
 	int err;
 
-	if (need > j->ring_blocks)
+	if (need > j->g.ring_blocks)
 		return -ENOSPC;
-	if (j->ring_blocks - j->used < need) {
+	if (j->g.ring_blocks - j->used < need) {
 		err = journal_ckpt(fs, tx->seq);
 		if (err)
 			return err;
@@ -368,7 +217,7 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 		err = fs_bdev_flush(fs->bdev);
 	/* Committed: replay would redo it from here on. */
 	if (!err) {
-		j->head = (pos + need) % j->ring_blocks;
+		j->head = (pos + need) % j->g.ring_blocks;
 		j->used += need;
 		err = journal_write_home(fs, tx, copies, jb);
 	}
@@ -427,7 +276,7 @@ static void journal_finish(struct fs *fs, struct fs_tx *tx, int err)
 	for (i = 0; i < tx->nbufs; i++)
 		bc_unpin(fs, tx->bufs[i]);
 	if (!err) {
-		fs_alloc_release(fs, &tx->free_data);
+		journal_release(fs, &tx->free_data);
 		for (i = 0; i < tx->free_meta.n; i++)
 			FS_ASSERT(!fs_extlist_add(&j->ckpt_frees,
 						  tx->free_meta.v[i].blk,
@@ -473,6 +322,16 @@ static int journal_commit(struct fs *fs)
 	return err;
 }
 
+int fs_journal_commit(struct fs *fs)
+{
+	int err;
+
+	pthread_mutex_lock(&fs->j.commit_lock);
+	err = journal_commit(fs);
+	pthread_mutex_unlock(&fs->j.commit_lock);
+	return err;
+}
+
 /* Did a commit fail (the filesystem is read-only from then on)? */
 static bool journal_failed(struct fs *fs)
 {
@@ -494,6 +353,7 @@ bool fs_tx_is_committed(struct fs *fs, uint64_t seq)
 	return done;
 }
 
+/* ---- group commit -------------------------------------------------------- */
 int fs_journal_sync(struct fs *fs)
 {
 	struct fs_journal *j = &fs->j;
@@ -570,9 +430,7 @@ static void *journal_thread(void *arg)
 		if (tx_is_empty(j->running))
 			continue;
 		pthread_mutex_unlock(&j->lock);
-		pthread_mutex_lock(&j->commit_lock);
-		(void)journal_commit(fs);
-		pthread_mutex_unlock(&j->commit_lock);
+		(void)fs_journal_commit(fs);
 		pthread_mutex_lock(&j->lock);
 	}
 	pthread_mutex_unlock(&j->lock);
@@ -629,113 +487,15 @@ void fs_journal_destroy(struct fs *fs)
 	pthread_cond_destroy(&j->tick);
 }
 
-/* ---- format and replay --------------------------------------------------- */
-int fs_journal_format(struct fs_bdev *bdev, uint64_t start, uint64_t id)
-{
-	return jsb_write(bdev, start, id, 1, 0);
-}
-
-struct replay_tx {
-	uint64_t *target;
-	uint8_t *data;
-	size_t n, cap;
-};
-
-static int replay_grow(struct replay_tx *r)
-{
-	void *t, *d;
-	size_t cap = r->cap * 2 + 64;
-
-	t = realloc(r->target, cap * sizeof(*r->target));
-	if (!t)
-		return -ENOMEM;
-	r->target = t;
-	d = realloc(r->data, cap * FS_BSIZE);
-	if (!d)
-		return -ENOMEM;
-	r->data = d;
-	r->cap = cap;
-	return 0;
-}
-
-/* Reads the descriptor at pos and its copies; -EAGAIN: not a descriptor. */
-static int replay_desc(struct fs *fs, uint64_t *pos, uint64_t seq,
-		       uint8_t *blk, struct replay_tx *r)
-{
-	struct fs_journal *j = &fs->j;
-	struct fs_jdesc_disk *d = (struct fs_jdesc_disk *)blk;
-	uint32_t i, count;
-	int err;
-
-	if (fs_bhdr_check(blk, FS_BT_JDESC, ring_blk(j, *pos)) ||
-	    fs_le64(d->h.owner) != FS_JDESC_ID(fs) || fs_le64(d->seq) != seq)
-		return -EAGAIN;
-	count = fs_le32(d->count);
-	if (count > FS_JDESC_MAX)
-		return -EAGAIN;
-	for (i = 0; i < count; i++) {
-		uint64_t target = fs_le64(d->e[i].target);
-
-		if (r->n == r->cap && (err = replay_grow(r)))
-			return err;
-		err = fs_bdev_read(fs->bdev, ring_blk(j, *pos + 1 + i), 1,
-				   r->data + r->n * FS_BSIZE);
-		if (err)
-			return err;
-		if (target >= fs->bdev->blocks ||
-		    fs_csum(r->data + r->n * FS_BSIZE, FS_BSIZE, target) !=
-		    fs_le64(d->e[i].csum))
-			return -EAGAIN;
-		r->target[r->n++] = target;
-	}
-	*pos += 1 + count;
-	return 0;
-}
-
-static bool replay_commit_ok(struct fs *fs, const uint8_t *blk, uint64_t pos,
-			     uint64_t seq, const struct replay_tx *r)
-{
-	const struct fs_jcommit_disk *c = (const void *)blk;
-
-	return !fs_bhdr_check(blk, FS_BT_JCOMMIT, ring_blk(&fs->j, pos)) &&
-	       fs_le64(c->h.owner) == FS_JDESC_ID(fs) &&
-	       fs_le64(c->seq) == seq && fs_le64(c->nblocks) == r->n;
-}
-
-/* Reads one transaction at *pos; 1 if complete, 0 if not there. */
-static int replay_read_tx(struct fs *fs, uint64_t *pos, uint64_t seq,
-			  uint8_t *blk, struct replay_tx *r)
-{
-	struct fs_journal *j = &fs->j;
-	uint64_t p = *pos;
-	int err;
-
-	r->n = 0;
-	for (;;) {
-		if (p - *pos > j->ring_blocks)
-			return 0;
-		err = fs_bdev_read(fs->bdev, ring_blk(j, p), 1, blk);
-		if (err)
-			return err;
-		err = replay_desc(fs, &p, seq, blk, r);
-		if (err == -EAGAIN)
-			break;
-		if (err)
-			return err;
-	}
-	if (!replay_commit_ok(fs, blk, p, seq, r))
-		return 0;
-	*pos = p + 1;
-	return 1;
-}
-
+/* ---- load ---------------------------------------------------------------- */
 /*
  * Read-only mounts replay into the buffer cache instead: the replayed
  * blocks stay pinned there for the life of the mount and the device is
  * never written.
  */
-static int replay_to_cache(struct fs *fs, uint64_t blk, const uint8_t *data)
+static int replay_to_cache(void *arg, uint64_t blk, const uint8_t *data)
 {
+	struct fs *fs = arg;
 	struct fs_buf *b;
 	int err = bc_new(fs, blk, &b);
 
@@ -750,19 +510,6 @@ static int replay_to_cache(struct fs *fs, uint64_t blk, const uint8_t *data)
 	return 0;
 }
 
-static int replay_apply(struct fs *fs, const struct replay_tx *r)
-{
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < r->n && !err; i++)
-		err = fs->rdonly ?
-		      replay_to_cache(fs, r->target[i], r->data + i * FS_BSIZE) :
-		      fs_bdev_write(fs->bdev, r->target[i], 1,
-				    r->data + i * FS_BSIZE);
-	return err;
-}
-
 static void journal_init(struct fs *fs)
 {
 	struct fs_journal *j = &fs->j;
@@ -771,87 +518,27 @@ static void journal_init(struct fs *fs)
 	pthread_mutex_init(&j->commit_lock, NULL);
 	pthread_cond_init(&j->cond, NULL);
 	pthread_cond_init(&j->tick, NULL);
-	j->jsb_blk = fs_le64(fs->sb.journal_start);
-	j->ring_start = j->jsb_blk + 1;
-	j->ring_blocks = fs_le64(fs->sb.journal_blocks) - 1;
-	j->tx_limit = j->ring_blocks / 4;
+	fs_jgeom_init(&j->g, &fs->sb);
+	j->tx_limit = j->g.ring_blocks / 4;
 	j->interval_ms = 5000;
-}
-
-/* Where replay starts: the journal superblock's sequence and position. */
-static int jsb_read(struct fs *fs, uint8_t *blk, uint64_t *seq, uint64_t *pos)
-{
-	struct fs_journal *j = &fs->j;
-	struct fs_jsb_disk *jsb = (struct fs_jsb_disk *)blk;
-	int err;
-
-	err = fs_bdev_read(fs->bdev, j->jsb_blk, 1, blk);
-	if (err)
-		return err;
-	if (fs_bhdr_check(blk, FS_BT_JSB, j->jsb_blk) ||
-	    fs_le64(jsb->h.owner) != FS_JDESC_ID(fs)) {
-		fprintf(stderr, "raidfs: journal superblock is damaged\n");
-		return -EUCLEAN;
-	}
-	*seq = fs_le64(jsb->start_seq);
-	*pos = fs_le64(jsb->start_pos) % j->ring_blocks;
-	return 0;
-}
-
-/* Applies every committed transaction from (seq, pos) on. */
-static int replay_all(struct fs *fs, uint8_t *blk, uint64_t *seq,
-		      uint64_t *pos)
-{
-	struct replay_tx r = { 0 };
-	int err;
-
-	while ((err = replay_read_tx(fs, pos, *seq, blk, &r)) == 1) {
-		err = replay_apply(fs, &r);
-		if (err)
-			break;
-		(*seq)++;
-		fs->j.replayed++;
-	}
-	free(r.target);
-	free(r.data);
-	*pos %= fs->j.ring_blocks;
-	return err;
 }
 
 int fs_journal_load(struct fs *fs)
 {
 	struct fs_journal *j = &fs->j;
-	uint8_t *blk = NULL;
-	uint64_t seq, pos;
+	struct fs_replay r;
 	int err;
 
 	journal_init(fs);
-	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
-		return -ENOMEM;
-	err = jsb_read(fs, blk, &seq, &pos);
+	err = fs_journal_recover(fs->bdev, &j->g,
+				 fs->rdonly ? replay_to_cache : NULL, fs, &r);
+	j->replayed = r.txns;
 	if (err)
-		goto out;
-	j->tail = pos;
-	err = replay_all(fs, blk, &seq, &pos);
-	if (!err && j->replayed && !fs->rdonly) {
-		/* Replayed blocks durable, then the ring is empty again. */
-		err = fs_bdev_flush(fs->bdev);
-		if (!err)
-			err = jsb_write(fs->bdev, j->jsb_blk, FS_JDESC_ID(fs),
-					seq, pos);
-		if (!err)
-			err = fs_bdev_flush(fs->bdev);
-		j->tail = pos;
-	}
-	if (err)
-		goto out;
-	j->head = pos;
-	j->used = (j->head + j->ring_blocks - j->tail) % j->ring_blocks;
-	j->committed_seq = seq - 1;
-	j->running = tx_new(seq);
-	if (!j->running)
-		err = -ENOMEM;
-out:
-	free(blk);
-	return err;
+		return err;
+	j->tail = r.tail;
+	j->head = r.pos;
+	j->used = (j->head + j->g.ring_blocks - j->tail) % j->g.ring_blocks;
+	j->committed_seq = r.seq - 1;
+	j->running = tx_new(r.seq);
+	return j->running ? 0 : -ENOMEM;
 }

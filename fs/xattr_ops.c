@@ -1,0 +1,184 @@
+/*
+ * xattr_ops: the extended attribute operations of fs.h, with the namespace
+ * rules Linux applies in fs/xattr.c (xattr_permission) and a filesystem's
+ * ACL handlers, so a FUSE daemon need only pass the caller along:
+ *
+ *   system.   only the two POSIX ACL names (others: -EOPNOTSUPP); setting
+ *             system.posix_acl_access also sets the mode bits (acl.c), in
+ *             the same transaction
+ *   trusted.  for uid 0 only: others read nothing (-ENODATA), may not
+ *             write (-EPERM) and do not see the names in a list
+ *   security. anyone (the kernel's security modules decide)
+ *   user.     only on regular files and directories (elsewhere: reads
+ *             -ENODATA, writes -EPERM)
+ *   anything else -EOPNOTSUPP.
+ *
+ * Each operation: check the name, fs_iget, take the inode's lock, apply
+ * the rules, call xattr.c (inside one transaction for changes), unlock,
+ * fs_iput.
+ */
+#include <string.h>
+#include <sys/xattr.h>
+#include <linux/limits.h>
+#include "fs_int.h"
+
+enum xa_ns { XA_NS_USER, XA_NS_TRUSTED, XA_NS_SECURITY, XA_NS_ACL_ACCESS,
+	     XA_NS_ACL_DEFAULT };
+
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* The namespace of name, or -ERANGE (length), -EOPNOTSUPP (unknown). */
+static int xa_namespace(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > FS_XATTR_NAME_MAX)
+		return -ERANGE;
+	if (!strcmp(name, FS_ACL_ACCESS))
+		return XA_NS_ACL_ACCESS;
+	if (!strcmp(name, FS_ACL_DEFAULT))
+		return XA_NS_ACL_DEFAULT;
+	if (has_prefix(name, "trusted."))
+		return XA_NS_TRUSTED;
+	if (has_prefix(name, "security."))
+		return XA_NS_SECURITY;
+	if (has_prefix(name, "user."))
+		return XA_NS_USER;
+	return -EOPNOTSUPP;
+}
+
+/* May ctx use ns (write: change it)?  ip NULL: before the inode is read. */
+static int xa_permission(const struct fs_ctx *ctx, const struct fs_inode *ip,
+			 int ns, bool write)
+{
+	if (ns == XA_NS_TRUSTED && ctx->uid != 0)
+		return write ? -EPERM : -ENODATA;
+	if (ns == XA_NS_USER && ip && !S_ISREG(ip->d.mode) &&
+	    !S_ISDIR(ip->d.mode))
+		return write ? -EPERM : -ENODATA;
+	return 0;
+}
+
+/* The limits of the syscall and of the one block all values share. */
+static int xa_check_value(size_t size, int flags)
+{
+	/* As ext4 without ea_inode: beyond the syscall's limit E2BIG, beyond
+	 * what one block holds ENOSPC. */
+	if (size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	if (size > FS_XATTR_SIZE_MAX)
+		return -ENOSPC;
+	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+		return -EINVAL;
+	return 0;
+}
+
+/* Caller holds ip->lock (write); a transaction is open. */
+static int xa_change(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+		     int ns, const char *name, const void *value, size_t size,
+		     int flags, bool remove)
+{
+	if (remove)
+		return fs_xattr_remove(fs, tx, ip, name);
+	if (ns == XA_NS_ACL_ACCESS)
+		return fs_acl_set_access(fs, tx, ip, value, size, flags);
+	return fs_xattr_set(fs, tx, ip, name, value, size, flags);
+}
+
+static int xa_modify(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		     const char *name, const void *value, size_t size,
+		     int flags, bool remove)
+{
+	struct fs_inode *ip;
+	struct fs_tx *tx;
+	int ns, err;
+
+	ns = xa_namespace(name);
+	if (ns < 0)
+		return ns;
+	err = xa_permission(ctx, NULL, ns, true);
+	if (!err)
+		err = xa_check_value(size, flags);
+	if (!err)
+		err = fs_iget(fs, ino, &ip);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&ip->lock);
+	err = xa_permission(ctx, ip, ns, true);
+	if (!err)
+		err = fs_meta_check(fs, remove ? FS_META_FLOOR_REMOVE :
+					    FS_META_FLOOR_CREATE);
+	if (!err)
+		err = fs_tx_begin(fs, &tx);
+	if (!err) {
+		err = xa_change(fs, tx, ip, ns, name, value, size, flags,
+				remove);
+		fs_tx_end(fs, tx);
+	}
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return err;
+}
+
+int fs_setxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		const char *name, const void *value, size_t size, int flags)
+{
+	return xa_modify(fs, ctx, ino, name, value, size, flags, false);
+}
+
+int fs_removexattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const char *name)
+{
+	return xa_modify(fs, ctx, ino, name, NULL, 0, 0, true);
+}
+
+ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		    const char *name, void *buf, size_t size)
+{
+	struct fs_inode *ip;
+	ssize_t ret;
+	int ns;
+
+	ns = xa_namespace(name);
+	if (ns < 0)
+		return ns;
+	ret = xa_permission(ctx, NULL, ns, false);
+	if (!ret)
+		ret = fs_iget(fs, ino, &ip);
+	if (ret)
+		return ret;
+	pthread_rwlock_rdlock(&ip->lock);
+	ret = xa_permission(ctx, ip, ns, false);
+	if (!ret)
+		ret = fs_xattr_get(fs, ip, name, buf, size);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return ret;
+}
+
+/* trusted.* names are listed only for the privileged. */
+static bool xa_shown(const char *name, size_t len, const void *arg)
+{
+	const struct fs_ctx *ctx = arg;
+
+	return ctx->uid == 0 || len < 8 || memcmp(name, "trusted.", 8);
+}
+
+ssize_t fs_listxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		     char *buf, size_t size)
+{
+	struct fs_inode *ip;
+	ssize_t ret;
+
+	ret = fs_iget(fs, ino, &ip);
+	if (ret)
+		return ret;
+	pthread_rwlock_rdlock(&ip->lock);
+	ret = fs_xattr_list(fs, ip, xa_shown, ctx, buf, size);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return ret;
+}
