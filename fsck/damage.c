@@ -93,7 +93,9 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	if (!rc_array_info(f->array, &info))
 		f->unrecoverable += info.unrecoverable;
 	if (!f->unrecoverable) {
-		fsck_msg("  no data lost");
+		fsck_msg(f->mismatches ? "  every file reads, but %llu stripes "
+			 "are without working redundancy (phase 2)" :
+			 "  no data lost", (unsigned long long)f->mismatches);
 		return 0;
 	}
 	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))

@@ -62,6 +62,7 @@ struct fsck {
 	bool array_clean;       /* every member's superblock said clean */
 	bool fs_clean;
 	uint64_t unrecoverable; /* blocks raidcore could not repair */
+	uint64_t mismatches;    /* stripes whose parity disagrees */
 	int status;             /* FSCK_* bits so far */
 };
 

@@ -82,10 +82,16 @@ static int member_probe(struct fsck *f, const char *path, bool *clean,
 			 p.clean ? "" : ", not clean");
 	if (p.role != 0xffffffffu && (uint32_t)f->src.nmembers < p.members)
 		*clean = false;
-	if (p.copies_ok != 3) {
-		/* The good copy serves; a read-write assembly rewrites both. */
-		fsck_msg("  %s: superblock copy %d is damaged%s", path,
-			 p.copies_ok & 1 ? 1 : 0,
+	if (p.copies_ok != 0xf) {
+		char bad[16] = "";
+
+		for (int c = 0; c < 4; c++)
+			if (!(p.copies_ok >> c & 1))
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+					 "%s%d", bad[0] ? "," : "", c);
+		/* A good copy serves; a read-write assembly rewrites all. */
+		fsck_msg("  %s: superblock cop%s %s damaged%s", path,
+			 strchr(bad, ',') ? "ies" : "y", bad,
 			 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
 		f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
 			     FSCK_CORRECTED;
@@ -160,6 +166,8 @@ int fsck_array_open(struct fsck *f, bool rdonly)
 	}
 	f->array = sa.array;
 	f->bdev = sa.bdev;
+	/* fsck repairs a member in place, however many blocks that takes */
+	rc_array_set_fault_errors(f->array, 0);
 	ret = rc_array_info(f->array, &f->info);
 	if (ret)
 		fsck_err("array info: %s", strerror(-ret));

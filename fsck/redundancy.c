@@ -31,8 +31,9 @@ static void member_counts(struct fsck *f)
 		if (!st.read_errors && !st.csum_errors && !st.repaired &&
 		    !st.write_errors && !f->o.verbose)
 			continue;
-		fsck_msg("  slot %u (%s): %llu read errors, %llu checksum "
-			 "errors, %llu write errors, %llu blocks repaired", s,
+		fsck_msg("  slot %u (%s), recorded on the member: %llu read "
+			 "errors, %llu checksum errors, %llu write errors, %llu "
+			 "blocks repaired", s,
 			 st.name[0] ? st.name : "missing",
 			 (unsigned long long)st.read_errors,
 			 (unsigned long long)st.csum_errors,
@@ -60,18 +61,34 @@ int fsck_redundancy(struct fsck *f)
 	}
 	t0 = fsck_now() - t0;
 	fsck_msg("  %llu stripes in %.2f s (%.0f MiB/s of members): %llu "
-		 "checksum errors, %llu parity mismatches, %llu repaired, %llu "
-		 "unrecoverable", (unsigned long long)r.stripes, t0,
+		 "checksum errors, %llu read errors, %llu blocks without a valid "
+		 "checksum entry, %llu parity mismatches, %llu repaired, %llu "
+		 "entries re-derived, %llu unrecoverable",
+		 (unsigned long long)r.stripes, t0,
 		 t0 > 0 ? (double)raw_bytes(&f->info) / t0 / (1 << 20) : 0.0,
 		 (unsigned long long)r.csum_errors,
+		 (unsigned long long)r.read_errors,
+		 (unsigned long long)r.unverified,
 		 (unsigned long long)r.parity_mismatches,
 		 (unsigned long long)r.repaired,
+		 (unsigned long long)r.entries_fixed,
 		 (unsigned long long)r.unrecoverable);
 	member_counts(f);
 	f->unrecoverable += r.unrecoverable;
-	if (r.unrecoverable)
+	f->mismatches += r.parity_mismatches;
+	if (r.parity_mismatches)
+		fsck_msg("  %llu stripes hold blocks that all verify against their "
+			 "checksums while their parity disagrees: which one is "
+			 "wrong cannot be told, so nothing was rewritten there; "
+			 "those stripes cannot be rebuilt if a member is lost",
+			 (unsigned long long)r.parity_mismatches);
+	if (r.conflicts)
+		fsck_msg("  %llu blocks whose checksum, contents and "
+			 "redundancy all disagree were left as they are",
+			 (unsigned long long)r.conflicts);
+	if (r.unrecoverable || r.parity_mismatches || r.conflicts)
 		f->status |= FSCK_UNCORRECTED;
-	if (r.csum_errors + r.parity_mismatches > r.unrecoverable)
+	if (r.csum_errors + r.read_errors + r.unverified > r.unrecoverable)
 		f->status |= repair ? FSCK_CORRECTED : FSCK_UNCORRECTED;
 	if (f->info.degraded) {
 		fsck_msg("  the array is DEGRADED: every block was read through "

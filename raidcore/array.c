@@ -22,10 +22,16 @@ void rc_array_set_cache(struct rc_array *a, uint64_t bytes)
 	a->max_dirty_stripes = n < 4 ? 4 : n > 65536 ? 65536 : (uint32_t)n;
 }
 
+void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors)
+{
+	a->fault_errors = errors;
+}
+
 int rc_array_init(struct rc_array *a, unsigned flags)
 {
 	int ret;
 
+	a->fault_errors = RC_FAULT_ERRORS_DEFAULT;
 	a->g = (struct rc_geom){ .level = a->sb.level, .layout = a->sb.layout,
 		.members = a->sb.members, .chunk_blocks = a->sb.chunk_blocks,
 		.member_blocks = a->sb.member_blocks };

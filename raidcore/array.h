@@ -37,7 +37,16 @@ struct rc_member {
 	uint64_t jtail;                 /* ring block of the first live record */
 	uint64_t jused;                 /* ring blocks in use since the tail */
 	struct rc_worker *worker;
+	/* Counted over the device's life (kept in its superblock). */
 	atomic_uint_fast64_t read_errors, write_errors, csum_errors, repaired;
+	/* io.c: errors in the current window (rc_member_note_error), and
+	 * a verdict waiting for a caller that holds no lock to act on it. */
+	atomic_uint_fast64_t err_window_start_ns;
+	atomic_uint err_window_count;
+	atomic_bool fault_pending;
+	/* log.c: messages about this member in the current second */
+	atomic_uint_fast64_t log_second;
+	atomic_uint log_count, log_dropped;
 };
 
 /* A cached stripe: its lock and, while dirty, its new data. */
@@ -115,6 +124,10 @@ struct rc_array {
 	struct rc_overlay *overlay;
 
 	atomic_uint_fast64_t unrecoverable;
+	atomic_bool errors_seen;        /* RC_AF_ERRORS from the next superblock
+					   write on */
+	uint32_t fault_errors;          /* member.c: errors within the window
+					   that fault a member; 0: never */
 	uint8_t *zero;                  /* one zero chunk */
 
 	/* recovery.c: the thread waits on state_cond; recovery_stop is
@@ -126,15 +139,36 @@ struct rc_array {
 
 /* ---- log.c: messages and the names they use ---- */
 void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rc_log_level(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* One event about a block of slot (member block mblock, absolute), named
+ * with the member; at most RC_LOG_PER_SECOND such lines a second per
+ * member, the rest counted and summed up on the next line.  Lock-free. */
+void rc_log_block(struct rc_array *a, int slot, uint64_t mblock,
+		  const char *what);
 const char *rc_member_state_name(enum rc_member_state s);
 
-/* ---- member.c: member states, read under state_lock or as a hint ---- */
+/* ---- io.c (rc_member_note_error), member.c: member states ---- */
+enum rc_err_kind { RC_ERR_READ, RC_ERR_WRITE, RC_ERR_CSUM };
+/*
+ * A read error or checksum mismatch on slot: the array now has errors to
+ * report (RC_AF_ERRORS), and a member with more than a->fault_errors of
+ * them within RC_FAULT_WINDOW_NS gets a pending fault, which
+ * rc_member_faults_apply() (called where no lock is held) carries out, as
+ * ZFS faults a vdev with too many checksum errors.  Lock-free: callable
+ * under any lock.
+ */
+void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind);
+#define RC_FAULT_ERRORS_DEFAULT 32
+#define RC_FAULT_WINDOW_NS (60ull * 1000000000ull)
 /* Has a device and is active or rebuilding: it is written to. */
 bool rc_member_present(struct rc_array *a, int slot);
 /* Holds current data of stripe (active, or rebuilt past it). */
 bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
 /* More slots unusable than the level tolerates. */
 bool rc_array_failed(struct rc_array *a);
+/* Would the array lose data with the slots in gone[] gone? */
+bool rc_array_would_fail(struct rc_array *a, const bool *gone);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);
@@ -165,8 +199,6 @@ int rc_io_sync_all(struct rc_array *a, uint32_t *failed);
  * it takes its slot.  The read-only guard applies; no member counts. */
 int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
 			 uint64_t block, uint32_t count, const void *buf);
-int rc_io_unplaced_zero(struct rc_array *a, struct rc_dev *dev,
-			uint64_t block, uint64_t count);
 int rc_io_unplaced_sync(struct rc_array *a, struct rc_dev *dev);
 int rc_io_start(struct rc_array *a);
 void rc_io_stop(struct rc_array *a);
@@ -176,10 +208,12 @@ void rc_overlay_free(struct rc_array *a);
 
 /* ---- super.c: superblocks ---- */
 uint64_t rc_time_ns(void);
-/* Writes both copies of sb one after the other, each through put (which
- * writes one block and flushes), encoding each copy into blk. */
+/* Writes the four copies of sb through put (which writes one block and,
+ * with sync, flushes): copy 0 flushed first, then the others, encoding
+ * each copy into blk. */
 int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
-		     int (*put)(void *ctx, uint64_t block, const void *blk),
+		     int (*put)(void *ctx, uint64_t block, const void *blk,
+				bool sync),
 		     void *ctx);
 /* Rewrites every present member's and spare's superblock from the
  * template, events bumped; a member whose write fails is faulty.  Holds
@@ -191,6 +225,9 @@ int rc_sb_write_all(struct rc_array *a);
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
 
 /* ---- fail.c: a member fails ---- */
+/* Faults the members rc_member_note_error marked, unless the array could
+ * not run without them.  The caller holds no lock. */
+void rc_member_faults_apply(struct rc_array *a);
 /* Marks slot faulty, rewrites the superblocks, signals the change. */
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
 /* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
@@ -199,10 +236,20 @@ int rc_member_sync_all(struct rc_array *a);
 /* ---- csum.c: checksum tables ---- */
 int rc_csum_init(struct rc_array *a);
 void rc_csum_fini(struct rc_array *a);
-/* Entry of data-region block mblock of slot; -EIO when the table block is
- * unreadable (caller treats the block as unverifiable). */
-int rc_csum_lookup(struct rc_array *a, int slot, uint64_t mblock,
-		   uint64_t *csum);
+/* What slot's table says of data-region block mblock: RC_ENTRY_SUM
+ * (*csum set), RC_ENTRY_ZERO (never written), RC_ENTRY_UNKNOWN (its table
+ * block failed its seal or could not be read), or -ENOMEM. */
+enum { RC_ENTRY_SUM = 0, RC_ENTRY_ZERO = 1, RC_ENTRY_UNKNOWN = 2 };
+int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
+		  uint64_t *csum);
+/* The seed of slot's table seals (its array's and its own uuid). */
+uint64_t rc_csum_seed(const struct rc_array *a, int slot);
+/* Writes count sealed, empty table blocks from member block first on,
+ * through put, in runs. */
+int rc_csum_tables_format(uint64_t seed, uint64_t first, uint64_t count,
+			  int (*put)(void *ctx, uint64_t block, uint32_t n,
+				     const void *buf),
+			  void *ctx);
 int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 		   uint64_t csum);
 /* Copies out every dirty table block into *blocks/targets (malloc'd) and
@@ -210,8 +257,6 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 		       uint64_t **targets, uint32_t *n);
 void rc_csum_drop_slot(struct rc_array *a, int slot);
-bool rc_csum_verify(struct rc_array *a, int slot, uint64_t mblock,
-		    const void *data, bool *unwritten);
 
 /* ---- stripe.c: the stripe table and locks ---- */
 int rc_stripe_table_init(struct rc_array *a);
@@ -232,30 +277,28 @@ void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st);
 void rc_stripe_relist(struct rc_array *a, struct rc_stripe *st);
 void rc_stripe_forget(struct rc_array *a, struct rc_stripe *st);
 
-/* ---- read.c: reads, verification, reconstruction ---- */
-/*
- * Reads rows [r0, r0 + nr) of column col of stripe map mp into buf,
- * verified, reconstructing what is missing or corrupt and repairing it.
- * Caller holds the stripe lock.
- */
-int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
-		uint32_t col, uint32_t r0, uint32_t nr, void *buf);
-/* Why a block of a column cannot be used as read. */
+/* ---- verify.c: what a row really holds (DESIGN "Evidence") ---- */
+/* A block's verdict, from its member's sealed table and its content. */
 enum rc_blk_state {
-	BLK_OK = 0,
-	BLK_ABSENT = 1,      /* member missing, faulty or not yet rebuilt */
-	BLK_BAD = 2,         /* read error or checksum mismatch */
+	BLK_OK = 0,          /* matches a non-zero entry */
+	BLK_ZERO = 1,        /* entry 0: claimed never written; zeros in the
+				buffer */
+	BLK_UNKNOWN = 2,     /* no entry can be known (table block unreadable
+				or failing its seal); the media in the buffer */
+	BLK_BAD = 3,         /* does not match its non-zero entry */
+	BLK_EIO = 4,         /* could not be read */
+	BLK_ABSENT = 5,      /* member missing, faulty or not yet rebuilt */
 };
 
-/* Reads and verifies rows [r0, r0+nr) of every column into cols, with each
- * block's enum rc_blk_state in state[c][r]; never-written blocks read as
- * zeros.  Nothing is rebuilt or written. */
+/* Reads rows [row0, row0+nr) of every column into cols, each block's
+ * verdict in state[c][r]; ZERO blocks as zeros.  Counts and logs
+ * mismatches; rebuilds and writes nothing. */
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
-		   uint32_t r0, uint32_t nr, uint8_t **cols, uint8_t **state);
+		   uint32_t row0, uint32_t nr, uint8_t **cols, uint8_t **state);
 /* How a column of a stripe read by the caller (whole chunks) came in. */
 enum rc_loaded {
 	RC_LOADED_READ = 0,      /* read fine: verify it */
-	RC_LOADED_ZERO = 1,      /* never written: zeros, fine */
+	RC_LOADED_ZERO = 1,      /* every entry 0: zeros, not read */
 	RC_LOADED_ABSENT = 2,    /* member not usable */
 	RC_LOADED_ERROR = 3,     /* the read failed */
 };
@@ -265,18 +308,54 @@ void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
 /* Every table entry of [mblock, mblock + count) of slot is 0. */
 bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
 			 uint64_t count);
-/* Rebuilds row r's blocks that are not BLK_OK; false when too many. */
-bool rc_row_recover(struct rc_array *a, const struct rc_stripe_map *mp,
-		    uint8_t **cols, uint32_t r, uint8_t *const *state);
-/* Writes a rebuilt block over a bad one, records its checksum, counts. */
-void rc_block_repair(struct rc_array *a, const struct rc_col *col,
-		     uint32_t row, const uint8_t *data);
+
+/* What resolution decided for one block. */
+enum rc_fix {
+	RC_FIX_NONE = 0,
+	RC_FIX_WRITE = 1,        /* write the resolved content and its entry */
+	RC_FIX_ENTRY = 2,        /* the media is right: record its entry */
+	RC_FIX_ZERO_ENTRY = 3,   /* never written: record entry 0 */
+};
+struct rc_row {
+	bool known[RC_MAX_MEMBERS];     /* cols[c] now holds what column c
+					   truly holds in this row */
+	uint8_t fix[RC_MAX_MEMBERS];    /* enum rc_fix */
+	bool mismatch;                  /* every block verifies, the redundancy
+					   disagrees: nobody can be blamed */
+	uint32_t conflicts;             /* blocks whose evidence disagrees */
+};
+/*
+ * Row r of the buffers (row `row` of the chunk): reconstructs what is not
+ * established, checks it against the redundancy left over, and decides
+ * the repairs (docs/DESIGN.md "Repair rules").  A column not known must
+ * not be used.  -ENOMEM only; writes nothing.
+ */
+int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
+		   uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
+		   struct rc_row *out);
+/* Carries out v's repairs when repair (and the array is writable), and
+ * logs every block it repairs or cannot vouch for. */
+void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
+		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
+		  const struct rc_row *v, bool repair);
 uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);
 void rc_state_free(uint8_t **state, uint32_t ncols);
+
+/* ---- read.c: reads ---- */
+/*
+ * Reads rows [r0, r0 + nr) of column col of stripe map mp into buf,
+ * verified, reconstructing what is missing or corrupt and repairing it.
+ * strict: a "never written" claim must be borne out by the rest of the row
+ * (reads for a program); the write path passes false.  Caller holds the
+ * stripe lock.
+ */
+int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
+		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict);
 /* Reads rows [r0, r0+nr) of every column (cols[c] = buffer of nr blocks),
- * rebuilding and repairing; -EIO if some row cannot be rebuilt. */
+ * resolving and repairing; -EIO if a column in the mask want is not known
+ * in some row. */
 int rc_stripe_read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
-			uint32_t r0, uint32_t nr, uint8_t **cols);
+			uint32_t r0, uint32_t nr, uint8_t **cols, uint64_t want);
 
 /* ---- journal.c: the write journal ---- */
 struct rc_jwrite {

@@ -157,6 +157,11 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				a->m[s].dev = c[i].dev;
 				a->m[s].state = sl->state;
 				a->m[s].jtail = c[i].sb.journal_tail;
+				/* the device's own counters go on */
+				atomic_store(&a->m[s].read_errors, c[i].sb.err_read);
+				atomic_store(&a->m[s].write_errors, c[i].sb.err_write);
+				atomic_store(&a->m[s].csum_errors, c[i].sb.err_csum);
+				atomic_store(&a->m[s].repaired, c[i].sb.repaired);
 				c[i].dev = NULL;
 			} else {
 				rc_log("%s: left out: stale (slot %u is %s in "

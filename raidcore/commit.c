@@ -136,7 +136,7 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 			data[c] = wset_alloc(w, len);
 			if (!data[c])
 				return -ENOMEM;
-			ret = rc_col_read(a, mp, c, r0, nr, data[c]);
+			ret = rc_col_read(a, mp, c, r0, nr, data[c], false);
 			if (ret < 0)
 				return ret;
 		}
@@ -152,7 +152,8 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 	if (!old)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < a->nred; k++) {
-		ret = rc_col_read(a, mp, d + k, r0, nr, BLK(old, nr * (k + 1)));
+		ret = rc_col_read(a, mp, d + k, r0, nr, BLK(old, nr * (k + 1)),
+				  false);
 		if (ret < 0)
 			return ret;
 	}
@@ -165,7 +166,7 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 			data[c] = a->zero;
 			continue;
 		}
-		ret = rc_col_read(a, mp, c, r0, nr, old);
+		ret = rc_col_read(a, mp, c, r0, nr, old, false);
 		if (ret < 0)
 			return ret;
 		delta = wset_alloc(w, len);
@@ -432,7 +433,10 @@ int rc_commit_tables(struct rc_array *a)
 
 int rc_flush(struct rc_array *a)
 {
-	return rc_commit(a, true);
+	int ret = rc_commit(a, true);
+
+	rc_member_faults_apply(a);
+	return ret;
 }
 
 int rc_write(struct rc_array *a, uint64_t block, uint32_t count,

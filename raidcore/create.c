@@ -41,13 +41,21 @@ static int zero_range(struct rc_dev *dev, uint64_t block, uint64_t count)
 	return rc_dev_zero(dev, block * RC_BLOCK_SIZE, count * RC_BLOCK_SIZE);
 }
 
-/* rc_sb_put_copies' put: one block straight to the device, flushed. */
-static int create_put(void *ctx, uint64_t block, const void *blk)
+/* rc_sb_put_copies' put: one block straight to the device. */
+static int create_put(void *ctx, uint64_t block, const void *blk, bool sync)
 {
 	struct rc_dev *dev = ctx;
 	int ret = rc_dev_write(dev, blk, RC_BLOCK_SIZE, block * RC_BLOCK_SIZE);
 
-	return ret ? ret : rc_dev_sync(dev);
+	return ret || !sync ? ret : rc_dev_sync(dev);
+}
+
+/* rc_csum_tables_format's put: a run of table blocks to the device. */
+static int create_tables_put(void *ctx, uint64_t block, uint32_t n,
+			     const void *buf)
+{
+	return rc_dev_write(ctx, buf, (size_t)n * RC_BLOCK_SIZE,
+			    block * RC_BLOCK_SIZE);
 }
 
 /* The geometry p asks for, on members of member_blocks data blocks. */
@@ -155,11 +163,20 @@ int rc_array_create_err(const struct rc_create_params *p, struct rc_dev **devs,
 		sb->slots[i].state = i < members ? RC_MEMBER_ACTIVE :
 				     RC_MEMBER_SPARE;
 	}
-	/* Checksum tables first: an interrupted create leaves no superblock. */
+	/* Checksum tables first, sealed with each member's identity ("nothing
+	 * written yet"): an interrupted create leaves no superblock. */
 	for (int i = 0; i < n && ret == 0; i++) {
-		ret = zero_range(devs[i], 0, 2);
+		uint64_t dev_blocks = devs[i]->size / RC_BLOCK_SIZE;
+
+		ret = zero_range(devs[i], 0, RC_SB_HEAD_COPIES);
 		if (ret == 0)
-			ret = zero_range(devs[i], sb->csum_offset, sb->csum_blocks);
+			ret = zero_range(devs[i], dev_blocks - RC_SB_TAIL_BLOCKS,
+					 RC_SB_TAIL_BLOCKS);
+		if (ret == 0)
+			ret = rc_csum_tables_format(
+				rc_table_seed(sb->array_uuid, sb->slots[i].uuid),
+				sb->csum_offset, sb->csum_blocks,
+				create_tables_put, devs[i]);
 		if (ret == 0)
 			ret = rc_dev_sync(devs[i]);
 		if (ret < 0)

@@ -1,18 +1,22 @@
 /*
  * csum: the per-member checksum tables, cached in memory.
  *
- * Usage: rc_csum_verify() / rc_csum_lookup() on reads, rc_csum_update() when
- * a commit computes a new block, rc_csum_take_dirty() when the commit
- * journals the table blocks it changed.  All under csum_lock, which is the
- * innermost lock (see array.h).
+ * Usage: rc_csum_entry() on reads (a checksum, "never written", or nothing
+ * known), rc_csum_update() when a commit computes a new block or a repair
+ * re-derives an entry, rc_csum_take_dirty() when the commit journals the
+ * table blocks it changed.  All under csum_lock, which is the innermost
+ * lock (see array.h).
  *
  * The cache is a common/hcache.h hash keyed by (slot, table block) with its
  * LRU; beyond CSUM_MAX_BLOCKS the coldest clean, fully known blocks go.
  *
- * A table block that fails its own checksum (torn, corrupt, unreadable) is
- * kept with every entry marked unknown: lookups of those entries fail with
- * -EIO and the read path verifies the block against redundancy instead,
- * then records the entry.  Such a block is written back only once every
+ * A table block is believed only when its seal holds (ondisk.h: seeded
+ * with the array's and the member's identity and the block's place, never
+ * 0), so zeros, garbage or a misplaced block are never taken for "nothing
+ * written here".  One that fails (torn, corrupt, unreadable, zeroed) is
+ * kept with every entry of the data region it covers marked unknown: the
+ * read path verifies those blocks against redundancy instead and records
+ * what it finds (verify.c).  Such a block is written back only once every
  * entry is known again (scrub gets there), so a half-known table never
  * reaches the media.
  */
@@ -110,16 +114,32 @@ static void evict(struct rc_array *a)
 	}
 }
 
-static void mark_all_unknown(struct rc_csum_entry *e)
+/* Every entry that stands for a data-region block becomes unknown; those
+ * past the end of the region are 0 by definition. */
+static void mark_all_unknown(struct rc_array *a, struct rc_csum_entry *e)
 {
 	size_t words = RC_DIV_ROUND_UP(RC_CSUM_PER_BLOCK, 64);
+	uint64_t first = e->index * RC_CSUM_PER_BLOCK;
 
 	e->unknown = calloc(words, sizeof(uint64_t));
 	if (!e->unknown)
 		abort();  /* 64 bytes: out of memory here is not recoverable */
-	memset(e->unknown, 0xff, words * sizeof(uint64_t));
-	e->nunknown = RC_CSUM_PER_BLOCK;
+	e->nunknown = 0;
+	for (uint32_t j = 0; j < RC_CSUM_PER_BLOCK &&
+	     first + j < a->sb.member_blocks; j++) {
+		e->unknown[j / 64] |= 1ull << (j % 64);
+		e->nunknown++;
+	}
 	memset(e->block, 0, sizeof(e->block));
+	if (e->nunknown == 0) {
+		free(e->unknown);
+		e->unknown = NULL;
+	}
+}
+
+uint64_t rc_csum_seed(const struct rc_array *a, int slot)
+{
+	return rc_table_seed(a->sb.array_uuid, a->m[slot].uuid);
 }
 
 static uint64_t table_block(const struct rc_array *a, uint64_t index)
@@ -145,10 +165,18 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 	e->slot = slot;
 	e->index = index;
 	ret = rc_io_member_read(a, slot, table_block(a, index), 1, e->block);
-	if (ret < 0 || !rc_csum_block_ok(e->block, table_block(a, index))) {
-		if (ret == 0)
+	if (ret < 0 || !rc_csum_block_ok(e->block, rc_csum_seed(a, slot),
+					 table_block(a, index))) {
+		if (ret == 0) {
 			atomic_fetch_add(&a->m[slot].csum_errors, 1);
-		mark_all_unknown(e);
+			rc_member_note_error(a, slot, RC_ERR_CSUM);
+		}
+		rc_log_block(a, slot, table_block(a, index),
+			     ret < 0 ? "checksum table block unreadable: its "
+			     "blocks are verified against redundancy" :
+			     "checksum table block fails its seal: its "
+			     "blocks are verified against redundancy");
+		mark_all_unknown(a, e);
 	}
 	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
 	hc_lru_add(&a->cc->hc, &e->node);
@@ -161,21 +189,23 @@ static bool entry_is_unknown(const struct rc_csum_entry *e, uint32_t j)
 	return e->unknown && (e->unknown[j / 64] >> (j % 64) & 1);
 }
 
-int rc_csum_lookup(struct rc_array *a, int slot, uint64_t mblock,
-		   uint64_t *csum)
+int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
+		  uint64_t *csum)
 {
 	struct rc_csum_entry *e;
 	uint32_t j = mblock % RC_CSUM_PER_BLOCK;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&a->csum_lock);
 	e = entry_get(a, slot, mblock / RC_CSUM_PER_BLOCK);
-	if (!e)
+	if (!e) {
 		ret = -ENOMEM;
-	else if (entry_is_unknown(e, j))
-		ret = -EIO;
-	else
+	} else if (entry_is_unknown(e, j)) {
+		ret = RC_ENTRY_UNKNOWN;
+	} else {
 		*csum = rc_csum_get(e->block, j);
+		ret = *csum == RC_CSUM_UNWRITTEN ? RC_ENTRY_ZERO : RC_ENTRY_SUM;
+	}
 	pthread_mutex_unlock(&a->csum_lock);
 	return ret;
 }
@@ -220,25 +250,6 @@ out:
 	return ret;
 }
 
-/*
- * true when data matches its entry.  An entry of 0 (never written) matches
- * anything and sets *unwritten: the caller must use zeros instead.
- */
-bool rc_csum_verify(struct rc_array *a, int slot, uint64_t mblock,
-		    const void *data, bool *unwritten)
-{
-	uint64_t want;
-
-	*unwritten = false;
-	if (rc_csum_lookup(a, slot, mblock, &want) < 0)
-		return false;
-	if (want == RC_CSUM_UNWRITTEN) {
-		*unwritten = true;
-		return true;
-	}
-	return rc_block_csum(data, rc_abs(a, mblock)) == want;
-}
-
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 		       uint64_t **targets, uint32_t *n)
 {
@@ -269,7 +280,8 @@ int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 			pp = &e->dnext;
 			continue;
 		}
-		rc_csum_block_seal(e->block, table_block(a, e->index));
+		rc_csum_block_seal(e->block, rc_csum_seed(a, slot),
+				   table_block(a, e->index));
 		memcpy(*blocks + (size_t)i * RC_BLOCK_SIZE, e->block,
 		       RC_BLOCK_SIZE);
 		(*targets)[i++] = table_block(a, e->index);
@@ -295,4 +307,27 @@ void rc_csum_drop_slot(struct rc_array *a, int slot)
 			entry_remove(a, entry_of(n));
 	}
 	pthread_mutex_unlock(&a->csum_lock);
+}
+
+int rc_csum_tables_format(uint64_t seed, uint64_t first, uint64_t count,
+			  int (*put)(void *ctx, uint64_t block, uint32_t n,
+				     const void *buf),
+			  void *ctx)
+{
+	enum { BATCH = 256 };
+	uint8_t *buf = rc_buf_alloc((size_t)BATCH * RC_BLOCK_SIZE);
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t b = 0; b < count && ret == 0; b += BATCH) {
+		uint32_t n = count - b < BATCH ? (uint32_t)(count - b) : BATCH;
+
+		for (uint32_t i = 0; i < n; i++)
+			rc_csum_block_empty(buf + (size_t)i * RC_BLOCK_SIZE, seed,
+					    first + b + i);
+		ret = put(ctx, first + b, n, buf);
+	}
+	free(buf);
+	return ret;
 }

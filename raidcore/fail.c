@@ -54,3 +54,26 @@ int rc_member_fail(struct rc_array *a, int slot)
 	rc_member_set_faulty(a, slot, "failed by request");
 	return rc_array_failed(a) ? -EIO : 0;
 }
+
+void rc_member_faults_apply(struct rc_array *a)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t s = 0; s < a->g.members; s++) {
+		if (!atomic_load(&a->m[s].fault_pending))
+			continue;
+		atomic_store(&a->m[s].fault_pending, false);
+		/* The last copy of the data stays in, errors and all: its
+		 * good blocks are still the only ones there are. */
+		for (uint32_t t = 0; t < a->g.members; t++)
+			gone[t] = !rc_member_present(a, (int)t) || t == s;
+		if (rc_array_would_fail(a, gone)) {
+			rc_log("member %u (%s) has too many errors, but the "
+			       "array cannot run without it: kept", s,
+			       a->m[s].dev ? a->m[s].dev->name : "?");
+			continue;
+		}
+		rc_member_set_faulty(a, (int)s, "too many read or checksum "
+				     "errors");
+	}
+}

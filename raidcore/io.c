@@ -7,7 +7,7 @@
  * rc_io_run                                a batch over several members,
  *                                          one worker thread per member
  * rc_io_sync_all                           the flush barrier
- * rc_io_unplaced_write / _zero / _sync     a spare, or a replacement
+ * rc_io_unplaced_write / _sync            a spare, or a replacement
  *                                          before it takes its slot
  *
  * Errors are counted against the member here; deciding that a member is
@@ -24,7 +24,31 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "array.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
+{
+	struct rc_member *m = &a->m[slot];
+	uint64_t now = mono_ns(), start = atomic_load(&m->err_window_start_ns);
+
+	(void)kind;
+	atomic_store(&a->errors_seen, true);
+	if (now - start > RC_FAULT_WINDOW_NS &&
+	    atomic_compare_exchange_strong(&m->err_window_start_ns, &start, now))
+		atomic_store(&m->err_window_count, 0);
+	if (atomic_fetch_add(&m->err_window_count, 1) + 1 > a->fault_errors &&
+	    a->fault_errors)
+		atomic_store(&m->fault_pending, true);
+}
 
 struct rc_batch {
 	pthread_mutex_t lock;
@@ -139,9 +163,15 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		return -ENXIO;
 	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			  block * RC_BLOCK_SIZE);
-	if (ret < 0)
+	if (ret < 0) {
 		atomic_fetch_add(&a->m[slot].read_errors, 1);
-	else if (a->overlay)
+		rc_member_note_error(a, slot, RC_ERR_READ);
+		rc_log_block(a, slot, block, count > 1 ?
+			     "read error (a run of blocks): reconstructed "
+			     "from the others where they verify" :
+			     "read error: reconstructed from the others "
+			     "where they verify");
+	} else if (a->overlay)
 		overlay_apply(a, slot, block, count, buf);
 	return ret;
 }
@@ -196,14 +226,6 @@ int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
 			 uint64_t block, uint32_t count, const void *buf)
 {
 	return io_write(a, dev, NULL, block, count, buf);
-}
-
-int rc_io_unplaced_zero(struct rc_array *a, struct rc_dev *dev,
-			uint64_t block, uint64_t count)
-{
-	if (a->rdonly)
-		return -EROFS;
-	return rc_dev_zero(dev, block * RC_BLOCK_SIZE, count * RC_BLOCK_SIZE);
 }
 
 int rc_io_unplaced_sync(struct rc_array *a, struct rc_dev *dev)

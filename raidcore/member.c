@@ -63,6 +63,11 @@ bool rc_array_failed_beyond(struct rc_array *a)
 	return geom_lost(&a->g, gone);
 }
 
+bool rc_array_would_fail(struct rc_array *a, const bool *gone)
+{
+	return geom_lost(&a->g, gone);
+}
+
 bool rc_array_failed(struct rc_array *a)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };

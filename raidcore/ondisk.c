@@ -62,7 +62,13 @@ SB_OFF(journal_tail, 184);
 SB_OFF(array_blocks, 192);
 SB_OFF(device_blocks, 200);
 SB_OFF(label, 208);
-SB_OFF(reserved0, 272);
+SB_OFF(err_read, 272);
+SB_OFF(err_write, 280);
+SB_OFF(err_csum, 288);
+SB_OFF(repaired, 296);
+SB_OFF(array_flags, 304);
+SB_OFF(reserved_flags, 308);
+SB_OFF(reserved0, 312);
 SB_OFF(slots, 512);
 SB_OFF(reserved1, 2048);
 SB_OFF(checksum, 4088);
@@ -183,6 +189,11 @@ static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 	d->device_blocks = htole64(sb->device_blocks);
 	/* Bytes after the NUL are padding and must be zero like the rest. */
 	memcpy(d->label, sb->label, strnlen(sb->label, RC_LABEL_MAX - 1));
+	d->err_read = htole64(sb->err_read);
+	d->err_write = htole64(sb->err_write);
+	d->err_csum = htole64(sb->err_csum);
+	d->repaired = htole64(sb->repaired);
+	d->array_flags = htole32(sb->array_flags);
 	sb_slots_encode(sb->slots, d->slots);
 }
 
@@ -228,6 +239,11 @@ static void sb_fields_decode(const struct rc_sb_disk *d, struct rc_sb *sb)
 	sb->array_blocks = le64toh(d->array_blocks);
 	sb->device_blocks = le64toh(d->device_blocks);
 	memcpy(sb->label, d->label, RC_LABEL_MAX);
+	sb->err_read = le64toh(d->err_read);
+	sb->err_write = le64toh(d->err_write);
+	sb->err_csum = le64toh(d->err_csum);
+	sb->repaired = le64toh(d->repaired);
+	sb->array_flags = le32toh(d->array_flags);
 	sb_slots_decode(d->slots, sb->slots);
 }
 
@@ -249,6 +265,13 @@ static int sb_check_version(const struct rc_sb *sb, const char **why)
 	if (sb->version_major == 0) {
 		*why = "superblock major version 0 does not exist";
 		return -EINVAL;
+	}
+	if (sb->version_major < RC_SB_VERSION_MAJOR) {
+		/* Format 1 trusted all-zero checksum tables ("never written"),
+		 * which a blank or truncated member forges: not read at all. */
+		*why = "array format 1 (an earlier raidfs) is not supported: "
+		       "copy the data to an array made by this mkfs.raidfs";
+		return -EPROTONOSUPPORT;
 	}
 	return 0;
 }
@@ -316,9 +339,11 @@ static int sb_check_regions(const struct rc_sb *sb, const char **why)
 		*why = "data region does not follow the checksum table";
 		return -EINVAL;
 	}
-	if (sb->data_offset > sb->device_blocks ||
-	    sb->member_blocks > sb->device_blocks - sb->data_offset) {
-		*why = "data region extends past the end of the device";
+	if (sb->device_blocks < RC_SB_TAIL_BLOCKS ||
+	    sb->data_offset > sb->device_blocks - RC_SB_TAIL_BLOCKS ||
+	    sb->member_blocks > sb->device_blocks - RC_SB_TAIL_BLOCKS -
+				sb->data_offset) {
+		*why = "data region reaches the superblocks at the end of the device";
 		return -EINVAL;
 	}
 	return 0;
@@ -356,7 +381,7 @@ static int sb_check_states(const struct rc_sb *sb, const char **why)
 		return -EINVAL;
 	}
 	if (sb->sb_copy >= RC_SB_COPIES) {
-		*why = "superblock copy number is not 0 or 1";
+		*why = "superblock copy number is not 0 .. 3";
 		return -EINVAL;
 	}
 	return 0;
@@ -475,35 +500,44 @@ uint64_t rc_block_csum(const void *block, uint64_t member_block)
 						 member_block));
 }
 
-static uint64_t csum_table_hash(const void *block, uint64_t member_block)
+uint64_t rc_table_seed(const uint8_t *array_uuid, const uint8_t *member_uuid)
 {
-	return csum_nonzero(XXH3_64bits_withSeed_dispatch(block,
-							  CSUM_TABLE_CSUM_OFF,
-						 member_block));
+	uint8_t ids[2 * RC_UUID_SIZE];
+
+	memcpy(ids, array_uuid, RC_UUID_SIZE);
+	memcpy(ids + RC_UUID_SIZE, member_uuid, RC_UUID_SIZE);
+	return XXH3_64bits(ids, sizeof(ids));
 }
 
-void rc_csum_block_seal(void *block, uint64_t member_block)
+static uint64_t csum_table_hash(const void *block, uint64_t seed,
+				uint64_t member_block)
 {
-	uint64_t v = htole64(csum_table_hash(block, member_block));
+	/* the position is mixed in multiplicatively, so neighbouring blocks
+	 * of one member never share a seed */
+	return csum_nonzero(XXH3_64bits_withSeed_dispatch(block,
+			CSUM_TABLE_CSUM_OFF,
+			seed ^ (member_block * 0x9e3779b97f4a7c15ull)));
+}
+
+void rc_csum_block_seal(void *block, uint64_t seed, uint64_t member_block)
+{
+	uint64_t v = htole64(csum_table_hash(block, seed, member_block));
 
 	memcpy((uint8_t *)block + CSUM_TABLE_CSUM_OFF, &v, sizeof(v));
 }
 
-static bool block_is_zero(const void *block)
-{
-	const uint8_t *p = block;
-
-	return p[0] == 0 && memcmp(p, p + 1, RC_BLOCK_SIZE - 1) == 0;
-}
-
-bool rc_csum_block_ok(const void *block, uint64_t member_block)
+bool rc_csum_block_ok(const void *block, uint64_t seed, uint64_t member_block)
 {
 	uint64_t stored = load_le64(block, CSUM_TABLE_CSUM_OFF);
 
-	/* A seal is never 0, so a zero seal can only be a fresh table block. */
-	if (stored == 0)
-		return block_is_zero(block);
-	return stored == csum_table_hash(block, member_block);
+	/* A seal is never 0: zeros on the media are not a table. */
+	return stored != 0 && stored == csum_table_hash(block, seed, member_block);
+}
+
+void rc_csum_block_empty(void *block, uint64_t seed, uint64_t member_block)
+{
+	memset(block, 0, RC_BLOCK_SIZE);
+	rc_csum_block_seal(block, seed, member_block);
 }
 
 /* ---- member layout ------------------------------------------------------- */
@@ -540,14 +574,18 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 	return div_round_up(x, a) * a;
 }
 
-int rc_layout_member(struct rc_sb *sb, uint64_t dev_blocks)
+int rc_layout_member(struct rc_sb *sb, uint64_t device_blocks)
 {
-	uint64_t journal, csum_off, data_off, mblocks;
+	uint64_t journal, csum_off, data_off, mblocks, dev_blocks;
 	uint32_t chunk = sb->chunk_blocks;
 	int err;
 
 	if (!chunk_is_valid(chunk))
 		return -EINVAL;
+	/* the last blocks hold superblock copies 2 and 3 */
+	if (device_blocks <= RC_SB_TAIL_BLOCKS)
+		return -ENOSPC;
+	dev_blocks = device_blocks - RC_SB_TAIL_BLOCKS;
 	err = layout_journal_blocks(sb->journal_blocks, dev_blocks, &journal);
 	if (err)
 		return err;
@@ -577,6 +615,6 @@ int rc_layout_member(struct rc_sb *sb, uint64_t dev_blocks)
 	sb->csum_blocks = div_round_up(mblocks, RC_CSUM_PER_BLOCK);
 	sb->data_offset = data_off;
 	sb->member_blocks = mblocks;
-	sb->device_blocks = dev_blocks;
+	sb->device_blocks = device_blocks;
 	return 0;
 }

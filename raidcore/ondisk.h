@@ -4,13 +4,15 @@
  * the *_disk structs are the exact bytes, the others the CPU form, and
  * rc_*_encode / rc_*_decode are the only conversions.
  *
- * Member layout (in 4 KiB blocks):
+ * Member layout (in 4 KiB blocks), format 2:
  *   0                 superblock copy 0
  *   1                 superblock copy 1
  *   2 .. 7            reserved, zero
  *   journal_offset    write journal ring, journal_blocks long
  *   csum_offset       block checksum table, csum_blocks long
  *   data_offset       data region, member_blocks long (1 MiB aligned)
+ *   D - 2, D - 1      superblock copies 2 and 3 (D: the device's blocks)
+ * so that no single damaged range of a member can erase its identity.
  */
 #ifndef RC_ONDISK_H
 #define RC_ONDISK_H
@@ -23,12 +25,20 @@
 
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
-#define RC_SB_VERSION_MAJOR 1
+#define RC_SB_VERSION_MAJOR 2
 #define RC_SB_VERSION_MINOR 0
-#define RC_SB_COPIES 2
+#define RC_SB_COPIES 4                         /* 2 at each end */
+#define RC_SB_HEAD_COPIES 2
+#define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
 #define RC_SB_SLOTS 48                         /* RC_MAX_MEMBERS + RC_MAX_SPARES */
 #define RC_ROLE_SPARE 0xffffffffu
 #define RC_JOURNAL_OFFSET 8                    /* blocks */
+
+/* Array flags (array_flags, the same on every member). */
+#define RC_AF_ERRORS 1u         /* errors were seen (checksum, read, write,
+				   unrecoverable) since the last check that
+				   found the array clean: fsck must not take
+				   its clean fast path */
 
 /* Feature bits: none defined yet.  Unknown incompat bits refuse assembly,
  * unknown ro_compat bits force read-only, unknown compat bits are ignored. */
@@ -79,9 +89,15 @@ struct rc_sb_disk {
 	uint64_t journal_seq;           /* last checkpointed transaction */
 	uint64_t journal_tail;          /* ring block where journal_seq+1 starts */
 	uint64_t array_blocks;          /* logical capacity */
-	uint64_t device_blocks;         /* member device size at creation */
+	uint64_t device_blocks;         /* member device size at the last write */
 	char label[RC_LABEL_MAX];
-	uint8_t reserved0[240];
+	uint64_t err_read;              /* this device: reads that failed */
+	uint64_t err_write;             /* ... writes that failed */
+	uint64_t err_csum;              /* ... blocks that failed their checksum */
+	uint64_t repaired;              /* ... blocks rewritten from redundancy */
+	uint32_t array_flags;           /* RC_AF_* */
+	uint32_t reserved_flags;        /* zero */
+	uint8_t reserved0[200];
 	struct rc_slot_disk slots[RC_SB_SLOTS];
 	uint8_t reserved1[2040];
 	uint64_t checksum;              /* XXH3-64 of the 4096 bytes, this field zero */
@@ -119,8 +135,17 @@ struct rc_sb {
 	uint64_t journal_seq, journal_tail;
 	uint64_t array_blocks, device_blocks;
 	char label[RC_LABEL_MAX];
+	uint64_t err_read, err_write, err_csum, repaired;   /* this device */
+	uint32_t array_flags;
 	struct rc_slot slots[RC_SB_SLOTS];
 };
+
+/* Member block of superblock copy c on a device of dev_blocks. */
+static inline uint64_t rc_sb_copy_block(uint32_t c, uint64_t dev_blocks)
+{
+	return c < RC_SB_HEAD_COPIES ? c :
+	       dev_blocks - RC_SB_COPIES + c;
+}
 
 void rc_sb_encode(const struct rc_sb *sb, void *block);
 /*
@@ -188,18 +213,26 @@ int rc_jhdr_decode(const void *block, struct rc_jhdr *h);
  *
  * The checksum table: table block i covers data-region blocks
  * [i * RC_CSUM_PER_BLOCK, (i + 1) * RC_CSUM_PER_BLOCK); entry j sits at byte
- * 8 * j; the last 8 bytes hold rc_block_csum-style XXH3 of the first 4088
- * bytes seeded with the table block's absolute member block number.  An
- * all-zero table block is valid and means "nothing written".
+ * 8 * j; the last 8 bytes are the seal: XXH3 of the first 4088 bytes seeded
+ * with the member's table seed (rc_table_seed: the array's and the
+ * member's uuids) plus the table block's absolute member block number,
+ * never 0.  So a block of zeros (a blank or truncated device), garbage, or
+ * a table block of another member, array or position never passes: what a
+ * table says is believed only from a sealed block.  Creation writes every
+ * table block sealed, its entries 0.
  */
 #define RC_CSUM_PER_BLOCK 511
 #define RC_CSUM_UNWRITTEN 0ull
 
 uint64_t rc_block_csum(const void *block, uint64_t member_block);
+/* The seed of one member's table seals. */
+uint64_t rc_table_seed(const uint8_t *array_uuid, const uint8_t *member_uuid);
 /* Seals a table block (sets its last 8 bytes). */
-void rc_csum_block_seal(void *block, uint64_t member_block);
-/* true when the table block's own checksum holds, or it is all zero. */
-bool rc_csum_block_ok(const void *block, uint64_t member_block);
+void rc_csum_block_seal(void *block, uint64_t seed, uint64_t member_block);
+/* true when the table block's seal holds (never for a zero seal). */
+bool rc_csum_block_ok(const void *block, uint64_t seed, uint64_t member_block);
+/* A sealed table block with every entry 0 (nothing written). */
+void rc_csum_block_empty(void *block, uint64_t seed, uint64_t member_block);
 static inline uint64_t rc_csum_get(const void *block, uint32_t j)
 {
 	uint64_t v;

@@ -176,7 +176,11 @@ struct rc_probe {
 	uint64_t events, array_blocks;
 	bool clean;
 	char label[RC_LABEL_MAX];
-	uint8_t copies_ok;             /* bit c: superblock copy c is valid */
+	uint8_t copies_ok;             /* bit c: superblock copy c (of 4) is
+					  valid and current */
+	bool errors;                   /* errors were seen since the last
+					  clean check (RC_AF_ERRORS) */
+	uint64_t err_read, err_write, err_csum;   /* recorded on this device */
 };
 
 /*
@@ -276,9 +280,16 @@ int rc_array_start_recovery(struct rc_array *a);
 struct rc_scrub_report {
 	uint64_t stripes;
 	uint64_t csum_errors;        /* blocks whose checksum did not match */
-	uint64_t parity_mismatches;  /* stripes whose parity disagreed */
-	uint64_t repaired;
-	uint64_t unrecoverable;      /* blocks that could not be repaired */
+	uint64_t read_errors;        /* blocks that could not be read */
+	uint64_t unverified;         /* blocks whose table entry was lost */
+	uint64_t parity_mismatches;  /* stripes whose parity disagrees with
+					data that verifies: not repaired */
+	uint64_t conflicts;          /* blocks whose evidence disagrees: not
+					repaired, they read as EIO */
+	uint64_t repaired;           /* blocks rewritten from redundancy */
+	uint64_t entries_fixed;      /* table entries re-derived (the block
+					itself was right) */
+	uint64_t unrecoverable;      /* blocks that could not be established */
 	uint64_t nbad;               /* lost data blocks (see rc_scrub_list) */
 };
 
@@ -297,6 +308,14 @@ const char *rc_level_name(enum rc_level level);
 
 /* Where raidcore's messages go (default: stderr).  level is syslog's. */
 void rc_set_logger(void (*fn)(int level, const char *msg));
+
+/*
+ * A member with more than errors read or checksum errors within a minute is
+ * marked faulty (unless the array cannot run without it), as ZFS faults a
+ * vdev with too many checksum errors.  Default 32; 0: never (fsck, which
+ * repairs in place).
+ */
+void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors);
 
 /* Dirty data the stripe cache may hold before it writes back (bytes). */
 void rc_array_set_cache(struct rc_array *a, uint64_t bytes);

@@ -21,13 +21,6 @@
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
 #define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 
-static bool block_is_zero(const uint8_t *b)
-{
-	static const uint8_t zero[RC_BLOCK_SIZE];
-
-	return memcmp(b, zero, RC_BLOCK_SIZE) == 0;
-}
-
 static int col_of(const struct rc_stripe_map *mp, int slot)
 {
 	for (uint32_t c = 0; c < mp->ncols; c++)
@@ -36,24 +29,54 @@ static int col_of(const struct rc_stripe_map *mp, int slot)
 	return -1;
 }
 
-/* Rebuilds one row range of one column on the new device. */
+/* Every column but c claims "never written": so does c, with no write. */
+static bool row_unwritten(const struct rc_stripe_map *mp, uint8_t **state,
+			  int c, uint32_t r)
+{
+	bool any = false;
+
+	for (uint32_t k = 0; k < mp->ncols; k++) {
+		if ((int)k == c || state[k][r] == BLK_ABSENT)
+			continue;
+		if (state[k][r] != BLK_ZERO)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * Rebuilds one row range of one column on the new device, from what
+ * verify.c establishes of the others (their own repairs go along).
+ * Rows that were never written stay unwritten (entry 0, no write), so the
+ * unused part of an array costs no writes; every other row is written,
+ * zeros included.
+ */
 static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			int c, uint8_t **cols, uint8_t **state, uint32_t r0,
 			uint32_t nr, uint64_t *lost)
 {
 	const struct rc_col *col = &mp->col[c];
 	int slot = (int)col->member, ret = 0;
+	struct rc_row v;
 
 	for (uint32_t r = r0; r < r0 + nr && ret == 0; r++) {
 		uint64_t mb = col->offset + r;
 
-		if (!rc_row_recover(a, mp, cols, r, state)) {
+		ret = rc_row_resolve(a, mp, cols, r, r, state, &v);
+		if (ret)
+			break;
+		rc_row_apply(a, mp, cols, r, r, state, &v, true);
+		if (!v.known[c]) {
 			/* Unrecoverable: poison the entry so it reads as EIO. */
 			(*lost)++;
+			rc_log_block(a, slot, rc_abs(a, mb), "cannot be rebuilt "
+				     "(too many other columns lost): reads as "
+				     "an I/O error");
 			ret = rc_csum_update(a, slot, mb, POISON_CSUM);
 			continue;
 		}
-		if (block_is_zero(BLK(cols[c], r))) {
+		if (row_unwritten(mp, state, c, r)) {
 			ret = rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);
 			continue;
 		}
@@ -108,11 +131,27 @@ static int tables_write(struct rc_array *a, int slot)
 	return ret;
 }
 
-/* Before dev takes its slot: a blank table reads as "never written". */
-static int zero_tables(struct rc_array *a, struct rc_dev *dev)
+struct table_put {
+	struct rc_array *a;
+	struct rc_dev *dev;
+};
+
+static int table_put(void *ctx, uint64_t block, uint32_t n, const void *buf)
 {
-	int ret = rc_io_unplaced_zero(a, dev, a->sb.csum_offset,
-				      a->sb.csum_blocks);
+	struct table_put *t = ctx;
+
+	return rc_io_unplaced_write(t->a, t->dev, block, n, buf);
+}
+
+/* Before dev takes its slot with the identity uuid: empty, sealed tables
+ * ("nothing written yet"), which the rebuild then fills. */
+static int tables_format(struct rc_array *a, struct rc_dev *dev,
+			 const uint8_t *uuid)
+{
+	struct table_put t = { a, dev };
+	int ret = rc_csum_tables_format(rc_table_seed(a->sb.array_uuid, uuid),
+					a->sb.csum_offset, a->sb.csum_blocks,
+					table_put, &t);
 
 	return ret ? ret : rc_io_unplaced_sync(a, dev);
 }
@@ -133,10 +172,12 @@ static void spare_take(struct rc_array *a, struct rc_dev *dev)
 static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 {
 	struct rc_member *m = &a->m[slot];
+	uint8_t uuid[RC_UUID_SIZE];
 	struct rc_dev *old;
 	int ret;
 
-	ret = zero_tables(a, dev);
+	uuid_generate(uuid);
+	ret = tables_format(a, dev, uuid);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&a->commit_lock);
@@ -144,7 +185,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	spare_take(a, dev);
 	old = m->dev;
 	m->dev = dev;
-	uuid_generate(m->uuid);
+	memcpy(m->uuid, uuid, RC_UUID_SIZE);
 	m->state = RC_MEMBER_REBUILDING;
 	m->rebuild_pos = 0;
 	m->jhead = m->jtail = m->jused = 0;

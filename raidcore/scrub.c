@@ -4,11 +4,12 @@
  * asked, repair what is wrong.
  *
  * With checksums a bad block is named exactly and rebuilt from the
- * verified columns.  A row whose blocks all pass their checksums but whose
- * parity disagrees (a lost write of a block together with its table entry)
- * cannot say which column is wrong; the data columns are kept and parity is
- * recomputed, as md's "repair" does.  Each stripe is handled under its lock,
- * so scrub runs while the array is in use.
+ * verified columns (verify.c decides, by the repair rules of DESIGN.md).
+ * A row whose blocks all pass their checksums but whose parity disagrees
+ * (a lost write of a block together with its table entry) cannot say which
+ * column is wrong: it is reported and left alone (md's "repair" recomputes
+ * parity there, which makes one wrong data column permanent).  Each stripe
+ * is handled under its lock, so scrub runs while the array is in use.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,52 +20,6 @@
 #define SCRUB_BATCH_BYTES (4u << 20)    /* per member per batch */
 #define SCRUB_BATCH_MAX 1024
 
-static bool is_mirror(const struct rc_array *a)
-{
-	return a->g.level == RC_RAID1 || a->g.level == RC_RAID10;
-}
-
-/* Column k of row r that disagrees with the data, or -1. */
-static int row_parity_bad(struct rc_array *a, const struct rc_stripe_map *mp,
-			  uint8_t **cols, uint32_t r, uint8_t *pq)
-{
-	void *data[RC_MAX_MEMBERS];
-
-	if (a->nred == 0)
-		return -1;
-	if (is_mirror(a)) {
-		for (uint32_t c = 1; c < mp->ncols; c++)
-			if (memcmp(BLK(cols[0], r), BLK(cols[c], r), RC_BLOCK_SIZE))
-				return (int)c;
-		return -1;
-	}
-	for (uint32_t c = 0; c < a->ndata; c++)
-		data[c] = BLK(cols[c], r);
-	if (a->nred == 2)
-		a->par->gen_pq((int)a->ndata, RC_BLOCK_SIZE, data, pq,
-			       pq + RC_BLOCK_SIZE);
-	else
-		a->par->gen_p((int)a->ndata, RC_BLOCK_SIZE, data, pq);
-	for (uint32_t k = 0; k < a->nred; k++)
-		if (memcmp(pq + k * RC_BLOCK_SIZE, BLK(cols[a->ndata + k], r),
-			   RC_BLOCK_SIZE))
-			return (int)(a->ndata + k);
-	return -1;
-}
-
-/* Rewrites every redundant column of row r from the data. */
-static void row_parity_fix(struct rc_array *a, const struct rc_stripe_map *mp,
-			   uint8_t **cols, uint32_t r, uint8_t *pq)
-{
-	for (uint32_t c = a->ndata; c < mp->ncols; c++) {
-		const uint8_t *src = is_mirror(a) ? BLK(cols[0], r) :
-				     pq + (c - a->ndata) * RC_BLOCK_SIZE;
-
-		if (rc_member_usable(a, (int)mp->col[c].member, mp->stripe))
-			rc_block_repair(a, &mp->col[c], r, src);
-	}
-}
-
 /* Where rc_scrub_list puts the lost blocks; one per call, on its stack. */
 struct bad_list {
 	uint64_t *bad;
@@ -74,10 +29,10 @@ struct bad_list {
 /* Logical numbers of the row's data blocks that are lost. */
 static void report_bad(struct rc_array *a, const struct rc_stripe_map *map,
 		       struct rc_scrub_report *rep, struct bad_list *bl,
-		       uint32_t r, uint8_t *const *state)
+		       uint32_t r, const struct rc_row *v)
 {
 	for (uint32_t c = 0; c < map->ndata; c++) {
-		if (state[c][r] == BLK_OK)
+		if (v->known[c])
 			continue;
 		if (bl->bad && rep->nbad < bl->cap)
 			bl->bad[rep->nbad] = map->stripe * a->stripe_blocks +
@@ -86,54 +41,76 @@ static void report_bad(struct rc_array *a, const struct rc_stripe_map *map,
 	}
 }
 
-/* The row checks and repairs of one stripe whose columns are loaded. */
-static void scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
-		       bool repair, struct rc_scrub_report *rep,
-		       struct bad_list *bl, uint8_t **cols, uint8_t **state,
-		       uint8_t *pq)
+static void count_row(struct rc_scrub_report *rep, const struct rc_stripe_map *map,
+		      uint8_t **state, uint32_t r, const struct rc_row *v,
+		      bool repair)
+{
+	for (uint32_t c = 0; c < map->ncols; c++) {
+		uint8_t s = state[c][r];
+
+		rep->csum_errors += s == BLK_BAD;
+		rep->read_errors += s == BLK_EIO;
+		rep->unverified += s == BLK_UNKNOWN;
+		if (!v->known[c] && s != BLK_ABSENT && s != BLK_OK)
+			rep->unrecoverable++;
+		if (!repair)
+			continue;
+		rep->repaired += v->fix[c] == RC_FIX_WRITE;
+		rep->entries_fixed += v->fix[c] == RC_FIX_ENTRY ||
+				      v->fix[c] == RC_FIX_ZERO_ENTRY;
+	}
+	rep->conflicts += v->conflicts;
+}
+
+/*
+ * The rows of one stripe whose columns are loaded: resolved, counted and,
+ * when asked, repaired by verify.c's rules - never over a block that
+ * verifies, never from evidence that disagrees.  A row whose blocks all
+ * verify but whose redundancy disagrees is reported, not "fixed": which
+ * column is wrong cannot be told.
+ */
+static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
+		      bool repair, struct rc_scrub_report *rep,
+		      struct bad_list *bl, uint8_t **cols, uint8_t **state)
 {
 	bool mismatch = false;
+	struct rc_row v;
+	int ret;
 
 	for (uint32_t r = 0; r < a->g.chunk_blocks; r++) {
-		uint32_t bad = 0, absent = 0;
-
-		for (uint32_t c = 0; c < map->ncols; c++) {
-			bad += state[c][r] == BLK_BAD;
-			absent += state[c][r] == BLK_ABSENT;
-		}
-		rep->csum_errors += bad;
-		if (!rc_row_recover(a, map, cols, r, state)) {
-			rep->unrecoverable += bad;
-			atomic_fetch_add(&a->unrecoverable, 1);
-			report_bad(a, map, rep, bl, r, state);
-			continue;
-		}
-		for (uint32_t c = 0; c < map->ncols && repair && !a->rdonly; c++) {
-			if (state[c][r] == BLK_BAD) {
-				rc_block_repair(a, &map->col[c], r, BLK(cols[c], r));
-				rep->repaired++;
+		ret = rc_row_resolve(a, map, cols, r, r, state, &v);
+		if (ret)
+			return ret;
+		count_row(rep, map, state, r, &v, repair && !a->rdonly);
+		rc_row_apply(a, map, cols, r, r, state, &v, repair);
+		mismatch |= v.mismatch;
+		for (uint32_t c = 0; c < map->ndata; c++)
+			if (!v.known[c]) {
+				atomic_fetch_add(&a->unrecoverable, 1);
+				atomic_store(&a->errors_seen, true);
 			}
-		}
-		if (bad || absent || row_parity_bad(a, map, cols, r, pq) < 0)
-			continue;
-		mismatch = true;
-		if (repair && !a->rdonly) {
-			row_parity_fix(a, map, cols, r, pq);
-			rep->repaired++;
-		}
+		report_bad(a, map, rep, bl, r, &v);
 	}
-	rep->parity_mismatches += mismatch;
+	if (mismatch) {
+		rep->parity_mismatches++;
+		atomic_store(&a->errors_seen, true);
+		rc_log("stripe %llu: parity disagrees with data that verifies; "
+		       "which block is wrong cannot be told: not repaired",
+		       (unsigned long long)map->stripe);
+	}
+	return 0;
 }
 
 /* One stripe on its own (RAID 10, whose columns are not rows). */
 static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
 			struct rc_scrub_report *rep, struct bad_list *bl,
-			uint8_t **cols, uint8_t *pq)
+			uint8_t **cols)
 {
 	uint32_t nr = a->g.chunk_blocks;
 	struct rc_stripe_map map;
 	struct rc_stripe *st;
 	uint8_t **state;
+	int ret;
 
 	rc_geom_stripe(&a->g, s, &map);
 	state = rc_state_alloc(map.ncols, nr);
@@ -141,10 +118,10 @@ static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
 		return -ENOMEM;
 	st = rc_stripe_lock(a, s);
 	rc_stripe_load(a, &map, 0, nr, cols, state);
-	scrub_rows(a, &map, repair, rep, bl, cols, state, pq);
+	ret = scrub_rows(a, &map, repair, rep, bl, cols, state);
 	rc_stripe_unlock(a, st);
 	rc_state_free(state, map.ncols);
-	return 0;
+	return ret;
 }
 
 /* A member usable for every stripe of [s0, s0 + k). */
@@ -159,7 +136,7 @@ static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
  */
 static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			    bool repair, struct rc_scrub_report *rep,
-			    struct bad_list *bl, uint8_t **membuf, uint8_t *pq)
+			    struct bad_list *bl, uint8_t **membuf)
 {
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	uint64_t span = k * a->g.chunk_blocks;
@@ -167,7 +144,7 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	struct rc_io io[RC_MAX_MEMBERS];
 	uint8_t how[RC_MAX_MEMBERS], **state, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
-	int nio = 0;
+	int nio = 0, ret = 0;
 
 	state = rc_state_alloc(a->g.members, a->g.chunk_blocks);
 	if (!state)
@@ -202,13 +179,15 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			chow[c] = how[map.col[c].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
-		scrub_rows(a, &map, repair, rep, bl, cols, state, pq);
+		ret = scrub_rows(a, &map, repair, rep, bl, cols, state);
 		rep->stripes++;
+		if (ret)
+			break;
 	}
 	for (uint64_t i = k; i-- > 0;)
 		rc_stripe_unlock(a, st[i]);
 	rc_state_free(state, a->g.members);
-	return 0;
+	return ret;
 }
 
 int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
@@ -226,7 +205,7 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	struct bad_list bl = { .bad = bad, .cap = bad_cap };
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	uint64_t per = SCRUB_BATCH_BYTES / chunk, next_report = 0;
-	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 }, *pq;
+	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 };
 	bool rows = a->g.level != RC_RAID10;
 	int ret = 0;
 
@@ -234,19 +213,16 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	if (!rows)
 		per = 1;
 	memset(rep, 0, sizeof(*rep));
-	pq = rc_buf_alloc(2 * RC_BLOCK_SIZE);
-	for (uint32_t m = 0; m < a->g.members && pq; m++)
+	for (uint32_t m = 0; m < a->g.members; m++)
 		if (!(bufs[m] = rc_buf_alloc(per * chunk)))
 			ret = -ENOMEM;
-	if (!pq)
-		ret = -ENOMEM;
 	for (uint64_t s = 0; s < a->stripes && ret == 0; s += per) {
 		uint64_t k = a->stripes - s < per ? a->stripes - s : per;
 
 		if (rows) {
-			ret = scrub_rows_batch(a, s, k, repair, rep, &bl, bufs, pq);
+			ret = scrub_rows_batch(a, s, k, repair, rep, &bl, bufs);
 		} else {
-			ret = scrub_stripe(a, s, repair, rep, &bl, bufs, pq);
+			ret = scrub_stripe(a, s, repair, rep, &bl, bufs);
 			rep->stripes++;
 		}
 		if (progress && (s + k >= next_report || s + k == a->stripes)) {
@@ -259,6 +235,5 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 		ret = rc_commit_tables(a);
 	for (uint32_t m = 0; m < a->g.members; m++)
 		free(bufs[m]);
-	free(pq);
 	return ret;
 }

@@ -8,7 +8,7 @@
  *                     writes none and failures count against the member
  *   rc_sb_put_copies  the order of a superblock write, shared with
  *                     creation (create.c writes to devices directly)
- *   rc_sb_read_best   the better copy of a device's two, read straight
+ *   rc_sb_read_best   the best copy of a device's four, read straight
  *                     from the device: assembly and probing use it to
  *                     choose members, before there is an array
  *
@@ -29,10 +29,11 @@ uint64_t rc_time_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Both copies, one after the other, each flushed: a torn write leaves the
- * other copy whole. */
+/* Copy 0, flushed, then copies 1 .. 3, flushed: a write torn by a crash
+ * leaves copy 0 or the other three whole. */
 int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
-		     int (*put)(void *ctx, uint64_t block, const void *blk),
+		     int (*put)(void *ctx, uint64_t block, const void *blk,
+				bool sync),
 		     void *ctx)
 {
 	int ret = 0;
@@ -40,7 +41,8 @@ int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
 	for (uint32_t c = 0; c < RC_SB_COPIES && ret == 0; c++) {
 		sb->sb_copy = c;
 		rc_sb_encode(sb, blk);
-		ret = put(ctx, c, blk);
+		ret = put(ctx, rc_sb_copy_block(c, sb->device_blocks), blk,
+			  c == 0 || c == RC_SB_COPIES - 1);
 	}
 	return ret;
 }
@@ -51,17 +53,17 @@ struct sb_target {
 	struct rc_dev *dev;             /* the spare */
 };
 
-static int sb_put(void *ctx, uint64_t block, const void *blk)
+static int sb_put(void *ctx, uint64_t block, const void *blk, bool sync)
 {
 	struct sb_target *t = ctx;
 	int ret;
 
 	if (t->slot >= 0) {
 		ret = rc_io_member_write(t->a, t->slot, block, 1, blk);
-		return ret ? ret : rc_io_member_sync(t->a, t->slot);
+		return ret || !sync ? ret : rc_io_member_sync(t->a, t->slot);
 	}
 	ret = rc_io_unplaced_write(t->a, t->dev, block, 1, blk);
-	return ret ? ret : rc_io_unplaced_sync(t->a, t->dev);
+	return ret || !sync ? ret : rc_io_unplaced_sync(t->a, t->dev);
 }
 
 static void sb_for_member(const struct rc_array *a, int slot,
@@ -72,6 +74,10 @@ static void sb_for_member(const struct rc_array *a, int slot,
 	memcpy(sb->member_uuid, a->m[slot].uuid, RC_UUID_SIZE);
 	sb->journal_tail = a->m[slot].jtail;
 	sb->device_blocks = a->m[slot].dev->size / RC_BLOCK_SIZE;
+	sb->err_read = atomic_load(&a->m[slot].read_errors);
+	sb->err_write = atomic_load(&a->m[slot].write_errors);
+	sb->err_csum = atomic_load(&a->m[slot].csum_errors);
+	sb->repaired = atomic_load(&a->m[slot].repaired);
 }
 
 static void sb_for_spare(const struct rc_array *a, int i, struct rc_sb *sb)
@@ -81,6 +87,7 @@ static void sb_for_spare(const struct rc_array *a, int i, struct rc_sb *sb)
 	memcpy(sb->member_uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
 	sb->journal_tail = 0;
 	sb->device_blocks = a->spare[i]->size / RC_BLOCK_SIZE;
+	sb->err_read = sb->err_write = sb->err_csum = sb->repaired = 0;
 }
 
 static void slots_from_members(struct rc_array *a)
@@ -110,6 +117,8 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk)
 	a->sb.events++;
 	a->sb.utime_ns = rc_time_ns();
 	a->sb.journal_seq = a->jcheckpoint;
+	if (atomic_load(&a->errors_seen))
+		a->sb.array_flags |= RC_AF_ERRORS;
 	slots_from_members(a);
 	for (uint32_t i = 0; i < a->g.members; i++) {
 		if (!rc_member_present(a, (int)i))
@@ -156,7 +165,8 @@ out:
 	return ret;
 }
 
-/* Reads both copies and returns the valid one with the higher events. */
+/* Reads the four copies and returns the valid one with the highest events.
+ * A copy counts only where it belongs (its sb_copy is its position). */
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
 {
 	uint8_t *blk = malloc(RC_BLOCK_SIZE);
@@ -169,14 +179,22 @@ int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
 		goto out;
 	}
 	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
-		if (dev->size < (uint64_t)(c + 1) * RC_BLOCK_SIZE ||
+		uint64_t dev_blocks = dev->size / RC_BLOCK_SIZE;
+
+		if (dev_blocks < RC_SB_COPIES ||
 		    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
-				(uint64_t)c * RC_BLOCK_SIZE) < 0) {
+				rc_sb_copy_block(c, dev_blocks) *
+				RC_BLOCK_SIZE) < 0) {
 			*why = "cannot read the superblock";
-			ret = found ? 0 : -EIO;
+			if (!found && ret == -ENODATA)
+				ret = -EIO;
 			continue;
 		}
 		r = rc_sb_decode(blk, sb, why);
+		if (r == 0 && sb->sb_copy != c) {
+			*why = "superblock copy found at another copy's place";
+			r = -EINVAL;
+		}
 		if (r == 0 && (!found || sb->events > best->events)) {
 			*best = *sb;
 			found = true;

@@ -75,21 +75,27 @@ static struct rc_array *expect_degraded(struct rc_testbed *tb,
 	return a;
 }
 
+/* Byte offset of superblock copy c (of 4: two at each end) on device i. */
+static uint64_t sb_copy_off(struct rc_testbed *tb, int i, int c)
+{
+	return rc_sb_copy_block((uint32_t)c, tb->mem[i]->size / RC_BLOCK_SIZE) *
+	       RC_BLOCK_SIZE;
+}
+
 /* Rewrites superblock copy c of device i through fn, re-sealed. */
 static void sb_edit(struct rc_testbed *tb, int i, int c,
 		    void (*fn)(uint8_t *raw))
 {
+	uint64_t at = sb_copy_off(tb, i, c);
 	uint8_t raw[RC_BLOCK_SIZE];
 	uint64_t sum;
 
-	assert_int_equal(rc_dev_read(tb->mem[i], raw, RC_BLOCK_SIZE,
-				     (uint64_t)c * RC_BLOCK_SIZE), 0);
+	assert_int_equal(rc_dev_read(tb->mem[i], raw, RC_BLOCK_SIZE, at), 0);
 	fn(raw);
 	memset(raw + 4088, 0, 8);
 	sum = htole64(XXH3_64bits(raw, RC_BLOCK_SIZE));
 	memcpy(raw + 4088, &sum, 8);
-	assert_int_equal(rc_dev_write(tb->mem[i], raw, RC_BLOCK_SIZE,
-				      (uint64_t)c * RC_BLOCK_SIZE), 0);
+	assert_int_equal(rc_dev_write(tb->mem[i], raw, RC_BLOCK_SIZE, at), 0);
 }
 
 static void newer_major(uint8_t *raw)
@@ -131,9 +137,19 @@ static void test_bad_checksum(void **state)
 	assert_false(info.degraded);
 	check_data(a);
 	assert_int_equal(rc_array_close(a), 0);
-	/* Both copies bad: the member is left out, the array degraded. */
+	/* Both copies at the start bad (its first MiB zeroed, say): the
+	 * copies at the end keep the member in, nothing is degraded. */
 	flip_byte(&tb, 2, 300);
 	flip_byte(&tb, 2, RC_BLOCK_SIZE + 300);
+	tb_devs(&tb, devs, false, 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, NULL, 0), 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	check_data(a);
+	assert_int_equal(rc_array_close(a), 0);
+	/* All four bad: the member is left out, the array degraded. */
+	for (int c = 0; c < RC_SB_COPIES; c++)
+		flip_byte(&tb, 3, sb_copy_off(&tb, 3, c) + 300);
 	tb_devs(&tb, devs, false, 0);
 	a = expect_degraded(&tb, devs);
 	assert_int_equal(rc_array_close(a), 0);
@@ -141,8 +157,8 @@ static void test_bad_checksum(void **state)
 	tb_fini(&tb);
 	setup_raid5(&tb, 4);
 	for (int i = 0; i < 2; i++)
-		for (int c = 0; c < 2; c++)
-			flip_byte(&tb, i, (uint64_t)c * RC_BLOCK_SIZE + 100);
+		for (int c = 0; c < RC_SB_COPIES; c++)
+			flip_byte(&tb, i, sb_copy_off(&tb, i, c) + 100);
 	tb_devs(&tb, devs, false, 0);
 	expect_refused(&tb, devs, 0, -ENODEV, "slot 0");
 	tb_fini(&tb);
@@ -157,8 +173,8 @@ static void test_newer_format(void **state)
 		struct rc_dev *devs[TB_MAX];
 
 		setup_raid5(&tb, 3);
-		sb_edit(&tb, 0, 0, edits[e]);
-		sb_edit(&tb, 0, 1, edits[e]);
+		for (int c = 0; c < RC_SB_COPIES; c++)
+			sb_edit(&tb, 0, c, edits[e]);
 		tb_devs(&tb, devs, false, 0);
 		expect_refused(&tb, devs, 0, -EPROTONOSUPPORT, "mem0");
 		tb_fini(&tb);

@@ -69,13 +69,15 @@ static uint64_t verify(struct rc_array *a, uint64_t blocks, uint32_t gen)
 	return eio;
 }
 
-/* The data region blocks of a member that nothing else touches. */
+/* The data region blocks of a member: up to the last whole chunk before
+ * the superblock copies at the end of the device. */
 static uint64_t data_blocks_of(struct rc_array *a)
 {
 	struct rc_info info;
 
 	rc_array_info(a, &info);
-	return (DEV_BYTES - DATA_OFF_BYTES) / RC_BLOCK_SIZE;
+	return ((DEV_BYTES - DATA_OFF_BYTES) / RC_BLOCK_SIZE - 2) /
+	       info.chunk_blocks * info.chunk_blocks;
 }
 
 static void pick_blocks(uint64_t *out, int n, uint64_t range, uint64_t *seed)

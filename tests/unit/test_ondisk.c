@@ -162,6 +162,11 @@ static void sb_make(struct rc_sb *sb)
 	sb->journal_tail = sb->journal_blocks - 3;
 	sb->array_blocks = sb->member_blocks * (RC_MAX_MEMBERS - 2);
 	strcpy(sb->label, "raidfs ondisk test array");
+	sb->err_read = 0x1111000000000001ull;
+	sb->err_write = 0x2222000000000002ull;
+	sb->err_csum = 0x3333000000000003ull;
+	sb->repaired = 0x4444000000000004ull;
+	sb->array_flags = RC_AF_ERRORS;
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++) {
 		for (int k = 0; k < RC_UUID_SIZE; k++)
 			sb->slots[i].uuid[k] = (uint8_t)(i * 16 + k + 1);
@@ -249,7 +254,7 @@ static void test_sb_bytes_little_endian(void **state)
 	rc_sb_encode(&sb, b);
 	const struct raw_field f[] = {
 		{ "magic", 0, 8, RC_SB_MAGIC },
-		{ "version_major", 8, 2, 1 },
+		{ "version_major", 8, 2, 2 },
 		{ "version_minor", 10, 2, 0 },
 		{ "sb_size", 12, 4, 4096 },
 		{ "feature_compat", 16, 8, sb.feature_compat },
@@ -276,6 +281,12 @@ static void test_sb_bytes_little_endian(void **state)
 		{ "journal_tail", 184, 8, sb.journal_tail },
 		{ "array_blocks", 192, 8, sb.array_blocks },
 		{ "device_blocks", 200, 8, TEST_DEV_BLOCKS },
+		{ "err_read", 272, 8, 0x1111000000000001ull },
+		{ "err_write", 280, 8, 0x2222000000000002ull },
+		{ "err_csum", 288, 8, 0x3333000000000003ull },
+		{ "repaired", 296, 8, 0x4444000000000004ull },
+		{ "array_flags", 304, 4, RC_AF_ERRORS },
+		{ "reserved_flags", 308, 4, 0 },
 		{ "slot 5 state", SLOT_OFF(5) + 16, 4, RC_MEMBER_FAULTY },
 		{ "slot 5 rebuild_pos", SLOT_OFF(5) + 24, 8, 0x0500000000000005ull },
 		{ "slot 32 state", SLOT_OFF(32) + 16, 4, RC_MEMBER_SPARE },
@@ -312,7 +323,7 @@ static void test_sb_reserved_zero(void **state)
 	sb.label[5] = '\0';
 	memset(b, 0xa5, sizeof(b));
 	rc_sb_encode(&sb, b);
-	assert_true(raw_is_zero(b, 272, 240));           /* reserved0 */
+	assert_true(raw_is_zero(b, 308, 204));           /* reserved_flags, reserved0 */
 	assert_true(raw_is_zero(b, 2048, 2040));         /* reserved1 */
 	assert_true(raw_is_zero(b, 208 + 5, 64 - 5));    /* label tail */
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++)
@@ -381,18 +392,20 @@ struct raw_case {
 };
 
 static const struct raw_case raw_cases[] = {
-	{ "newer major", 8, 2, 2, 0, 0, 0, true, -EPROTONOSUPPORT, "major" },
+	{ "newer major", 8, 2, 3, 0, 0, 0, true, -EPROTONOSUPPORT, "major" },
+	/* format 1 trusted all-zero tables: refused, with what to do */
+	{ "format 1", 8, 2, 1, 0, 0, 0, true, -EPROTONOSUPPORT, "format 1" },
 	{ "major 0xffff", 8, 2, 0xffff, 0, 0, 0, true, -EPROTONOSUPPORT, "major" },
 	{ "incompat bit 0", 32, 8, 1, 0, 0, 0, true, -EPROTONOSUPPORT, "incompat" },
 	{ "incompat bit 63", 32, 8, 1ull << 63, 0, 0, 0, true,
 	  -EPROTONOSUPPORT, "incompat" },
 	/* version is judged before consistency: a 2.x sb may mean other things */
-	{ "newer major, bad level", 8, 2, 2, 76, 4, 99, true,
+	{ "newer major, bad level", 8, 2, 3, 76, 4, 99, true,
 	  -EPROTONOSUPPORT, "major" },
 	{ "incompat, bad sb_size", 32, 8, 4, 12, 4, 512, true,
 	  -EPROTONOSUPPORT, "incompat" },
 	/* the checksum is judged before the version */
-	{ "newer major, not resealed", 8, 2, 2, 0, 0, 0, false, -EBADMSG, "checksum" },
+	{ "newer major, not resealed", 8, 2, 3, 0, 0, 0, false, -EBADMSG, "checksum" },
 	{ "major 0", 8, 2, 0, 0, 0, 0, true, -EINVAL, "version 0" },
 	{ "sb_size 512", 12, 4, 512, 0, 0, 0, true, -EINVAL, "size" },
 	{ "sb_size 8192", 12, 4, 8192, 0, 0, 0, true, -EINVAL, "size" },
@@ -404,7 +417,8 @@ static const struct raw_case raw_cases[] = {
 	{ "newer minor", 10, 2, 0xffff, 0, 0, 0, true, 0, NULL },
 	{ "all compat bits", 16, 8, ~0ull, 0, 0, 0, true, 0, NULL },
 	{ "all ro_compat bits", 24, 8, ~0ull, 0, 0, 0, true, 0, NULL },
-	{ "reserved0 used", 272, 8, ~0ull, 504, 8, ~0ull, true, 0, NULL },
+	{ "reserved0 used", 312, 8, ~0ull, 504, 8, ~0ull, true, 0, NULL },
+	{ "reserved_flags used", 308, 4, ~0u, 0, 0, 0, true, 0, NULL },
 	{ "reserved1 used", 2048, 8, ~0ull, 4080, 8, ~0ull, true, 0, NULL },
 	{ "slot flags used", SLOT_OFF(3) + 20, 4, 7, 0, 0, 0, true, 0, NULL },
 };
@@ -450,7 +464,7 @@ static void test_sb_newer_minor(void **state)
 	raw_put(b, 24, 8, ~0ull);
 	raw_reseal(b);
 	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
-	assert_int_equal(out.version_major, 1);
+	assert_int_equal(out.version_major, 2);
 	assert_int_equal(out.version_minor, 3);
 	assert_int_equal(out.feature_compat, ~0ull);
 	assert_int_equal(out.feature_ro_compat, ~0ull);
@@ -514,7 +528,7 @@ MUT(chunk1, sb->chunk_blocks = 1)
 MUT(chunk256, sb->chunk_blocks = 256; sb->member_blocks &= ~255ull)
 MUT(tight_regions, sb->csum_blocks = (sb->member_blocks + 510) / 511;
     sb->data_offset = sb->csum_offset + sb->csum_blocks;
-    sb->device_blocks = sb->data_offset + sb->member_blocks)
+    sb->device_blocks = sb->data_offset + sb->member_blocks + 2)
 MUT(tail_last, sb->journal_tail = sb->journal_blocks - 1)
 MUT(tail_zero, sb->journal_tail = 0)
 MUT(tail_at_end, sb->journal_tail = sb->journal_blocks)
@@ -566,6 +580,7 @@ MUT(data_in_csum, sb->data_offset = sb->csum_offset + sb->csum_blocks - 1)
 MUT(data_before_csum, sb->data_offset = sb->csum_offset - 1)
 MUT(csum_overflow, sb->csum_blocks = UINT64_MAX)
 MUT(past_end, sb->device_blocks = sb->data_offset + sb->member_blocks - 1)
+MUT(on_tail_copies, sb->device_blocks = sb->data_offset + sb->member_blocks + 1)
 MUT(data_past_device, sb->data_offset = UINT64_MAX - 7)
 MUT(device_zero, sb->device_blocks = 0)
 MUT(array_state2, sb->array_state = (enum rc_array_state)2)
@@ -576,7 +591,8 @@ MUT(slot0_state6, sb->slots[0].state = (enum rc_member_state)6)
 MUT(slot47_state6, sb->slots[47].state = (enum rc_member_state)6)
 MUT(slot10_state6, sb->slots[10].state = (enum rc_member_state)6)
 MUT(slot40_huge, sb->slots[40].state = (enum rc_member_state)0xffffffffu)
-MUT(copy2, sb->sb_copy = 2)
+MUT(copy3, sb->sb_copy = 3)
+MUT(copy4, sb->sb_copy = 4)
 
 struct mut_case {
 	const char *name;
@@ -622,15 +638,16 @@ static const struct mut_case mut_cases[] = {
 	BAD(data_in_csum, "follow the checksum table"),
 	BAD(data_before_csum, "follow the checksum table"),
 	BAD(csum_overflow, "follow the checksum table"),
-	BAD(past_end, "past the end"),
-	BAD(data_past_device, "past the end"),
-	BAD(device_zero, "past the end"),
+	BAD(past_end, "end of the device"),
+	BAD(on_tail_copies, "end of the device"),
+	BAD(data_past_device, "end of the device"),
+	BAD(device_zero, "end of the device"),
 	BAD(array_state2, "array state"),
 	BAD(slot0_spare, "slot"), BAD(slot31_empty, "slot"),
 	BAD(slot31_spare, "slot"), BAD(slot0_state6, "slot"),
 	BAD(slot10_state6, "slot"), BAD(slot47_state6, "slot"),
 	BAD(slot40_huge, "slot"),
-	BAD(copy2, "copy"),
+	OK(copy3), BAD(copy4, "copy"),
 };
 
 static void test_sb_consistency(void **state)
@@ -855,32 +872,47 @@ static void test_csum_entries(void **state)
 	}
 }
 
+/* The seal's seed: the array's and the member's identity, then the
+ * block's place mixed in as FORMAT.md says. */
+static uint64_t seal_seed(uint64_t seed, uint64_t at)
+{
+	return seed ^ (at * 0x9e3779b97f4a7c15ull);
+}
+
 static void test_csum_block_seal(void **state)
 {
-	const uint64_t at = 5000;
-	uint8_t good[BS], b[BS];
+	const uint8_t au[16] = { 1, 2, 3 }, mu[16] = { 4, 5, 6 }, mu2[16] = { 7 };
+	const uint64_t at = 5000, seed = rc_table_seed(au, mu);
+	uint8_t good[BS], b[BS], ids[32];
 	uint64_t want;
 
+	memcpy(ids, au, 16);
+	memcpy(ids + 16, mu, 16);
+	assert_int_equal(seed, XXH3_64bits(ids, 32));
 	csum_block_make(good);
-	rc_csum_block_seal(good, at);
-	want = XXH3_64bits_withSeed(good, 4088, at);
+	rc_csum_block_seal(good, seed, at);
+	want = XXH3_64bits_withSeed(good, 4088, seal_seed(seed, at));
 	assert_int_equal(raw_get(good, 4088, 8), want ? want : 1);
-	assert_true(rc_csum_block_ok(good, at));
-	/* seeded with its own block number: a misplaced table block fails */
-	assert_false(rc_csum_block_ok(good, at + 1));
-	assert_false(rc_csum_block_ok(good, 0));
+	assert_true(rc_csum_block_ok(good, seed, at));
+	/* a misplaced table block fails, and so does another member's */
+	assert_false(rc_csum_block_ok(good, seed, at + 1));
+	assert_false(rc_csum_block_ok(good, seed, 0));
+	assert_false(rc_csum_block_ok(good, rc_table_seed(au, mu2), at));
+	assert_false(rc_csum_block_ok(good, rc_table_seed(mu, au), at));
 	for (size_t i = 0; i < BS; i++) {
 		memcpy(b, good, BS);
 		b[i] ^= 0x10;
-		if (rc_csum_block_ok(b, at))
+		if (rc_csum_block_ok(b, seed, at))
 			fail_msg("table block with byte %zu flipped passes", i);
 	}
-	/* entries present but no seal: not the "nothing written" block */
+	/* entries present but no seal */
 	memcpy(b, good, BS);
 	memset(b + 4088, 0, 8);
-	assert_false(rc_csum_block_ok(b, at));
+	assert_false(rc_csum_block_ok(b, seed, at));
 }
 
+/* Zeros are not a table (a blank or truncated member): only a sealed block
+ * of zero entries says "nothing written". */
 static void test_csum_block_zero(void **state)
 {
 	static const uint64_t seeds[] = { 0, 5000, UINT64_MAX };
@@ -888,11 +920,13 @@ static void test_csum_block_zero(void **state)
 
 	for (size_t i = 0; i < ARRAY_LEN(seeds); i++) {
 		memset(b, 0, BS);
-		assert_true(rc_csum_block_ok(b, seeds[i]));
-		/* a sealed block of unwritten entries is fine too */
-		rc_csum_block_seal(b, seeds[i]);
+		assert_false(rc_csum_block_ok(b, seeds[i], 77));
+		rc_csum_block_empty(b, seeds[i], 77);
 		assert_true(raw_get(b, 4088, 8) != 0);
-		assert_true(rc_csum_block_ok(b, seeds[i]));
+		for (uint32_t j = 0; j < RC_CSUM_PER_BLOCK; j++)
+			assert_int_equal(rc_csum_get(b, j), 0);
+		assert_true(rc_csum_block_ok(b, seeds[i], 77));
+		assert_false(rc_csum_block_ok(b, seeds[i], 78));
 	}
 }
 
@@ -902,9 +936,9 @@ static void test_csum_block_seal_never_zero(void **state)
 
 	csum_block_make(b);
 	force_zero_hash = true;
-	rc_csum_block_seal(b, 9);
+	rc_csum_block_seal(b, 3, 9);
 	assert_int_equal(raw_get(b, 4088, 8), 1);
-	assert_true(rc_csum_block_ok(b, 9));
+	assert_true(rc_csum_block_ok(b, 3, 9));
 	force_zero_hash = false;
 }
 
@@ -973,7 +1007,10 @@ static void layout_check(const struct layout_case *c, const struct rc_sb *sb)
 	assert_int_equal(sb->member_blocks % c->chunk, 0);
 	assert_true(sb->data_offset + sb->member_blocks <= c->dev_blocks);
 	assert_true(c->dev_blocks - sb->data_offset - sb->member_blocks < c->chunk);
-	assert_int_equal(sb->device_blocks, c->dev_blocks);
+	/* the device has two more blocks: superblock copies 2 and 3 */
+	assert_int_equal(sb->device_blocks, c->dev_blocks + RC_SB_TAIL_BLOCKS);
+	assert_int_equal(rc_sb_copy_block(2, sb->device_blocks), c->dev_blocks);
+	assert_int_equal(rc_sb_copy_block(3, sb->device_blocks), c->dev_blocks + 1);
 }
 
 static void test_layout_member(void **state)
@@ -988,7 +1025,9 @@ static void test_layout_member(void **state)
 		sb.journal_blocks = c->journal_in;
 		sb.journal_tail = 0;
 		memcpy(&before, &sb, sizeof(sb));
-		CHECK_ERR(c->name, rc_layout_member(&sb, c->dev_blocks), c->err);
+		/* dev_blocks in the table is what the regions may use */
+		CHECK_ERR(c->name, rc_layout_member(&sb, c->dev_blocks +
+						    RC_SB_TAIL_BLOCKS), c->err);
 		if (c->err) {
 			/* a refused layout leaves the superblock alone */
 			assert_memory_equal(&sb, &before, sizeof(sb));

@@ -1,0 +1,569 @@
+/*
+ * verify: what a row of a stripe really holds, from what its columns say
+ * (docs/DESIGN.md "Evidence, not inference").
+ *
+ *   rc_stripe_load / rc_stripe_verify_loaded   every block's verdict
+ *   rc_row_resolve     the row's true contents, from verified columns only,
+ *                      checked before use, and what should be repaired
+ *   rc_row_apply       carries the repairs out (or only reports them)
+ *
+ * Verdicts come from the member's sealed checksum table (csum.c): a block
+ * is OK when it matches a non-zero entry, ZERO when the entry says "never
+ * written", UNKNOWN when no entry can be known, BAD when it mismatches,
+ * EIO when it could not be read, ABSENT when its member is not usable.
+ * Resolution reconstructs the columns that are not established from the
+ * ones that are (ZERO counting as zeros), checks the result against every
+ * redundancy that is left over, and decides per block: rewrite it, only
+ * record its entry, or nothing - never writing over a block that verifies,
+ * never writing what the evidence does not support.
+ *
+ * Runs under the stripe lock of the stripe it looks at.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+
+#define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+
+static bool is_mirror(const struct rc_array *a)
+{
+	return a->g.level == RC_RAID1 || a->g.level == RC_RAID10;
+}
+
+static bool block_is_zero(const uint8_t *b)
+{
+	return b[0] == 0 && memcmp(b, b + 1, RC_BLOCK_SIZE - 1) == 0;
+}
+
+static uint64_t col_block(const struct rc_array *a, const struct rc_col *col,
+			  uint32_t row)
+{
+	return rc_abs(a, col->offset + row);
+}
+
+/* ---- verdicts ---------------------------------------------------------------- */
+
+/* The verdicts of nr blocks of column c read into buf: counts and logs the
+ * mismatches; ZERO blocks become zeros. */
+static void classify_rows(struct rc_array *a, const struct rc_col *col,
+			  uint32_t row0, uint32_t nr, uint8_t *buf,
+			  uint8_t *state, bool count)
+{
+	int slot = (int)col->member;
+
+	for (uint32_t r = 0; r < nr; r++) {
+		uint64_t want, mb = col->offset + row0 + r;
+		int kind = rc_csum_entry(a, slot, mb, &want);
+
+		switch (kind) {
+		case RC_ENTRY_ZERO:
+			state[r] = BLK_ZERO;
+			memset(BLK(buf, r), 0, RC_BLOCK_SIZE);
+			break;
+		case RC_ENTRY_SUM:
+			if (rc_block_csum(BLK(buf, r), rc_abs(a, mb)) == want) {
+				state[r] = BLK_OK;
+				break;
+			}
+			state[r] = BLK_BAD;
+			if (count) {
+				atomic_fetch_add(&a->m[slot].csum_errors, 1);
+				rc_member_note_error(a, slot, RC_ERR_CSUM);
+				rc_log_block(a, slot, rc_abs(a, mb),
+					     "checksum mismatch");
+			}
+			break;
+		default:        /* unknown, or no memory to know */
+			state[r] = BLK_UNKNOWN;
+			break;
+		}
+	}
+}
+
+/* Every entry of [mblock, mblock + count) of slot says "never written". */
+static bool col_unwritten(struct rc_array *a, int slot, uint64_t mblock,
+			  uint64_t count)
+{
+	uint64_t csum;
+
+	for (uint64_t b = mblock; b < mblock + count; b++)
+		if (rc_csum_entry(a, slot, b, &csum) != RC_ENTRY_ZERO)
+			return false;
+	return true;
+}
+
+bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
+			 uint64_t count)
+{
+	return col_unwritten(a, slot, mblock, count);
+}
+
+int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
+		   uint32_t row0, uint32_t nr, uint8_t **cols, uint8_t **state)
+{
+	struct rc_io io[RC_MAX_MEMBERS];
+	int nio = 0;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		const struct rc_col *col = &mp->col[c];
+
+		if (!rc_member_usable(a, (int)col->member, mp->stripe)) {
+			memset(state[c], BLK_ABSENT, nr);
+			continue;
+		}
+		if (col_unwritten(a, (int)col->member, col->offset + row0, nr)) {
+			/* Claimed never written (or discarded): zeros, no I/O. */
+			memset(cols[c], 0, (size_t)nr * RC_BLOCK_SIZE);
+			memset(state[c], BLK_ZERO, nr);
+			continue;
+		}
+		io[nio++] = (struct rc_io){
+			.member = (int)col->member, .buf = cols[c],
+			.block = rc_abs(a, col->offset + row0), .count = nr,
+		};
+	}
+	rc_io_run(a, io, nio);
+	for (int i = 0, c = 0; i < nio; i++, c++) {
+		while (mp->col[c].member != (uint32_t)io[i].member)
+			c++;
+		if (io[i].err < 0)
+			memset(state[c], BLK_EIO, nr);
+		else
+			classify_rows(a, &mp->col[c], row0, nr, cols[c],
+				      state[c], true);
+	}
+	return 0;
+}
+
+/* A column whose large read failed: block by block, so that one bad
+ * sector costs one block, not the whole run. */
+static void load_blockwise(struct rc_array *a, const struct rc_col *col,
+			   uint32_t nr, uint8_t *buf, uint8_t *state)
+{
+	for (uint32_t r = 0; r < nr; r++) {
+		if (rc_io_member_read(a, (int)col->member,
+				      rc_abs(a, col->offset + r), 1,
+				      BLK(buf, r)) < 0)
+			state[r] = BLK_EIO;
+		else
+			classify_rows(a, col, r, 1, BLK(buf, r), state + r, true);
+	}
+}
+
+void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
+			     uint8_t **cols, uint8_t **state,
+			     const uint8_t *how)
+{
+	uint32_t nr = a->g.chunk_blocks;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		switch (how[c]) {
+		case RC_LOADED_READ:
+			classify_rows(a, &mp->col[c], 0, nr, cols[c], state[c],
+				      true);
+			break;
+		case RC_LOADED_ZERO:
+			memset(state[c], BLK_ZERO, nr);
+			break;
+		case RC_LOADED_ABSENT:
+			memset(state[c], BLK_ABSENT, nr);
+			break;
+		default:
+			load_blockwise(a, &mp->col[c], nr, cols[c], state[c]);
+			break;
+		}
+	}
+}
+
+/* ---- resolution ---------------------------------------------------------------- */
+
+struct resolve {
+	struct rc_array *a;
+	const struct rc_stripe_map *mp;
+	uint8_t **cols;
+	uint32_t row, r;                /* row in the chunk; buffer index */
+	uint8_t st[RC_MAX_MEMBERS];     /* this row's verdicts */
+	uint8_t *media[RC_MAX_MEMBERS]; /* what the media held, where it
+					   matters and was read */
+	struct rc_row *out;
+};
+
+static uint8_t *cell(const struct resolve *rs, uint32_t c)
+{
+	return BLK(rs->cols[c], rs->r);
+}
+
+/* Every column but c that is there claims "never written". */
+static bool others_unwritten(const struct resolve *rs, uint32_t c)
+{
+	bool any = false;
+
+	for (uint32_t k = 0; k < rs->mp->ncols; k++) {
+		if (k == c || rs->st[k] == BLK_ABSENT)
+			continue;
+		if (rs->st[k] != BLK_ZERO)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+static int keep_media(struct resolve *rs, uint32_t c)
+{
+	rs->media[c] = rc_buf_alloc(RC_BLOCK_SIZE);
+	if (!rs->media[c])
+		return -ENOMEM;
+	memcpy(rs->media[c], cell(rs, c), RC_BLOCK_SIZE);
+	return 0;
+}
+
+/* A ZERO block under suspicion: what its media really holds. */
+static int reread_media(struct resolve *rs, uint32_t c)
+{
+	const struct rc_col *col = &rs->mp->col[c];
+
+	rs->media[c] = rc_buf_alloc(RC_BLOCK_SIZE);
+	if (!rs->media[c])
+		return -ENOMEM;
+	if (rc_io_member_read(rs->a, (int)col->member,
+			      col_block(rs->a, col, rs->row), 1,
+			      rs->media[c]) < 0) {
+		free(rs->media[c]);
+		rs->media[c] = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The decision for column c, whose true content R is now in its cell:
+ * from its verdict, its entry and what its media held.  trusted: R was
+ * derived from established columns with redundancy to spare, or from
+ * verified data, so it may be written over a block nobody can vouch for.
+ */
+static void decide(struct resolve *rs, uint32_t c, bool trusted)
+{
+	struct rc_row *out = rs->out;
+	const uint8_t *R = cell(rs, c), *m = rs->media[c];
+	uint64_t e = 0, at = col_block(rs->a, &rs->mp->col[c], rs->row);
+	int kind = rc_csum_entry(rs->a, (int)rs->mp->col[c].member,
+				 rs->mp->col[c].offset + rs->row, &e);
+	bool unwritten = others_unwritten(rs, c) && block_is_zero(R);
+
+	out->known[c] = true;
+	switch (rs->st[c]) {
+	case BLK_ABSENT:
+		return;
+	case BLK_BAD:
+	case BLK_EIO:
+		if (kind == RC_ENTRY_SUM && rc_block_csum(R, at) == e) {
+			out->fix[c] = RC_FIX_WRITE;     /* the media was wrong */
+			return;
+		}
+		if (rs->st[c] == BLK_BAD && m && !memcmp(m, R, RC_BLOCK_SIZE)) {
+			out->fix[c] = RC_FIX_ENTRY;     /* the entry was stale */
+			return;
+		}
+		if (kind == RC_ENTRY_ZERO && unwritten)
+			return;                         /* never written indeed */
+		if (kind != RC_ENTRY_SUM && trusted) {
+			out->fix[c] = unwritten ? RC_FIX_ZERO_ENTRY : RC_FIX_WRITE;
+			return;
+		}
+		break;                                  /* the evidence disagrees */
+	case BLK_UNKNOWN:
+	case BLK_ZERO:                                  /* a claim found false */
+		if (unwritten) {
+			out->fix[c] = rs->st[c] == BLK_ZERO ? RC_FIX_NONE :
+				      RC_FIX_ZERO_ENTRY;
+			return;
+		}
+		if (m && !memcmp(m, R, RC_BLOCK_SIZE)) {
+			out->fix[c] = RC_FIX_ENTRY;
+			return;
+		}
+		if (trusted) {
+			out->fix[c] = RC_FIX_WRITE;
+			return;
+		}
+		break;
+	default:
+		return;
+	}
+	out->known[c] = false;
+	out->conflicts++;
+}
+
+/* Regenerates P (and Q) from the data cells and compares them with every
+ * redundancy column not in failed[]. */
+static bool parity_consistent(struct resolve *rs, const bool *failed,
+			      uint8_t *pq)
+{
+	struct rc_array *a = rs->a;
+	void *data[RC_MAX_MEMBERS];
+	uint32_t d = rs->mp->ndata;
+
+	for (uint32_t c = 0; c < d; c++)
+		data[c] = cell(rs, c);
+	if (a->nred == 2)
+		a->par->gen_pq((int)d, RC_BLOCK_SIZE, data, pq, pq + RC_BLOCK_SIZE);
+	else
+		a->par->gen_p((int)d, RC_BLOCK_SIZE, data, pq);
+	for (uint32_t k = 0; k < a->nred; k++)
+		if (!failed[d + k] &&
+		    memcmp(pq + (size_t)k * RC_BLOCK_SIZE, cell(rs, d + k),
+			   RC_BLOCK_SIZE))
+			return false;
+	return true;
+}
+
+static bool parity_recover(struct resolve *rs, const bool *failed)
+{
+	void *ptr[RC_MAX_MEMBERS];
+	int f[RC_MAX_MEMBERS], nf = 0;
+
+	for (uint32_t c = 0; c < rs->mp->ncols; c++) {
+		ptr[c] = cell(rs, c);
+		if (failed[c])
+			f[nf++] = (int)c;
+	}
+	if (nf == 0)
+		return true;
+	if ((uint32_t)nf > rs->a->nred)
+		return false;
+	return rs->a->par->recover((int)rs->mp->ndata, (int)rs->a->nred,
+				   RC_BLOCK_SIZE, ptr, f, nf) == 0;
+}
+
+/* More columns unknown than redundancy: only a row whose redundancy says
+ * "never written" can still be told - all its data is zeros. */
+static void resolve_beyond(struct resolve *rs, const bool *failed)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	bool any = false;
+
+	for (uint32_t k = mp->ndata; k < mp->ncols; k++) {
+		if (failed[k] || rs->st[k] != BLK_ZERO)
+			return;
+		any = true;
+	}
+	for (uint32_t c = 0; c < mp->ndata && any; c++)
+		if (rs->st[c] == BLK_OK)
+			return;         /* verified data in an "unwritten" row */
+	for (uint32_t c = 0; c < mp->ndata && any; c++) {
+		if (!failed[c])
+			continue;
+		memset(cell(rs, c), 0, RC_BLOCK_SIZE);
+		decide(rs, c, false);
+	}
+}
+
+static int resolve_parity(struct resolve *rs, uint8_t *pq)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	bool failed[RC_MAX_MEMBERS] = { false }, trusted;
+	uint32_t nfailed = 0, zc = 0, nz = 0;
+	int ret = 0;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		uint8_t s = rs->st[c];
+
+		rs->out->known[c] = s == BLK_OK || s == BLK_ZERO;
+		if (rs->out->known[c])
+			continue;
+		failed[c] = true;
+		nfailed++;
+		if (s == BLK_BAD || s == BLK_UNKNOWN)
+			ret = keep_media(rs, c);
+		if (ret)
+			return ret;
+	}
+	if (nfailed > rs->a->nred) {
+		resolve_beyond(rs, failed);
+		return 0;
+	}
+	if (!parity_recover(rs, failed))
+		return 0;
+	trusted = nfailed < rs->a->nred;
+	if (!parity_consistent(rs, failed, pq)) {
+		/* With one "never written" column and redundancy to spare,
+		 * that claim is the suspect (a lost table write). */
+		for (uint32_t c = 0; c < mp->ncols; c++)
+			if (rs->st[c] == BLK_ZERO) {
+				zc = c;
+				nz++;
+			}
+		if (nz != 1 || nfailed + 1 > rs->a->nred) {
+			rs->out->mismatch = true;
+			for (uint32_t c = 0; c < mp->ncols; c++)
+				if (failed[c])
+					rs->out->known[c] = false;
+			return 0;
+		}
+		ret = reread_media(rs, zc);
+		if (ret)
+			return ret;
+		failed[zc] = true;
+		rs->out->known[zc] = false;
+		nfailed++;
+		if (!parity_recover(rs, failed))
+			return 0;
+		trusted = true;         /* derived from verified columns */
+	} else if (nfailed == rs->a->nred) {
+		/* Nothing left over to check R with: what the columns it came
+		 * from say is all there is; believe them only if they are
+		 * verified blocks or sealed "never written" claims. */
+		trusted = true;
+	}
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		if (failed[c])
+			decide(rs, c, trusted);
+	return 0;
+}
+
+/* Mirrors: the established copies must agree; the rest follow them. */
+static int resolve_mirror(struct resolve *rs)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	int src = -1, ret = 0;
+	bool zero_row = false;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		if (rs->st[c] != BLK_OK)
+			continue;
+		if (src < 0)
+			src = (int)c;
+		else if (memcmp(cell(rs, c), cell(rs, (uint32_t)src),
+				RC_BLOCK_SIZE))
+			rs->out->mismatch = true;
+	}
+	if (src < 0) {
+		for (uint32_t c = 0; c < mp->ncols; c++)
+			if (rs->st[c] == BLK_ZERO) {
+				src = (int)c;
+				zero_row = true;
+			}
+	}
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		uint8_t s = rs->st[c];
+
+		rs->out->known[c] = s == BLK_OK || (s == BLK_ZERO && zero_row);
+		if (rs->out->known[c] || src < 0 || rs->out->mismatch)
+			continue;
+		if (s == BLK_BAD || s == BLK_UNKNOWN)
+			ret = keep_media(rs, c);
+		if (ret)
+			return ret;
+		memcpy(cell(rs, c), cell(rs, (uint32_t)src), RC_BLOCK_SIZE);
+		decide(rs, c, !zero_row);
+	}
+	return 0;
+}
+
+int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
+		   uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
+		   struct rc_row *out)
+{
+	struct resolve rs = { .a = a, .mp = mp, .cols = cols, .row = row,
+			      .r = r, .out = out };
+	uint8_t *pq = NULL;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		rs.st[c] = state[c][r];
+	if (is_mirror(a)) {
+		ret = resolve_mirror(&rs);
+	} else if (a->nred == 0) {
+		for (uint32_t c = 0; c < mp->ncols; c++)
+			out->known[c] = rs.st[c] == BLK_OK || rs.st[c] == BLK_ZERO;
+	} else {
+		pq = rc_buf_alloc(2 * RC_BLOCK_SIZE);
+		ret = pq ? resolve_parity(&rs, pq) : -ENOMEM;
+	}
+	free(pq);
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		free(rs.media[c]);
+	return ret;
+}
+
+/* ---- repairs ------------------------------------------------------------------- */
+
+static const char *fix_what(uint8_t state, uint8_t fix)
+{
+	switch (fix) {
+	case RC_FIX_WRITE:
+		return state == BLK_EIO ? "rewritten from redundancy (read error)" :
+		       state == BLK_UNKNOWN ? "rewritten from redundancy (no "
+					      "valid checksum entry)" :
+		       state == BLK_ZERO ? "rewritten from redundancy (its "
+					   "table said never written)" :
+					   "rewritten from redundancy";
+	case RC_FIX_ENTRY:
+		return "checksum entry re-derived (the block verified against "
+		       "redundancy)";
+	case RC_FIX_ZERO_ENTRY:
+		return "checksum entry re-derived: never written";
+	}
+	return "";
+}
+
+void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
+		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
+		  const struct rc_row *v, bool repair)
+{
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		const struct rc_col *col = &mp->col[c];
+		int slot = (int)col->member;
+		uint64_t mb = col->offset + row, at = rc_abs(a, mb);
+		const uint8_t *R = BLK(cols[c], r);
+
+		if (!v->known[c] && state[c][r] != BLK_ABSENT &&
+		    state[c][r] != BLK_OK)
+			rc_log_block(a, slot, at, v->mismatch ?
+				     "parity disagrees with blocks that verify: "
+				     "cannot tell which is wrong; left as is" :
+				     "the evidence for this block disagrees: "
+				     "left as is, it reads as an I/O error");
+		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly)
+			continue;
+		if (v->fix[c] == RC_FIX_WRITE &&
+		    rc_io_member_write(a, slot, at, 1, R) < 0) {
+			rc_member_set_faulty(a, slot,
+					     "write of a repaired block failed");
+			continue;
+		}
+		rc_csum_update(a, slot, mb, v->fix[c] == RC_FIX_ZERO_ENTRY ?
+			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
+		if (v->fix[c] == RC_FIX_WRITE)
+			atomic_fetch_add(&a->m[slot].repaired, 1);
+		rc_log_block(a, slot, at, fix_what(state[c][r], v->fix[c]));
+	}
+}
+
+/* ---- state arrays -------------------------------------------------------------- */
+
+uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr)
+{
+	uint8_t **state = calloc(RC_MAX_MEMBERS, sizeof(*state));
+
+	if (!state)
+		return NULL;
+	for (uint32_t c = 0; c < ncols; c++) {
+		state[c] = calloc(nr, 1);
+		if (!state[c]) {
+			rc_state_free(state, ncols);
+			return NULL;
+		}
+	}
+	return state;
+}
+
+void rc_state_free(uint8_t **state, uint32_t ncols)
+{
+	if (!state)
+		return;
+	for (uint32_t c = 0; c < ncols; c++)
+		free(state[c]);
+	free(state);
+}
