@@ -243,9 +243,14 @@ struct rc_info {
 	bool was_unclean;          /* the journal was replayed at assembly */
 	uint64_t replayed_txns;
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
+	bool errors;               /* errors were seen since the last clean
+				      check (kept on the members: RC_AF_ERRORS) */
 };
 
 int rc_array_info(struct rc_array *a, struct rc_info *info);
+/* After a check that left nothing wrong: the ERRORS flag goes, and with
+ * counters the members' error counters too; written to the superblocks. */
+int rc_array_clear_errors(struct rc_array *a, bool counters);
 int rc_array_member_status(struct rc_array *a, int slot,
 			   struct rc_member_status *st);
 

@@ -31,7 +31,28 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->was_unclean = a->was_unclean;
 	info->replayed_txns = a->replayed_txns;
 	info->unrecoverable = atomic_load(&a->unrecoverable);
+	pthread_mutex_lock(&a->state_lock);
+	info->errors = atomic_load(&a->errors_seen) ||
+		       (a->sb.array_flags & RC_AF_ERRORS);
+	pthread_mutex_unlock(&a->state_lock);
 	return 0;
+}
+
+int rc_array_clear_errors(struct rc_array *a, bool counters)
+{
+	if (a->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&a->state_lock);
+	atomic_store(&a->errors_seen, false);
+	a->sb.array_flags &= ~RC_AF_ERRORS;
+	for (uint32_t s = 0; s < a->g.members && counters; s++) {
+		atomic_store(&a->m[s].read_errors, 0);
+		atomic_store(&a->m[s].write_errors, 0);
+		atomic_store(&a->m[s].csum_errors, 0);
+		atomic_store(&a->m[s].repaired, 0);
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return rc_sb_write_all(a);
 }
 
 int rc_array_member_status(struct rc_array *a, int slot,
