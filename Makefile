@@ -2,6 +2,8 @@
 #   make            programs and libraries into build/
 #   make test       everything again with ASan/UBSan into build/asan/, then
 #                   every unit and integration test
+#   make faults     the whole fault matrix and a long repair property run
+#                   (not part of make test); the tables go to build/faults/
 #   make demo       the first thing a new user runs
 #   make bench      benchmarks
 #   make deps       installs missing Debian packages (as root)
@@ -85,7 +87,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs
 
-.PHONY: all test unit integration demo bench install
+.PHONY: all test unit integration faults demo bench install
 all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
 	$(addprefix build/,$(PROGS)) $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -191,6 +193,22 @@ build/tools/faultfs: tests/tools/faultfs.c
 
 integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 	@RAIDFS_BIN=build/asan tests/integration/run.sh
+
+# Every kind of member fault x region x level x member, offline and busy
+# (t400 with RAIDFS_FAULTS=full), and the repair property test with many
+# iterations and a new seed (t410; RAIDFS_PROPERTY_SEED=N repeats a run).
+# About an hour on 2 cores.  make test runs a sample of both.
+FAULTS_DIR := $(CURDIR)/build/faults
+faults: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
+	@mkdir -p $(FAULTS_DIR)
+	@RAIDFS_BIN=build/asan RAIDFS_FAULTS=full RAIDFS_TEST_VERBOSE=1 \
+		RAIDFS_TEST_TIMEOUT=$${RAIDFS_TEST_TIMEOUT:-14400} \
+		RAIDFS_FAULTS_TABLE=$(FAULTS_DIR)/matrix.txt \
+		RAIDFS_PROPERTY_TABLE=$(FAULTS_DIR)/property.txt \
+		RAIDFS_PROPERTY_ITERS=$${RAIDFS_PROPERTY_ITERS:-100} \
+		RAIDFS_PROPERTY_SEED=$${RAIDFS_PROPERTY_SEED:-$$(date +%s)} \
+		tests/integration/run.sh t400 t410
+	@echo "tables: $(FAULTS_DIR)/matrix.txt $(FAULTS_DIR)/property.txt"
 
 demo: all
 	scripts/demo.sh

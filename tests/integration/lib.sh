@@ -240,3 +240,33 @@ m_sums() {
 	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
 	else (cd "$T" && sha256sum -- *.img); fi
 }
+
+# ---- fault tests (t4NN) ---------------------------------------------------
+
+# t_tool NAME: the path of a test tool (tests/tools/NAME.c, built into
+# build/tools/ or $RAIDFS_TOOLS); the test fails when it is not built.
+t_tool() {
+	local p=${RAIDFS_TOOLS:-$(cd "$TESTS_DIR/../.." && pwd)/build/tools}/$1
+	[ -x "$p" ] || t_fail "no $p (make build/tools/$1)"
+	echo "$p"
+}
+
+# t_known_faults: appends the entries of tests/integration/KNOWN_FAULTS
+# ("name reason", # comments) to KNOWN_FAILURES, for k_check and k_result
+# (tests/tools/known.sh, sourced before).  Entries with wildcards are the
+# fault matrix's (faults.py); here a name must match exactly.
+t_known_faults() {
+	local line
+	[ -f "$TESTS_DIR/KNOWN_FAULTS" ] || return 0
+	while IFS= read -r line; do
+		case $line in ''|'#'*) continue ;; esac
+		KNOWN_FAILURES+=("$line")
+	done <"$TESTS_DIR/KNOWN_FAULTS"
+}
+
+# t_sums FILE...: one content checksum per file (xxh128 when xxhsum is
+# there: member images are large and mostly holes).
+t_sums() {
+	if command -v xxhsum >/dev/null; then xxhsum -H2 -- "$@" 2>/dev/null
+	else sha256sum -- "$@"; fi
+}

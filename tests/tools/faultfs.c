@@ -13,16 +13,24 @@
  *
  *   NAME eio-read OFF LEN        reads touching the range fail with EIO
  *   NAME eio-write OFF LEN       writes touching the range fail with EIO
+ *   NAME eio-pending OFF LEN     bad sectors: reads touching a 4 KiB block
+ *                                of the range fail with EIO until the block
+ *                                is written (a disk reallocates a pending
+ *                                sector when it is rewritten)
  *   NAME zero-read OFF LEN       the range reads as zeros (the media keeps
  *                                its contents)
  *   NAME lose-writes OFF LEN     writes to the range are acknowledged and
  *                                not stored
  *   NAME misdirect OFF LEN DELTA writes to the range land DELTA bytes away
  *   NAME vanish                  every operation on NAME fails with ENXIO
- *   NAME clear                   removes NAME's rules
+ *   NAME clear [KIND]            removes NAME's rules (of that kind only)
  *
  * Reading .faultctl lists the rules with how often each has fired.  Offsets
  * and lengths are bytes (suffixes k, M, G accepted).
+ *
+ * A file keeps its size, as a device does: a write past its end fails with
+ * ENOSPC instead of growing it (so a member image truncated behind the
+ * daemon's back stays short).  Truncate BACKDIR/NAME to change the size.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -41,12 +49,15 @@
 #define CTL_NAME ".faultctl"
 #define MAX_RULES 256
 
+#define PENDING_BLOCK 4096
+#define PENDING_MAX_LEN (1ULL << 30)
+
 enum rule_kind { EIO_READ, EIO_WRITE, ZERO_READ, LOSE_WRITES, MISDIRECT,
-		 VANISH };
+		 EIO_PENDING, VANISH };
 
 static const char *const kind_names[] = {
 	"eio-read", "eio-write", "zero-read", "lose-writes", "misdirect",
-	"vanish",
+	"eio-pending", "vanish",
 };
 
 struct rule {
@@ -55,6 +66,7 @@ struct rule {
 	uint64_t off, len;
 	int64_t delta;
 	uint64_t hits;
+	uint8_t *pending;       /* EIO_PENDING: bit i set, block i unwritten */
 };
 
 static struct {
@@ -69,6 +81,45 @@ static bool overlaps(const struct rule *r, uint64_t off, uint64_t len)
 	return off < r->off + r->len && r->off < off + len;
 }
 
+/* The pending blocks of r that [off, off+len) touches: [*first, *end). */
+static void pending_span(const struct rule *r, uint64_t off, uint64_t len,
+			 uint64_t *first, uint64_t *end)
+{
+	uint64_t a = off > r->off ? off : r->off;
+	uint64_t b = off + len < r->off + r->len ? off + len : r->off + r->len;
+
+	*first = (a - r->off) / PENDING_BLOCK;
+	*end = (b - r->off + PENDING_BLOCK - 1) / PENDING_BLOCK;
+}
+
+static bool pending_any(const struct rule *r, uint64_t off, uint64_t len)
+{
+	uint64_t i, end;
+
+	pending_span(r, off, len, &i, &end);
+	for (; i < end; i++)
+		if (r->pending[i / 8] & (1u << (i % 8)))
+			return true;
+	return false;
+}
+
+/* A write heals the pending blocks it touches, in every rule of name.
+ * Caller holds fst.lock. */
+static void pending_heal(const char *name, uint64_t off, uint64_t len)
+{
+	for (int k = 0; k < fst.nrules; k++) {
+		struct rule *r = &fst.rules[k];
+		uint64_t i, end;
+
+		if (r->kind != EIO_PENDING || strcmp(r->name, name) ||
+		    !overlaps(r, off, len))
+			continue;
+		pending_span(r, off, len, &i, &end);
+		for (; i < end; i++)
+			r->pending[i / 8] &= (uint8_t)~(1u << (i % 8));
+	}
+}
+
 /* The first rule of kind for name touching [off, off+len), or NULL;
  * counts a hit.  Caller holds fst.lock. */
 static struct rule *rule_find(const char *name, enum rule_kind kind,
@@ -78,7 +129,8 @@ static struct rule *rule_find(const char *name, enum rule_kind kind,
 		struct rule *r = &fst.rules[i];
 
 		if (r->kind == kind && !strcmp(r->name, name) &&
-		    (kind == VANISH || overlaps(r, off, len)))
+		    (kind == VANISH || overlaps(r, off, len)) &&
+		    (kind != EIO_PENDING || pending_any(r, off, len)))
 			return r;
 	}
 	return NULL;
@@ -110,7 +162,52 @@ static int size_parse(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* One control line: "NAME KIND [OFF LEN [DELTA]]". */
+static enum rule_kind kind_parse(const char *s)
+{
+	enum rule_kind k;
+
+	for (k = 0; k <= VANISH; k++)
+		if (!strcmp(s, kind_names[k]))
+			break;
+	return k;
+}
+
+/* Every block of an eio-pending range starts bad. */
+static int pending_init(struct rule *r)
+{
+	uint64_t blocks = (r->len + PENDING_BLOCK - 1) / PENDING_BLOCK;
+
+	if (r->len == 0 || r->len > PENDING_MAX_LEN)
+		return -EINVAL;
+	r->pending = malloc((blocks + 7) / 8);
+	if (!r->pending)
+		return -ENOMEM;
+	memset(r->pending, 0xff, (blocks + 7) / 8);
+	return 0;
+}
+
+/* Removes name's rules, or only those of kind (a name).  Caller holds
+ * fst.lock. */
+static int rules_clear(const char *name, const char *kind)
+{
+	enum rule_kind only = kind ? kind_parse(kind) : VANISH + 1;
+	int k = 0;
+
+	if (kind && only > VANISH)
+		return -EINVAL;
+	for (int i = 0; i < fst.nrules; i++) {
+		struct rule *r = &fst.rules[i];
+
+		if (!strcmp(r->name, name) && (!kind || r->kind == only))
+			free(r->pending);
+		else
+			fst.rules[k++] = *r;
+	}
+	fst.nrules = k;
+	return 0;
+}
+
+/* One control line: "NAME KIND [OFF LEN [DELTA]]" or "NAME clear [KIND]". */
 static int ctl_line(char *line)
 {
 	char *tok[6], *save = NULL;
@@ -127,18 +224,10 @@ static int ctl_line(char *line)
 	snprintf(r.name, sizeof(r.name), "%s", tok[0]);
 	pthread_mutex_lock(&fst.lock);
 	if (!strcmp(tok[1], "clear")) {
-		int k = 0;
-
-		for (int i = 0; i < fst.nrules; i++)
-			if (strcmp(fst.rules[i].name, r.name))
-				fst.rules[k++] = fst.rules[i];
-		fst.nrules = k;
-		ret = 0;
+		ret = rules_clear(r.name, n > 2 ? tok[2] : NULL);
 		goto out;
 	}
-	for (r.kind = 0; r.kind <= VANISH; r.kind++)
-		if (!strcmp(tok[1], kind_names[r.kind]))
-			break;
+	r.kind = kind_parse(tok[1]);
 	if (r.kind > VANISH || fst.nrules == MAX_RULES)
 		goto out;
 	if (r.kind != VANISH) {
@@ -149,6 +238,8 @@ static int ctl_line(char *line)
 				goto out;
 			r.delta = strtoll(tok[4], NULL, 0);
 		}
+		if (r.kind == EIO_PENDING && pending_init(&r))
+			goto out;
 	}
 	fst.rules[fst.nrules++] = r;
 	ret = 0;
@@ -299,6 +390,8 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	r = rule_find(name, VANISH, 0, 0);
 	if (!r)
 		r = rule_find(name, EIO_READ, (uint64_t)off, size);
+	if (!r)
+		r = rule_find(name, EIO_PENDING, (uint64_t)off, size);
 	if (r)
 		r->hits++;
 	pthread_mutex_unlock(&fst.lock);
@@ -309,6 +402,18 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 		return -errno;
 	zero_ranges(name, buf, (uint64_t)off, (size_t)n);
 	return (int)n;
+}
+
+/* One pwrite within the file's size (a device does not grow). */
+static int store_at(int fd, const char *buf, size_t n, int64_t at)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (at < 0 || at + (int64_t)n > st.st_size)
+		return -ENOSPC;
+	return pwrite(fd, buf, n, (off_t)at) == (ssize_t)n ? 0 : -EIO;
 }
 
 /* Stores buf at off, except what lose-writes rules drop; misdirected
@@ -340,10 +445,15 @@ static int store(const char *name, int fd, const char *buf, size_t size,
 			if (r->off > pos && r->off - pos < n)
 				n = r->off - pos;  /* stop where a rule begins */
 		}
+		if (!lost)
+			pending_heal(name, (uint64_t)((int64_t)pos + delta), n);
 		pthread_mutex_unlock(&fst.lock);
-		if (!lost && pwrite(fd, buf + done, n, (off_t)((int64_t)pos + delta)) !=
-		    (ssize_t)n)
-			return -EIO;
+		if (!lost) {
+			int ret = store_at(fd, buf + done, n, (int64_t)pos + delta);
+
+			if (ret)
+				return ret;
+		}
 		done += n;
 	}
 	return 0;

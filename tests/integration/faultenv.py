@@ -1,0 +1,152 @@
+"""faultenv: the processes of a fault test (faults.py) - a faultfs mount
+that serves the member images, raidfs daemons on top of it, fsck.raidfs -
+and nothing else.  Every process started here is recorded in the test's
+pid file (lib.sh kills what is left of them at exit) and every mount is
+undone by close().
+
+    env = Env(work, bindir, faultfs)   # $T/back (images), $T/ff, $T/mnt
+    env.start()                        # faultfs: $T/ff/NAME is $T/back/NAME
+    env.rule("m1.img lose-writes 0 8k")
+    d = env.mount(source, log)         # a foreground raidfs, or MountFailed
+    d.stop() -> exit status;  d.kill() (a crash: SIGKILL, mount dropped)
+    rc, out = env.fsck("-n", "-f", source)
+    env.close()
+"""
+import os
+import signal
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UMOUNT_IDLE = os.path.join(HERE, "umount_idle.sh")
+
+
+def is_mounted(path):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def lazy_umount(path):
+    """Drops a mount whose daemon is gone (or going)."""
+    for cmd in (["umount", "-l", path], ["fusermount3", "-u", "-z", path]):
+        if not is_mounted(path):
+            return
+        subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
+class MountFailed(Exception):
+    def __init__(self, rc):
+        super().__init__("raidfs exited %d before mounting" % rc)
+        self.rc = rc
+
+
+class Daemon:
+    """One foreground raidfs serving env.mnt."""
+
+    def __init__(self, env, proc):
+        self.env = env
+        self.p = proc
+
+    def stop(self):
+        """Unmounts (waiting while busy) and returns the daemon's status."""
+        r = subprocess.run([UMOUNT_IDLE, self.env.mnt],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode:
+            lazy_umount(self.env.mnt)
+        try:
+            return self.p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return self.p.wait()
+
+    def kill(self):
+        """A crash: the daemon dies with whatever it had not written."""
+        self.p.send_signal(signal.SIGKILL)
+        self.p.wait()
+        lazy_umount(self.env.mnt)
+
+
+class Env:
+    def __init__(self, work, bindir, faultfs):
+        self.work = work
+        self.back = os.path.join(work, "back")
+        self.ff = os.path.join(work, "ff")
+        self.mnt = os.path.join(work, "mnt")
+        self.bindir = bindir
+        self.faultfs = faultfs
+        self.pidfile = os.path.join(work, "pids")
+        self.ffproc = None
+        self.daemons = []
+
+    def _record(self, proc):
+        with open(self.pidfile, "a") as f:
+            f.write("%d\n" % proc.pid)
+
+    def start(self):
+        for d in (self.back, self.ff, self.mnt):
+            os.makedirs(d, exist_ok=True)
+        self.ffproc = subprocess.Popen([self.faultfs, "-f", self.back,
+                                        self.ff], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+        self._record(self.ffproc)
+        for _ in range(200):
+            if is_mounted(self.ff):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("faultfs did not mount %s" % self.ff)
+
+    def close(self):
+        for d in self.daemons:
+            if d.p.poll() is None:
+                d.kill()
+        lazy_umount(self.mnt)
+        if self.ffproc:
+            subprocess.run(["fusermount3", "-u", self.ff],
+                           stderr=subprocess.DEVNULL)
+            lazy_umount(self.ff)
+            try:
+                self.ffproc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.ffproc.kill()
+                self.ffproc.wait()
+
+    def member(self, name):
+        """The path raidfs opens (on faultfs) and the backing image."""
+        return os.path.join(self.ff, name), os.path.join(self.back, name)
+
+    def rule(self, line):
+        with open(os.path.join(self.ff, ".faultctl"), "w") as f:
+            f.write(line + "\n")
+
+    def mount(self, source, log, opts="cache_mb=4"):
+        args = [os.path.join(self.bindir, "raidfs"), "-f"]
+        if opts:
+            args += ["-o", opts]
+        with open(log, "a") as lf:
+            p = subprocess.Popen(args + [source, self.mnt], stdout=lf,
+                                 stderr=lf)
+        self._record(p)
+        d = Daemon(self, p)
+        self.daemons.append(d)
+        for _ in range(600):
+            if is_mounted(self.mnt):
+                return d
+            if p.poll() is not None:
+                raise MountFailed(p.returncode)
+            time.sleep(0.025)
+        d.kill()
+        raise MountFailed(-1)
+
+    def run(self, prog, *args, log=None):
+        """Runs one of the programs; returns (exit status, output)."""
+        r = subprocess.run([os.path.join(self.bindir, prog)] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, errors="replace")
+        if log:
+            with open(log, "a") as f:
+                f.write("$ %s %s\n%s" % (prog, " ".join(args), r.stdout))
+        return r.returncode, r.stdout
+
+    def fsck(self, *args, log=None):
+        return self.run("fsck.raidfs", *args, log=log)

@@ -1,0 +1,31 @@
+#!/bin/bash
+# The fault matrix (issue 8): one member of an array misbehaves - zeros or
+# random bytes over a range, truncation to 0, a shrink, a stale copy of its
+# image put back, lost writes, misdirected writes, EIO on read - in each
+# region of the member (superblock copies at the start, journal ring,
+# checksum table, data, superblock copies at the end), offline and while
+# mounted and busy, at every level with redundancy.  Every file reads back
+# exactly, never wrong bytes; the fault is logged naming the member and
+# counted against it; fsck -y, then fsck -n -f is clean and every file is
+# intact.  The members are images served by faultfs (tests/tools/faultfs.c),
+# which makes them fail on command.  tests/integration/faults.py runs the
+# cases and prints the table kind x region x level -> result.
+#
+# make test runs a sample that covers every kind, region, level and mode;
+# RAIDFS_FAULTS=full (make faults) runs every member of every case, and
+# RAIDFS_FAULTS_TABLE=FILE keeps the table.  Cases that fail because of a
+# bug not fixed yet are listed in tests/integration/KNOWN_FAULTS with the
+# reason; they are reported as known and do not fail the test.
+. "$(dirname "$0")/lib.sh"
+t_setup
+FAULTFS=$(t_tool faultfs)
+T_MOUNTS+=("$T/mnt" "$T/ff")   # in this order: raidfs sits on faultfs
+
+case ${RAIDFS_FAULTS:-sample} in
+full) which=--full ;;
+*) which=--sample ;;
+esac
+"$PY" "$TESTS_DIR/faults.py" --work "$T" --bin "$RAIDFS_BIN" \
+	--faultfs "$FAULTFS" --known "$TESTS_DIR/KNOWN_FAULTS" \
+	--table "${RAIDFS_FAULTS_TABLE:-$T/table}" $which ||
+	t_fail "a fault case failed (see above; its log is shown)"
