@@ -10,9 +10,9 @@ property test (t410_repair_property.sh) of issue 8.
 A case is KIND/REGION/MODE/raidLEVEL/mMEMBER, e.g. zeros/csum/online/raid5/m1:
   KIND    zeros, random (bytes over a range), trunc0 (the image truncated to
           0), shrink (its last MiB cut off), stale (an older copy of the
-          image put back), lost-writes, misdirect (writes land 64 blocks
-          away), eio (reads fail until the block is rewritten: pending
-          sectors)
+          image put back), lost-writes, misdirect (writes land elsewhere on
+          the member), eio (reads fail until the block is rewritten: pending
+          sectors); none, the control (a crash without a fault)
   REGION  sb-start, journal, csum, data, sb-end (read from the superblock,
           rcformat.py); "all"/"end" for the whole-member kinds
   MODE    offline (the image changed while unmounted; for the journal, after
@@ -22,17 +22,24 @@ A case is KIND/REGION/MODE/raidLEVEL/mMEMBER, e.g. zeros/csum/online/raid5/m1:
 Each case: every file reads back exactly (one member is within every
 level's redundancy: EIO counts as a failure too, wrong bytes are the worst);
 the fault is logged naming the member (daemon log) and counted against it
-(its superblock's counters, or its slot no longer active) and against no
-other member; `fsck -y` (and, for a member left out, `fsck -y --rebuild`
-onto it) then `fsck -n -f` exits 0; every file is still intact.  Cases
-matching a pattern in KNOWN_FAULTS ("PATTERN reason", fnmatch) fail as
-"known" and do not fail the run.  The table kind x region x level ->
-result goes to stdout and --table.
+(its superblock's counters, its slot no longer active, or fsck's
+per-member report) and against no other member; `fsck -y` (and, for a
+member left out, `fsck -y --rebuild` onto it) then `fsck -n -f` exits 0;
+every file is still intact.  Damage that reading the files need not touch
+(may_be_latent) may be found by fsck -n -f alone, and repaired by
+fsck -y -f.  Cases matching a pattern in KNOWN_FAULTS ("PATTERN reason",
+fnmatch) fail as "known" and do not fail the run.  The table kind/region x
+level -> result (the worst failure per cell, with the members that gave
+it; rb: passed but the member was faulted and rebuilt, lat: latent damage
+repaired by fsck -y -f) goes to stdout and --table.
 
 The property test damages one random range of one random member of a
-random level (seeded; the seed is printed), then checks: the set of files
-that read correctly (read-only mount) after `fsck -y` contains the set
-before, every file reads correctly, and `fsck -n -f` then exits 0.
+random level (zeros, random, revert: the range as it was before the base's
+last writes, eio; or a shrink or truncation; seeded, the seed is printed),
+then checks: the set of files
+that read correctly (read-only mount) after `fsck -y -f` (a full pass:
+nothing recorded the damage) contains the set before, every file reads
+correctly, and `fsck -n -f` then exits 0.
 """
 import argparse
 import fnmatch
@@ -42,8 +49,10 @@ import re
 import shutil
 import sys
 import time
+import traceback
 import zlib
 
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultenv import Env, MountFailed              # noqa: E402
 from rcformat import BS, Member, size_of           # noqa: E402
@@ -82,6 +91,16 @@ SAMPLE = (
     "misdirect/data/online/raid6/m1",
     "eio/data/online/raid10/m0",
     "none/journal/online/raid6/m2",
+    "none/journal/offline/raid4/m1",
+    "trunc0/all/offline/raid1/m0",
+    "shrink/end/offline/raid10/m2",
+    "eio/data/offline/raid5/m2",
+    "eio/csum/online/raid1/m1",
+    "eio/journal/online/raid5/m1",
+    "lost-writes/csum/online/raid5/m1",
+    "lost-writes/journal/online/raid10/m3",
+    "misdirect/csum/online/raid4/m0",
+    "misdirect/sb-end/online/raid6/m3",
 )
 
 # File sets of the base image of every level: (name, size).  Phase 2
@@ -189,7 +208,8 @@ class Base:
         fill(self.env.mnt)
         rc = d.stop()
         if rc:
-            raise RuntimeError("base raid%d: daemon exit %d" % (self.level, rc))
+            raise RuntimeError("base raid%d: daemon exit %d"
+                               % (self.level, rc))
 
     def save(self, to):
         for n in self.names:
@@ -266,6 +286,11 @@ def apply_fault(env, base, case, rng, rng_range=None):
         os.truncate(back, size_of(back) - SHRINK_BYTES)
     elif k == "stale":
         put_back(back, base.stale_image(case.member))
+    elif k == "revert":
+        # the range as it was before phase 2: writes lost there
+        with open(base.stale_image(case.member), "rb") as f:
+            f.seek(off)
+            overwrite(back, off, f.read(ln))
     elif k == "lost-writes":
         env.rule("%s lose-writes %d %d" % (name, off, ln))
     elif k == "misdirect":
@@ -291,6 +316,11 @@ class Result:
 
     def files(self, statuses, when):
         s = summary(statuses)
+        bad = sorted(f for f, st in statuses.items() if st != "ok")
+        if bad:
+            self.notes.append("%s: %s%s" % (when, " ".join(
+                "%s:%s" % (f, statuses[f]) for f in bad[:3]),
+                " ..." if len(bad) > 3 else ""))
         for bad, code in (("wrong", "WRONG"), ("missing", "MISSING"),
                           ("eio", "EIO")):
             if s.get(bad):
@@ -426,6 +456,13 @@ class Runner:
             self.run_steps(case, base, res, log)
         except MountFailed as e:
             res.fail("mount=%d" % e.rc)
+        except Exception:            # a broken case must not end the run
+            res.fail("test-error")
+            with open(log, "a") as f:
+                f.write(traceback.format_exc())
+            for d in self.env.daemons:
+                if d.p.poll() is None:
+                    d.kill()
         res.secs = time.time() - t0
         res.known = self.known.reason(case.id)
         return res
@@ -537,9 +574,11 @@ class Runner:
             res.fail("rebuild=%d" % rc)
 
 
-# ---- the property test --------------------------------------------------------
+# ---- the property test ------------------------------------------------------
 
-PROPERTY_KINDS = ("zeros", "random", "stale", "eio", "shrink", "trunc0")
+# revert: a range of the member as it was before the base's second phase
+# (its writes there lost); the whole stale member is the matrix's
+PROPERTY_KINDS = ("zeros", "random", "revert", "eio", "shrink", "trunc0")
 
 
 def property_case(rng, runner):
@@ -583,8 +622,10 @@ def property_run(runner, iters, seed):
         res.secs = time.time() - t0
         res.known = runner.known.reason("property/" + case.id)
         ok_before = sum(1 for s in before.values() if s == "ok")
-        print("  %2d %-34s blocks %d+%d: %d/%d files ok before, %s  %s (%.1fs)"
-              % (i, case.id, rrange[0] // BS, rrange[1] // BS, ok_before,
+        where = ("blocks %d+%d" % (rrange[0] // BS, rrange[1] // BS)
+                 if case.kind not in WHOLE else "the image")
+        print("  %2d %-34s %s: %d/%d files ok before, %s  %s (%.1fs)"
+              % (i, case.id, where, ok_before,
                  len(files.files), "ok" if res.passed else
                  " ".join(res.fails), "known: " + res.known
                  if res.known and not res.passed else "", res.secs),
@@ -593,7 +634,7 @@ def property_run(runner, iters, seed):
     return results
 
 
-# ---- the table ----------------------------------------------------------------
+# ---- the table --------------------------------------------------------------
 
 def bad_cell(rs, bad):
     """The failures of one cell: "CODE" when every member's case gave it,
@@ -601,7 +642,8 @@ def bad_cell(rs, bad):
     by_code = {}
     for r in bad:
         by_code.setdefault(r.cell(), []).append("m%d" % r.case.member)
-    return " ".join(code if len(ms) == len(rs) else "%s(%s)" % (code, ",".join(ms))
+    return " ".join(code if len(ms) == len(rs) else
+                    "%s(%s)" % (code, ",".join(ms))
                     for code, ms in sorted(by_code.items()))
 
 
@@ -690,23 +732,22 @@ def main():
     finally:
         env.close()
 
-    text = ""
-    if a.property is None:
-        text = table(results) + "\n\n"
-    text += details(results) + "\n"
+    text = "" if a.property is not None else table(results) + "\n\n"
     fixed = [r for r in results if r.passed and r.known]
     failed = [r for r in results if not r.passed and not r.known]
     known = [r for r in results if not r.passed and r.known]
     text += "%d cases: %d passed, %d known failures, %d failed\n" % (
         len(results), len(results) - len(failed) - len(known), len(known),
         len(failed))
-    for r in fixed:
-        text += "listed in KNOWN_FAULTS but passed: %s\n" % r.case.id
+    passed_known = "".join("listed in KNOWN_FAULTS but passed: %s\n"
+                           % r.case.id for r in fixed)
     print()
-    print(text, end="")
+    print(text + "".join(passed_known.splitlines(True)[:10]), end="")
+    if len(fixed) > 10:
+        print("(and %d more listed but passed)" % (len(fixed) - 10))
     if a.table:
         with open(a.table, "w") as f:
-            f.write(text)
+            f.write(text + passed_known + "\n" + details(results) + "\n")
     return 1 if failed else 0
 
 

@@ -35,7 +35,6 @@ class Member:
         self.path = path
         self.size = size                          # bytes, as found now
         self.role = _u32(sb, 72)
-        self.level = _u32(sb, 76)
         self.members = _u32(sb, 88)
         self.member_blocks = _u64(sb, 96)
         self.data_offset = _u64(sb, 104)
@@ -44,18 +43,14 @@ class Member:
         self.csum_offset = _u64(sb, 128)
         self.csum_blocks = _u64(sb, 136)
         self.events = _u64(sb, 144)
-        self.array_state = _u32(sb, 168)
         self.device_blocks = _u64(sb, 200)
         # err_read, err_write, err_csum, repaired (offsets 272 .. 303)
         self.counters = dict(zip(("read", "write", "csum", "repaired"),
                                  struct.unpack_from("<4Q", sb, 272)))
         self.errors_flag = bool(_u32(sb, 304) & 1)
-        self.array_uuid = sb[40:56]
-        self.slot_uuids = [sb[512 + 32 * i:528 + 32 * i]
-                           for i in range(self.members)]
-        self.slot_states = [
-            SLOT_STATES[s] if s < len(SLOT_STATES) else "?%d" % s
-            for s in (_u32(sb, 512 + 32 * i + 16) for i in range(self.members))]
+        states = (_u32(sb, 512 + 32 * i + 16) for i in range(self.members))
+        self.slot_states = [SLOT_STATES[s] if s < len(SLOT_STATES)
+                            else "?%d" % s for s in states]
 
     @staticmethod
     def read(path):
