@@ -251,12 +251,15 @@ t_tool() {
 	echo "$p"
 }
 
-# t_known_faults: appends the entries of tests/integration/KNOWN_FAULTS
-# ("name reason", # comments) to KNOWN_FAILURES, for k_check and k_result
-# (tests/tools/known.sh, sourced before).  Entries with wildcards are the
-# fault matrix's (faults.py); here a name must match exactly.
+# t_known_faults: named checks (k_check, k_result, k_done of
+# tests/tools/known.sh) whose known failures are the entries of
+# tests/integration/KNOWN_FAULTS ("name reason", # comments).  Entries with
+# wildcards are the fault matrix's (faults.py); here a name must match
+# exactly.
 t_known_faults() {
 	local line
+	. "$TESTS_DIR/../tools/known.sh"
+	KNOWN_FAILURES=()
 	[ -f "$TESTS_DIR/KNOWN_FAULTS" ] || return 0
 	while IFS= read -r line; do
 		case $line in ''|'#'*) continue ;; esac

@@ -10,8 +10,6 @@
 # (the cache is not allocated up front) is no failure: nothing failed.
 # Known failures: tests/integration/KNOWN_FAULTS.
 . "$(dirname "$0")/lib.sh"
-. "$TESTS_DIR/../tools/known.sh"
-KNOWN_FAILURES=()
 t_known_faults
 t_setup
 FSCK=$RAIDFS_BIN/fsck.raidfs

@@ -7,8 +7,6 @@
 # remount; once the big file is removed, fsck -n -f finds nothing.  Known
 # failures: tests/integration/KNOWN_FAULTS.
 . "$(dirname "$0")/lib.sh"
-. "$TESTS_DIR/../tools/known.sh"
-KNOWN_FAILURES=()
 t_known_faults
 t_setup
 FSCK=$RAIDFS_BIN/fsck.raidfs

@@ -81,6 +81,13 @@ static bool overlaps(const struct rule *r, uint64_t off, uint64_t len)
 	return off < r->off + r->len && r->off < off + len;
 }
 
+static bool rule_touches(const struct rule *r, enum rule_kind kind,
+			 const char *name, uint64_t off, uint64_t len)
+{
+	return r->kind == kind && !strcmp(r->name, name) &&
+	       overlaps(r, off, len);
+}
+
 /* The pending blocks of r that [off, off+len) touches: [*first, *end). */
 static void pending_span(const struct rule *r, uint64_t off, uint64_t len,
 			 uint64_t *first, uint64_t *end)
@@ -111,8 +118,7 @@ static void pending_heal(const char *name, uint64_t off, uint64_t len)
 		struct rule *r = &fst.rules[k];
 		uint64_t i, end;
 
-		if (r->kind != EIO_PENDING || strcmp(r->name, name) ||
-		    !overlaps(r, off, len))
+		if (!rule_touches(r, EIO_PENDING, name, off, len))
 			continue;
 		pending_span(r, off, len, &i, &end);
 		for (; i < end; i++)
@@ -366,8 +372,7 @@ static void zero_ranges(const char *name, char *buf, uint64_t off, size_t len)
 		struct rule *r = &fst.rules[i];
 		uint64_t a, b;
 
-		if (r->kind != ZERO_READ || strcmp(r->name, name) ||
-		    !overlaps(r, off, len))
+		if (!rule_touches(r, ZERO_READ, name, off, len))
 			continue;
 		a = r->off > off ? r->off : off;
 		b = r->off + r->len < off + len ? r->off + r->len : off + len;
