@@ -47,6 +47,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -659,12 +660,10 @@ def table(results):
             rows.setdefault(key, {}).setdefault(r.case.level, []).append(r)
         if not rows:
             continue
-        lines.append("%s:" % mode)
-        lines.append("  %-22s" % "kind/region" + "".join(
-            "%-20s" % ("raid%d" % lv) for lv in levels))
+        grid = [["kind/region"] + ["raid%d" % lv for lv in levels]]
         for key in sorted(rows, key=lambda k: (k[0], REGIONS.index(k[2])
                                                if k[2] in REGIONS else -1)):
-            cells = []
+            cells = ["%s/%s" % key[1:]]
             for lv in levels:
                 rs = rows[key].get(lv, [])
                 bad = [r for r in rs if not r.passed]
@@ -676,9 +675,18 @@ def table(results):
                                                 " x%d" % len(rs)))
                 else:
                     cells.append(bad_cell(rs, bad))
-            lines.append("  %-22s" % ("%s/%s" % key[1:]) + "".join(
-                "%-20s" % c for c in cells))
+            grid.append(cells)
+        lines.append("%s:" % mode)
+        lines += columns(grid)
     return "\n".join(lines)
+
+
+def columns(grid):
+    """The rows of grid with every column as wide as its widest cell."""
+    widths = [max(len(row[i]) for row in grid) + 2
+              for i in range(len(grid[0]))]
+    return ["  " + "".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+            for row in grid]
 
 
 def details(results):
@@ -711,6 +719,9 @@ def main():
     logdir = os.path.join(a.work, "logs")
     os.makedirs(logdir, exist_ok=True)
     runner = Runner(env, Known(a.known), logdir)
+    # a TERM (the test's timeout) unwinds through env.close(): no mount,
+    # daemon or faultfs is left behind
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(143))
     env.start()
     try:
         if a.property is not None:

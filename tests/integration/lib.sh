@@ -273,3 +273,21 @@ t_sums() {
 	if command -v xxhsum >/dev/null; then xxhsum -H2 -- "$@" 2>/dev/null
 	else sha256sum -- "$@"; fi
 }
+
+# t_wait_bg CMD...: runs CMD (a driver such as faults.py, which starts and
+# stops mounts of its own) in the background and waits for it, so that a
+# TERM from the runner's timeout is handled at once, not after CMD ends:
+# CMD gets the TERM and undoes its own mounts before the test's cleanup
+# runs (else it could start a mount after the cleanup).  Returns CMD's
+# status.
+t_wait_bg() {
+	local pid rc
+	"$@" &
+	pid=$!
+	T_PIDS+=("$pid")
+	trap "kill -TERM $pid 2>/dev/null; wait $pid; exit 143" TERM INT HUP
+	wait "$pid"
+	rc=$?
+	trap 'exit 143' TERM INT HUP
+	return $rc
+}

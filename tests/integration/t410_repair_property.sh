@@ -14,7 +14,7 @@ t_setup
 FAULTFS=$(t_tool faultfs)
 T_MOUNTS+=("$T/mnt" "$T/ff")
 
-"$PY" "$TESTS_DIR/faults.py" --work "$T" --bin "$RAIDFS_BIN" \
+t_wait_bg "$PY" "$TESTS_DIR/faults.py" --work "$T" --bin "$RAIDFS_BIN" \
 	--faultfs "$FAULTFS" --known "$TESTS_DIR/KNOWN_FAULTS" \
 	--table "${RAIDFS_PROPERTY_TABLE:-$T/table}" \
 	--property "${RAIDFS_PROPERTY_ITERS:-8}" --seed "${RAIDFS_PROPERTY_SEED:-8}" ||
