@@ -60,11 +60,15 @@ class Daemon:
             self.p.kill()
             return self.p.wait()
 
-    def kill(self):
-        """A crash: the daemon dies with whatever it had not written."""
+    def kill(self, umount=True):
+        """A crash: the daemon dies with whatever it had not written.  With
+        umount=False its dead mount stays (every access fails ENOTCONN)
+        until the caller drops it: a program still writing must not land
+        in the bare directory under it and believe its files written."""
         self.p.send_signal(signal.SIGKILL)
         self.p.wait()
-        lazy_umount(self.env.mnt)
+        if umount:
+            lazy_umount(self.env.mnt)
 
 
 class Env:

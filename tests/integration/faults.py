@@ -55,7 +55,7 @@ import zlib
 
 sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultenv import Env, MountFailed              # noqa: E402
+from faultenv import Env, MountFailed, lazy_umount  # noqa: E402
 from rcformat import BS, Member, size_of           # noqa: E402
 from workload import Busy, FileSet, summary        # noqa: E402
 
@@ -504,9 +504,13 @@ class Runner:
             apply_fault(self.env, base, case, rng)
         time.sleep(1.5)
         if case.crash:
+            # the writer stops on the dead mount (ENOTCONN) before it goes:
+            # else its next file lands in the bare directory below
             b.crashed = True
-            d.kill()
+            d.kill(umount=False)
             b.stop(crashed=True)
+            lazy_umount(self.env.mnt)
+            self.bare_mount_point(res)
         else:
             b.stop()
             rc = d.stop()
@@ -524,6 +528,18 @@ class Runner:
             res.notes.append("read errors: %s" % " ".join(
                 "%s:%s" % kv for kv in sorted(b.read_errors.items())[:4]))
         res.notes.append("%d files written while busy" % b.written)
+
+    def bare_mount_point(self, res):
+        """Nothing may have been written to the mount point itself: those
+        files would be hidden by the next mount and look lost."""
+        stray = os.listdir(self.env.mnt)
+        if stray:
+            res.fail("test-error")
+            res.notes.append("written under the bare mount point: %s"
+                             % " ".join(stray[:4]))
+            for n in stray:
+                shutil.rmtree(os.path.join(self.env.mnt, n),
+                              ignore_errors=True)
 
     def read_all(self, base, files, log, res, when, opts="cache_mb=4"):
         try:
