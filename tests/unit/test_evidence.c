@@ -12,8 +12,12 @@
  *   - a table write lost after a block's first write (its entry still says
  *     "never written"): the read returns the data, not zeros;
  *   - a data block changed with its entry changed to match (a lost write of
- *     both): scrub reports the parity mismatch and writes nothing at all.
+ *     both): scrub reports the parity mismatch and writes nothing at all;
+ *   - its checksum tables zeroed, found by reads while mounted: the
+ *     recovery thread re-derives them (heal.c) and writes them back sealed,
+ *     touching no other member, so the next assembly finds no damage.
  */
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -227,6 +231,73 @@ static void test_blank_member_online(void **state)
 	}
 }
 
+/* Waits up to 20 s for the recovery thread to re-derive every table block
+ * the reads found failing. */
+static void wait_tables_healed(struct rc_array *a, size_t k, int v)
+{
+	struct rc_info info;
+
+	for (int i = 0; i < 2000; i++) {
+		rc_array_info(a, &info);
+		if (info.tables_unverified == 0)
+			return;
+		usleep(10000);
+	}
+	fail_msg("cfg %zu, member %d: %llu table blocks still unverified", k, v,
+		 (unsigned long long)info.tables_unverified);
+}
+
+static void test_tables_healed_online(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		int v = (int)((k + 1) % (size_t)c->members);
+		uint64_t region[TB_MAX], n, recorded;
+		struct rc_member_status ms;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		n = fill_half(a);
+		assert_int_equal(rc_array_close(a), 0);
+		sb_of(&tb, v, &sb);
+		zero_range(&tb, v, sb.csum_offset, sb.csum_blocks);
+		for (int i = 0; i < c->members; i++)
+			region[i] = region_hash(&tb, i);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		assert_int_equal(rc_array_start_recovery(a), 0);
+		verify_all(a, n);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		assert_true(ms.csum_errors > 0);        /* the reads found it */
+		wait_tables_healed(a, k, v);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int i = 0; i < c->members; i++)
+			if (i != v)
+				assert_true(region_hash(&tb, i) == region[i]);
+		/* the next assembly reads sealed tables: no damage found
+		 * (the counters start from what the member has on record) */
+		a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		recorded = ms.csum_errors;
+		verify_all(a, n);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		if (ms.csum_errors != recorded)
+			fail_msg("cfg %zu, member %d: %llu checksum errors after "
+				 "the heal", k, v,
+				 (unsigned long long)(ms.csum_errors - recorded));
+		rc_array_info(a, &info);
+		assert_int_equal(info.tables_unverified, 0);
+		scrub_clean(a);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 /* A block written for the first time whose table write was lost: its
  * entry still claims "never written", but the row says otherwise. */
 static void test_lost_table_write(void **state)
@@ -336,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_blank_member_online),
 		cmocka_unit_test(test_lost_table_write),
 		cmocka_unit_test(test_unattributable_mismatch),
+		cmocka_unit_test(test_tables_healed_online),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
