@@ -247,18 +247,17 @@ static int sb_load(struct fs *fs)
 	if (!err)
 		memcpy(&fs->sb, b, FS_BSIZE);
 	else
-		fprintf(stderr, "raidfs: cannot mount: %s\n",
-			why ? why : "I/O error");
+		fs_log(LOG_ERR, "cannot mount: %s", why ? why : "I/O error");
 	if (!err && first) {
-		fprintf(stderr, "raidfs: superblock copy 0 is damaged; "
-			"using copy 1\n");
+		fs_log(LOG_WARNING, "superblock copy 0 is damaged; "
+		       "using copy 1");
 		err = sb_restore_copy0(fs);
 	}
 	free(b);
 	if (!err && (fs_le64(fs->sb.feature_ro_compat) &
 		     ~FS_FEATURE_RO_COMPAT_SUPP) && !fs->rdonly) {
-		fprintf(stderr, "raidfs: unknown read-only-compatible "
-			"features: mount read-only\n");
+		fs_log(LOG_ERR, "unknown read-only-compatible "
+		       "features: mount read-only");
 		err = -EROFS;
 	}
 	return err;
@@ -437,6 +436,18 @@ int fs_statfs(struct fs *fs, struct statvfs *st)
 	if (fs->rdonly)
 		st->f_flag |= ST_RDONLY;
 	return 0;
+}
+
+uint64_t fs_space_avail(struct fs *fs)
+{
+	struct fs_alloc *a = &fs->alloc;
+	uint64_t n;
+
+	pthread_mutex_lock(&a->lock);
+	n = a->free_blocks > a->reserve ? a->free_blocks - a->reserve : 0;
+	n += a->pending_blocks;
+	pthread_mutex_unlock(&a->lock);
+	return n * FS_BSIZE;
 }
 
 int fs_syncfs(struct fs *fs)
