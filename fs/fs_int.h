@@ -510,6 +510,17 @@ int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len);
 void fs_report_unreadable(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			  size_t size);
 
+/* The unreadable runs reported last (report.c); lock is a leaf. */
+#define FS_REPORTS_RECENT 16
+struct fs_report_run {
+	uint64_t ino, from, to, when_ns;
+};
+struct fs_reports {
+	pthread_mutex_t lock;
+	struct fs_report_run r[FS_REPORTS_RECENT];
+	unsigned next;
+};
+
 /* ---- The filesystem ------------------------------------------------------ */
 
 struct fs {
@@ -528,6 +539,7 @@ struct fs {
 	uint64_t orphans_freed;
 	bool was_clean;
 	uint64_t next_fh;
+	struct fs_reports reports;
 };
 
 #endif

@@ -105,34 +105,27 @@ int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len)
 #define REPORT_REPEAT_NS (10 * 1000000000ull)
 
 /*
- * The last run reported.  The kernel asks again for what its readahead
- * could not read (the page alone), and a program retries: a run inside the
- * one just reported, within a few seconds, says nothing new.
+ * The kernel asks again for what its readahead could not read (the page
+ * alone), and a program retries: a run inside one of the runs reported
+ * last (fs->reports), within a few seconds, says nothing new.
  */
-static struct {
-	pthread_mutex_t lock;
-	const struct fs *fs;
-	uint64_t ino, from, to, when_ns;
-} report_last = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static bool report_is_new(const struct fs *fs, uint64_t ino, uint64_t from,
+static bool report_is_new(struct fs *fs, uint64_t ino, uint64_t from,
 			  uint64_t to)
 {
+	struct fs_reports *rs = &fs->reports;
 	uint64_t now = fs_now_ns();
-	bool fresh;
+	bool fresh = true;
+	unsigned i;
 
-	pthread_mutex_lock(&report_last.lock);
-	fresh = report_last.fs != fs || report_last.ino != ino ||
-		from < report_last.from || to > report_last.to ||
-		now - report_last.when_ns > REPORT_REPEAT_NS;
-	if (fresh) {
-		report_last.fs = fs;
-		report_last.ino = ino;
-		report_last.from = from;
-		report_last.to = to;
-		report_last.when_ns = now;
-	}
-	pthread_mutex_unlock(&report_last.lock);
+	pthread_mutex_lock(&rs->lock);
+	for (i = 0; i < FS_REPORTS_RECENT && fresh; i++)
+		fresh = rs->r[i].ino != ino || from < rs->r[i].from ||
+			to > rs->r[i].to ||
+			now - rs->r[i].when_ns > REPORT_REPEAT_NS;
+	if (fresh)
+		rs->r[rs->next++ % FS_REPORTS_RECENT] =
+			(struct fs_report_run){ ino, from, to, now };
+	pthread_mutex_unlock(&rs->lock);
 	return fresh;
 }
 

@@ -297,6 +297,7 @@ static void fs_free(struct fs *fs)
 	fs_journal_destroy(fs);
 	bc_destroy(fs);
 	pthread_rwlock_destroy(&fs->ns_lock);
+	pthread_mutex_destroy(&fs->reports.lock);
 	free(fs);
 }
 
@@ -339,6 +340,7 @@ int fs_mount_opts(struct fs_bdev *bdev, const struct fs_mount_opts *o,
 	fs->rdonly = o->flags & FS_MOUNT_RDONLY;
 	fs->noatime = o->flags & FS_MOUNT_NOATIME;
 	pthread_rwlock_init(&fs->ns_lock, NULL);
+	pthread_mutex_init(&fs->reports.lock, NULL);
 	err = sb_load(fs);
 	if (!err)
 		err = bc_init(fs, (o->cache_bytes ? o->cache_bytes :

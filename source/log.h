@@ -26,7 +26,8 @@
 
 enum rfs_log_target {
 	RFS_LOG_STDERR,
-	RFS_LOG_BOTH,          /* daemonising: the user's terminal is still there */
+	RFS_LOG_BOTH,          /* daemonising: stderr (the user's terminal is
+				  still there) and the system's log */
 	RFS_LOG_SYSLOG,        /* the system's log, as above */
 };
 

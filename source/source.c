@@ -390,7 +390,8 @@ void source_status_log(const struct source_array *sa)
 	if (!sa->fs || fs_statfs(sa->fs, &st))
 		return;
 	rfs_log(LOG_INFO, "filesystem: %llu of %llu MiB free, %llu of %llu "
-		"inodes free", (unsigned long long)(st.f_bavail * st.f_frsize >> 20),
+		"inodes free",
+		(unsigned long long)(st.f_bavail * st.f_frsize >> 20),
 		(unsigned long long)(st.f_blocks * st.f_frsize >> 20),
 		(unsigned long long)st.f_ffree, (unsigned long long)st.f_files);
 }

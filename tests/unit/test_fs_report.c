@@ -154,7 +154,8 @@ static void test_unreadable_runs(void **state)
 	assert_int_equal(log_count(want), 1);
 
 	/* a file ending inside a bad block */
-	assert_int_equal(fs_setattr(t->fs, ino, &in, FS_SET_ATTR_SIZE, &out), 0);
+	assert_int_equal(fs_setattr(t->fs, ino, &in, FS_SET_ATTR_SIZE, &out),
+			 0);
 	block_break(t, 15);
 	assert_int_equal(file_read(t, ino, 15, 1), -EIO);
 	snprintf(want, sizeof(want), "inode %llu (/f): bytes 61440-61539 "
@@ -162,6 +163,10 @@ static void test_unreadable_runs(void **state)
 	if (log_count(want) != 1)
 		log_dump();
 	assert_int_equal(log_count(want), 1);
+
+	/* read again: every run was reported a moment ago */
+	assert_int_equal(file_read(t, ino, 0, FILE_BLOCKS), -EIO);
+	assert_int_equal(log_count("unreadable"), 3);
 	t->damaged = true;
 }
 
