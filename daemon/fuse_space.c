@@ -92,14 +92,19 @@ out:
 	return ret;
 }
 
-static int sysfs_read(const char *dir, const char *name, uint64_t *val)
+static FILE *sysfs_open(const char *dir, const char *name, const char *mode)
 {
 	char path[128];
-	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
+	return fopen(path, mode);
+}
+
+static int sysfs_read(const char *dir, const char *name, uint64_t *val)
+{
+	FILE *f = sysfs_open(dir, name, "re");
+	int ok;
+
 	if (!f)
 		return -errno;
 	ok = fscanf(f, "%" SCNu64, val) == 1;
@@ -109,12 +114,9 @@ static int sysfs_read(const char *dir, const char *name, uint64_t *val)
 
 static int sysfs_write(const char *dir, const char *name, uint64_t val)
 {
-	char path[128];
-	FILE *f;
+	FILE *f = sysfs_open(dir, name, "we");
 	int ok;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
 	if (!f)
 		return -errno;
 	ok = fprintf(f, "%" PRIu64 "\n", val) > 0;
@@ -194,12 +196,20 @@ void rfs_space_update(struct rfs_daemon *d)
 		space_judge(d, fs_space_avail(d->fs));
 }
 
+/* Caller holds sp->lock. */
+static struct writer *writer_find(struct rfs_space *sp, uint64_t ino)
+{
+	struct hc_node *n = hc_find(&sp->writers, ino);
+
+	return n ? hc_entry(n, struct writer, node) : NULL;
+}
+
 static bool ino_has_writers(struct rfs_space *sp, uint64_t ino)
 {
 	bool yes;
 
 	pthread_mutex_lock(&sp->lock);
-	yes = hc_find(&sp->writers, ino) != NULL;
+	yes = writer_find(sp, ino) != NULL;
 	pthread_mutex_unlock(&sp->lock);
 	return yes;
 }
@@ -237,43 +247,38 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 
 /* ---- writers ------------------------------------------------------------ */
 
-void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
+/* One more (delta 1) or one fewer (-1) handle of ino open for writing. */
+static void writers_count(struct rfs_space *sp, uint64_t ino, int delta)
 {
-	struct rfs_space *sp = d->space;
-	struct hc_node *n;
 	struct writer *w;
 
-	if (!sp || !rfs_fh_writes(fh))
-		return;
 	pthread_mutex_lock(&sp->lock);
-	n = hc_find(&sp->writers, ino);
-	w = n ? hc_entry(n, struct writer, node) : calloc(1, sizeof(*w));
-	if (w && !n)
+	w = writer_find(sp, ino);
+	if (!w && delta > 0 && (w = calloc(1, sizeof(*w))))
 		hc_insert(&sp->writers, &w->node, ino);
 	if (w)
-		w->handles++;
+		w->handles += (uint32_t)delta;
+	if (w && !w->handles) {
+		hc_remove(&sp->writers, &w->node);
+		free(w);
+	}
 	pthread_mutex_unlock(&sp->lock);
+}
+
+void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
+{
+	if (!d->space || !rfs_fh_writes(fh))
+		return;
+	writers_count(d->space, ino, 1);
 	/* attributes only: takes no inode lock in the kernel (fuse_inval.c) */
-	if (space_is_near(sp))
+	if (space_is_near(d->space))
 		rfs_inval_attr_now(d, ino);
 }
 
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 {
-	struct rfs_space *sp = d->space;
-	struct hc_node *n;
-	struct writer *w;
-
-	if (!sp || !rfs_fh_writes(fh))
-		return;
-	pthread_mutex_lock(&sp->lock);
-	n = hc_find(&sp->writers, ino);
-	w = n ? hc_entry(n, struct writer, node) : NULL;
-	if (w && !--w->handles) {
-		hc_remove(&sp->writers, n);
-		free(w);
-	}
-	pthread_mutex_unlock(&sp->lock);
+	if (d->space && rfs_fh_writes(fh))
+		writers_count(d->space, ino, -1);
 }
 
 /* ---- life --------------------------------------------------------------- */

@@ -16,27 +16,12 @@ command -v unshare >/dev/null || t_skip "no unshare"
 t_images 4 64M
 t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$T/mnt"
-"$PY" - "$T/mnt" <<'PY'
-import os, sys
-d = sys.argv[1]
-os.mkdir(os.path.join(d, "dir"))
-for n, blocks in enumerate([50, 120, 8]):
-    with open(os.path.join(d, "dir", "file%d" % n), "wb") as f:
-        for k in range(blocks):
-            f.write((b"F%03dB%06d" % (n, k)).ljust(4096, b"."))
-PY
+mkdir "$T/mnt/dir"
+t_pattern_files "$T/mnt/dir" 50 120 8
 t_umount "$T/mnt"
 
 # file1's block 60, on its member and on one other of the same row
-read -r img0 off < <("$PY" "$TESTS_DIR/fsck_locate.py" data:1 "${IMG_LIST[@]}" |
-	"$PY" -c '
-import sys
-for line in sys.stdin:
-    p, o = line.split()
-    with open(p, "rb") as f:
-        f.seek(int(o)); b = f.read(16)
-    if b.startswith(b"F001B000060"):
-        print(p, o); break')
+read -r img0 off < <(t_locate_block 1 60 "${IMG_LIST[@]}")
 [ -n "$img0" ] || t_fail "file1 block 60 not found"
 other=${IMG_LIST[0]}; [ "$other" = "$img0" ] && other=${IMG_LIST[1]}
 for img in "$img0" "$other"; do

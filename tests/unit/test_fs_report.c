@@ -35,6 +35,20 @@ static void log_dump(void)
 		print_message("  log: %s\n", log_lines[i]);
 }
 
+/* The line "inode INO WHERE: bytes RANGE unreadable" was logged once
+ * (WHERE: " (/path)" or ""). */
+static void assert_reported(uint64_t ino, const char *where,
+			    const char *range)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "inode %llu%s: bytes %s unreadable",
+		 (unsigned long long)ino, where, range);
+	if (log_count(want) != 1)
+		log_dump();
+	assert_int_equal(log_count(want), 1);
+}
+
 static int setup(void **state)
 {
 	log_n = 0;
@@ -117,18 +131,12 @@ static void test_unreadable_named(void **state)
 	uint64_t a = tfs_mkdir(t, FS_ROOT_INO, "a");
 	uint64_t b = tfs_mkdir(t, a, "b");
 	uint64_t ino = file_write(t, tfs_create(t, b, "file"));
-	char want[128];
 
 	block_break(t, 5);
 	assert_int_equal(file_read(t, ino, 0, FILE_BLOCKS), -EIO);
 	assert_int_equal(file_read(t, ino, 5, 1), -EIO);
 	assert_int_equal(file_read(t, ino, 6, 10), 10 * FS_BLOCK_SIZE);
-	snprintf(want, sizeof(want),
-		 "inode %llu (/a/b/file): bytes 20480-24575 unreadable",
-		 (unsigned long long)ino);
-	if (log_count(want) != 1)
-		log_dump();
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, " (/a/b/file)", "20480-24575");
 	assert_int_equal(log_count("unreadable"), 1);
 	t->damaged = true;      /* fs_check reads the file's blocks */
 }
@@ -140,29 +148,20 @@ static void test_unreadable_runs(void **state)
 	struct tfs *t = *state;
 	uint64_t ino = file_write(t, tfs_create(t, FS_ROOT_INO, "f"));
 	struct fs_attr in = { .size = 15 * FS_BLOCK_SIZE + 100 }, out;
-	char want[128];
 
 	block_break(t, 2);
 	block_break(t, 3);
 	block_break(t, 9);
 	assert_int_equal(file_read(t, ino, 0, FILE_BLOCKS), -EIO);
-	snprintf(want, sizeof(want), "inode %llu (/f): bytes 8192-16383 "
-		 "unreadable", (unsigned long long)ino);
-	assert_int_equal(log_count(want), 1);
-	snprintf(want, sizeof(want), "inode %llu (/f): bytes 36864-40959 "
-		 "unreadable", (unsigned long long)ino);
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, " (/f)", "8192-16383");
+	assert_reported(ino, " (/f)", "36864-40959");
 
 	/* a file ending inside a bad block */
 	assert_int_equal(fs_setattr(t->fs, ino, &in, FS_SET_ATTR_SIZE, &out),
 			 0);
 	block_break(t, 15);
 	assert_int_equal(file_read(t, ino, 15, 1), -EIO);
-	snprintf(want, sizeof(want), "inode %llu (/f): bytes 61440-61539 "
-		 "unreadable", (unsigned long long)ino);
-	if (log_count(want) != 1)
-		log_dump();
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, " (/f)", "61440-61539");
 
 	/* read again: every run was reported a moment ago */
 	assert_int_equal(file_read(t, ino, 0, FILE_BLOCKS), -EIO);
@@ -179,36 +178,25 @@ static void test_unreadable_moved(void **state)
 	uint64_t ino = file_write(t, tfs_create(t, d, "old"));
 	struct fs_attr a;
 	uint64_t fh;
-	char want[128];
 
 	assert_int_equal(fs_rename(t->fs, d, "old", e, "new", 0), 0);
 	assert_int_equal(fs_rename(t->fs, FS_ROOT_INO, "e", d, "sub", 0), 0);
 	block_break(t, 1);
 	assert_int_equal(file_read(t, ino, 1, 1), -EIO);
-	snprintf(want, sizeof(want), "inode %llu (/d/sub/new): bytes "
-		 "4096-8191", (unsigned long long)ino);
-	if (log_count(want) != 1)
-		log_dump();
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, " (/d/sub/new)", "4096-8191");
 
 	assert_int_equal(fs_link(t->fs, ino, FS_ROOT_INO, "link", &a), 0);
 	fs_forget(t->fs, ino, 1);
 	block_break(t, 2);
 	assert_int_equal(file_read(t, ino, 2, 1), -EIO);
-	snprintf(want, sizeof(want), "inode %llu (/link): bytes 8192-12287",
-		 (unsigned long long)ino);
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, " (/link)", "8192-12287");
 
 	assert_int_equal(fs_open(t->fs, ino, O_RDONLY, &fh), 0);
 	assert_int_equal(fs_unlink(t->fs, FS_ROOT_INO, "link"), 0);
 	assert_int_equal(fs_unlink(t->fs, e, "new"), 0);
 	block_break(t, 3);
 	assert_int_equal(file_read(t, ino, 3, 1), -EIO);
-	snprintf(want, sizeof(want), "inode %llu: bytes 12288-16383 "
-		 "unreadable", (unsigned long long)ino);
-	if (log_count(want) != 1)
-		log_dump();
-	assert_int_equal(log_count(want), 1);
+	assert_reported(ino, "", "12288-16383");
 	assert_int_equal(fs_release(t->fs, ino, fh), 0);
 	t->damaged = true;
 }
