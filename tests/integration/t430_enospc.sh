@@ -22,14 +22,14 @@ read -r blocks bsize < <(stat -f -c '%b %S' "$T/mnt")
 size_mb=$(( blocks * bsize >> 20 ))
 t_log "filesystem of $size_mb MiB; dd until it is full"
 
-rc=0
+dd_rc=0     # not "rc": k_check has a local rc that would hide it
 timeout 300 dd if=/dev/zero of="$T/mnt/big" bs=1M count=$((size_mb * 4)) \
-	2>"$T/dd.err" || rc=$?
+	2>"$T/dd.err" || dd_rc=$?
 big=$(stat -c %s "$T/mnt/big")
 sed 's/^/    dd: /' "$T/dd.err" | tail -n 3
 
 write_fails() {
-	[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+	[ $dd_rc -ne 0 ] && [ $dd_rc -ne 124 ] &&
 		grep -q "error writing.*No space left on device" "$T/dd.err"
 }
 k_check enospc/write-fails write_fails
