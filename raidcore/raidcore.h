@@ -65,6 +65,10 @@ struct rc_dev_ops {
 	/* Optional: make [off, off + len) read as zeros, cheaply (a hole, or
 	 * BLKZEROOUT).  NULL: rc_dev_zero writes zeros. */
 	int (*zero)(struct rc_dev *dev, uint64_t off, uint64_t len);
+	/* Optional: the device's size now, in bytes (a file or a disk can
+	 * shrink under an open handle; dev->size stays what it was at open).
+	 * NULL: it never changes. */
+	int (*size_now)(struct rc_dev *dev, uint64_t *bytes);
 };
 
 struct rc_dev {
@@ -91,6 +95,8 @@ enum rc_dev_flags {
 int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out);
 /* Makes a byte range read as zeros (ops->zero, or by writing zeros). */
 int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len);
+/* The device's size now (ops->size_now, or dev->size), in bytes. */
+int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes);
 void rc_dev_close(struct rc_dev *dev);
 
 /*
@@ -321,6 +327,14 @@ void rc_set_logger(void (*fn)(int level, const char *msg));
  * repairs in place).
  */
 void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors);
+
+/*
+ * How often the recovery thread (rc_array_start_recovery) re-reads every
+ * member's superblock to check that the member is still the device it
+ * wrote to (not an old image copied over it, a device that drops writes,
+ * another disk behind the same name): default 10000 ms; 0: never.
+ */
+void rc_array_set_health_interval(struct rc_array *a, uint32_t ms);
 
 /* Dirty data the stripe cache may hold before it writes back (bytes). */
 void rc_array_set_cache(struct rc_array *a, uint64_t bytes);

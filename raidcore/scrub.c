@@ -213,6 +213,9 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	if (!rows)
 		per = 1;
 	memset(rep, 0, sizeof(*rep));
+	/* Repairing is writing: the array is activated first. */
+	if (repair && !a->rdonly)
+		ret = rc_array_activate(a);
 	for (uint32_t m = 0; m < a->g.members; m++)
 		if (!(bufs[m] = rc_buf_alloc(per * chunk)))
 			ret = -ENOMEM;

@@ -40,8 +40,13 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 
 int rc_array_clear_errors(struct rc_array *a, bool counters)
 {
+	int ret;
+
 	if (a->rdonly)
 		return -EROFS;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&a->state_lock);
 	atomic_store(&a->errors_seen, false);
 	a->sb.array_flags &= ~RC_AF_ERRORS;

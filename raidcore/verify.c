@@ -102,13 +102,21 @@ bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint32_t row0, uint32_t nr, uint8_t **cols, uint8_t **state)
 {
+	return rc_stripe_load_masked(a, mp, row0, nr, cols, state, 0);
+}
+
+int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
+			  uint32_t row0, uint32_t nr, uint8_t **cols,
+			  uint8_t **state, uint64_t absent)
+{
 	struct rc_io io[RC_MAX_MEMBERS];
 	int nio = 0;
 
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		const struct rc_col *col = &mp->col[c];
 
-		if (!rc_member_usable(a, (int)col->member, mp->stripe)) {
+		if ((absent >> c & 1) ||
+		    !rc_member_usable(a, (int)col->member, mp->stripe)) {
 			memset(state[c], BLK_ABSENT, nr);
 			continue;
 		}
@@ -525,7 +533,12 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 				     "cannot tell which is wrong; left as is" :
 				     "the evidence for this block disagrees: "
 				     "left as is, it reads as an I/O error");
-		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly)
+		/* A repair is a write: the first activates the array
+		 * (activate.c), unless a commit holds commit_lock, which
+		 * under a stripe lock cannot be waited for - the repair
+		 * waits for the next read then. */
+		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly ||
+		    rc_array_activate_try(a) < 0)
 			continue;
 		if (v->fix[c] == RC_FIX_WRITE &&
 		    rc_io_member_write(a, slot, at, 1, R) < 0) {

@@ -3,6 +3,15 @@
  * writes - is detected by the block checksums, repaired from redundancy,
  * counted against the right member, and never returned; beyond redundancy
  * the read fails with -EIO instead.
+ *
+ * Members that lie (DESIGN "Members that lie"): one that shrinks (seen on
+ * an I/O error, or by the recovery thread asking its size), drops every
+ * write, gets an old image of itself copied over it, turns to zeros, has
+ * another disk put behind its name, or vanishes, is found, made faulty,
+ * and replaced by the spare, the data intact throughout; without a spare
+ * the array goes on degraded; a member the array cannot do without is
+ * kept.  Errors seen while running reach the members' superblocks
+ * (RC_AF_ERRORS) without a close.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include "rc_test_util.h"
 
@@ -235,13 +245,243 @@ static void test_two_members_same_stripe(void **state)
 	tb_fini(&tb);
 }
 
+/* ---- members that lie ------------------------------------------------------ */
+
+enum lie {
+	LIE_SHRINK_EIO,         /* to half its size: I/O past it fails */
+	LIE_SHRINK_TAIL,        /* its last blocks only: no I/O meets it */
+	LIE_LOST_WRITES,        /* acknowledges every write, keeps none */
+	LIE_OLD_IMAGE,          /* an old copy of itself copied over it */
+	LIE_ZEROS,              /* blank */
+	LIE_SWAP,               /* another (blank) disk behind its name */
+	LIE_VANISH,
+};
+static const char *const lie_name[] = {
+	"shrinks to half", "shrinks by its last blocks", "drops its writes",
+	"gets an old image of itself", "turns to zeros",
+	"has another disk behind its name", "vanishes",
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits (at most 30 s) until slot is not active, or with the spare in it
+ * again, active on the spare. */
+static void wait_replaced(struct rc_array *a, int slot, bool spare,
+			  const char *what)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+
+	for (int i = 0; i < 3000; i++) {
+		rc_array_member_status(a, slot, &st);
+		rc_array_info(a, &info);
+		if (!spare && st.state != RC_MEMBER_ACTIVE)
+			return;
+		if (spare && st.state == RC_MEMBER_ACTIVE && !info.degraded &&
+		    info.spares == 0)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("%s: the member was not %s", what,
+		 spare ? "replaced by the spare" : "taken out");
+}
+
+/* What the lie does to member v once the array runs (gen 1 on it). */
+static void lie_apply(struct rc_testbed *tb, struct rc_array *a, int v,
+		      enum lie l, uint64_t blocks)
+{
+	struct rc_dev *other;
+	uint8_t *old;
+
+	switch (l) {
+	case LIE_SHRINK_EIO:
+		rc_fault_shrink(tb->fault[v], DEV_BYTES / 2);
+		/* Reads meet the end: the first error asks the size. */
+		assert_int_equal(verify(a, blocks, 1), 0);
+		return;
+	case LIE_SHRINK_TAIL:
+		rc_fault_shrink(tb->fault[v], DEV_BYTES - 2 * RC_BLOCK_SIZE);
+		return;
+	case LIE_LOST_WRITES:
+		rc_fault_lose_writes(tb->fault[v], 0, DEV_BYTES,
+				     RC_FAULT_PERSISTENT);
+		fill(a, 1);     /* enough to checkpoint: superblocks read back */
+		return;
+	case LIE_OLD_IMAGE:
+		old = malloc(DEV_BYTES);
+		assert_non_null(old);
+		assert_int_equal(rc_dev_read(tb->mem[v], old, DEV_BYTES, 0), 0);
+		fill(a, 1);     /* superblocks move on */
+		assert_int_equal(rc_array_clear_errors(a, false), 0);
+		assert_int_equal(rc_dev_write(tb->mem[v], old, DEV_BYTES, 0), 0);
+		free(old);
+		return;
+	case LIE_ZEROS:
+		assert_int_equal(rc_dev_zero(tb->mem[v], 0, DEV_BYTES), 0);
+		return;
+	case LIE_SWAP:
+		assert_int_equal(rc_dev_mem_create(DEV_BYTES, "other", &other), 0);
+		assert_int_equal(rc_fault_swap(tb->fault[v], other), 0);
+		return;
+	case LIE_VANISH:
+		rc_fault_vanish(tb->fault[v]);
+		return;
+	}
+}
+
+/* RAID 5 of 4 and a spare; member 1 lies; the recovery thread checks every
+ * 20 ms.  The member goes, the spare takes over, every block reads right
+ * before and after, and after a new assembly (the liar left out). */
+static void test_lying_members(void **state)
+{
+	for (int l = LIE_SHRINK_EIO; l <= LIE_VANISH; l++) {
+		struct rc_testbed tb;
+		struct rc_member_status st;
+		struct rc_array *a;
+		uint64_t blocks;
+		char what[96];
+
+		snprintf(what, sizeof(what), "a member that %s", lie_name[l]);
+		tb_init(&tb, 5, DEV_BYTES);
+		tb_create(&tb, RC_RAID5, 16384, 1);
+		a = tb_assemble(&tb, 0, 0);
+		blocks = fill(a, 1);
+		rc_array_set_health_interval(a, 20);
+		assert_int_equal(rc_array_start_recovery(a), 0);
+		lie_apply(&tb, a, 1, (enum lie)l, blocks);
+		wait_replaced(a, 1, true, what);
+		rc_array_member_status(a, 1, &st);
+		assert_string_equal(st.name, "mem4");
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_member_status(a, 1, &st);
+		assert_string_equal(st.name, "mem4");
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		fprintf(stderr, "%s: taken out, the spare took over\n", what);
+		tb_fini(&tb);
+	}
+}
+
+/* Without a spare: faulty, degraded, data intact; nothing is needed for
+ * that but the calls a program makes (no recovery thread). */
+static void test_shrunk_member_degrades(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	lie_apply(&tb, a, 2, LIE_SHRINK_EIO, blocks);
+	rc_array_member_status(a, 2, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	/* The shrink at a checkpoint, with no I/O error to tell it. */
+	a = tb_assemble(&tb, 1u << 2, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	rc_fault_shrink(tb.fault[0], DEV_BYTES - RC_BLOCK_SIZE);
+	assert_int_equal(rc_array_close(a), 0);      /* checkpoints */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 0, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+/* Degraded already: the member that lies is the last copy of its data;
+ * it stays (loudly), it is not made faulty. */
+static void test_needed_liar_kept(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 1u << 3, 0);
+	fill(a, 1);
+	rc_array_set_health_interval(a, 20);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_dev_zero(tb.mem[1], 0, DEV_BYTES), 0);
+	sleep_ms(300);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	rc_array_close(a);
+	tb_fini(&tb);
+}
+
+/* An error seen while running is on every member's superblock soon after,
+ * without a close: a crash then still leaves RC_AF_ERRORS for fsck. */
+static void test_errors_recorded_promptly(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_probe p = { 0 };
+	struct rc_array *a;
+	struct rc_dev *d;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	fill(a, 1);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	d = tb_borrow(&tb, 2);
+	assert_int_equal(rc_member_probe(d, &p), 0);
+	rc_dev_close(d);
+	assert_false(p.errors);
+	/* logical block 0: data column 0 of stripe 0, on member 0 */
+	assert_int_equal(rc_fault_corrupt(tb.fault[0], DATA_OFF_BYTES,
+					  RC_BLOCK_SIZE, 3, 1), 0);
+	assert_int_equal(rc_read(a, 0, 1, buf), 0);
+	assert_true(tb_check(buf, 0, 1));
+	for (int i = 0; i < 500 && !p.errors; i++) {
+		sleep_ms(10);
+		d = tb_borrow(&tb, 2);
+		assert_int_equal(rc_member_probe(d, &p), 0);
+		rc_dev_close(d);
+	}
+	assert_true(p.errors);
+	rc_array_close(a);
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bitflips),
 		cmocka_unit_test(test_lost_writes),
 		cmocka_unit_test(test_two_members_same_stripe),
+		cmocka_unit_test(test_lying_members),
+		cmocka_unit_test(test_shrunk_member_degrades),
+		cmocka_unit_test(test_needed_liar_kept),
+		cmocka_unit_test(test_errors_recorded_promptly),
 	};
+
+	/* RC_TEST_FILTER=test_lying_members: one test alone */
+	if (getenv("RC_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RC_TEST_FILTER"));
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
