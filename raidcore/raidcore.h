@@ -166,8 +166,12 @@ int rc_array_create_err(const struct rc_create_params *p, struct rc_dev **devs,
  * reported through rc_array_status), and assembly fails with -ENODEV when
  * more members are missing than the level tolerates.  On success the array
  * owns every device in devs (it closes the ones it left out).  Replays the
- * write journal after an unclean shutdown.  err, if not NULL, receives a
- * human-readable reason on failure.
+ * write journal after an unclean shutdown, into memory: nothing is written
+ * to the members until the array is first used for writing (rc_write, a
+ * flush with something to flush, rc_discard, rc_member_replace,
+ * rc_member_fail, rc_scrub with repair, rc_array_clear_errors,
+ * rc_array_start_recovery, a repair a read makes).  err, if not NULL,
+ * receives a human-readable reason on failure.
  */
 int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		      struct rc_array **out, char *err, size_t errlen);
@@ -196,7 +200,9 @@ struct rc_probe {
  */
 int rc_member_probe(struct rc_dev *dev, struct rc_probe *p);
 
-/* Flushes, marks the array clean and closes every member. */
+/* Flushes, marks the array clean and closes every member; an array never
+ * written to since assembly is closed without writing anything (an
+ * unclean one stays so: the next assembly replays again). */
 int rc_array_close(struct rc_array *a);
 
 /* I/O on the logical device, in blocks.  Thread-safe. */
@@ -281,7 +287,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 
 /*
  * Starts the background recovery thread: it resumes an interrupted rebuild
- * and rebuilds onto a spare when a member fails (now or later), as md does.
+ * and rebuilds onto a spare when a member fails (now or later), as md does;
+ * it faults members found lying (see rc_array_set_health_interval) and
+ * records errors on the members' superblocks as soon as they are seen.
+ * Starting it counts as a first write (the array is activated).
  * The daemon calls this after mounting; tools that want to stay passive do
  * not.  It stops at rc_array_close (an unfinished rebuild resumes from its
  * checkpoint next time).

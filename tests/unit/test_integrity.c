@@ -334,39 +334,58 @@ static void lie_apply(struct rc_testbed *tb, struct rc_array *a, int v,
 	}
 }
 
-/* RAID 5 of 4 and a spare; member 1 lies; the recovery thread checks every
- * 20 ms.  The member goes, the spare takes over, every block reads right
- * before and after, and after a new assembly (the liar left out). */
+/* One lie on member 1 of a RAID 5 of 4, with or without a spare, the
+ * recovery thread checking every 20 ms. */
+static void lying_member(enum lie l, bool spare)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+	char what[96];
+
+	snprintf(what, sizeof(what), "a member that %s", lie_name[l]);
+	tb_init(&tb, spare ? 5 : 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, spare ? 1 : 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	rc_array_set_health_interval(a, 20);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	lie_apply(&tb, a, 1, l, blocks);
+	wait_replaced(a, 1, spare, what);
+	rc_array_member_status(a, 1, &st);
+	rc_array_info(a, &info);
+	if (spare) {
+		assert_string_equal(st.name, "mem4");
+	} else {
+		assert_int_equal(st.state, RC_MEMBER_FAULTY);
+		assert_true(info.degraded);
+	}
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	/* A new assembly leaves the liar out (stale in the slot table). */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	if (spare)
+		assert_string_equal(st.name, "mem4");
+	else
+		assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	fprintf(stderr, "%s: taken out%s\n", what,
+		spare ? ", the spare took over" : ", degraded");
+	tb_fini(&tb);
+}
+
+/* Each lie: the member goes, the spare takes over (or the array goes on
+ * degraded), every block reads right before and after, and after a new
+ * assembly. */
 static void test_lying_members(void **state)
 {
-	for (int l = LIE_SHRINK_EIO; l <= LIE_VANISH; l++) {
-		struct rc_testbed tb;
-		struct rc_member_status st;
-		struct rc_array *a;
-		uint64_t blocks;
-		char what[96];
-
-		snprintf(what, sizeof(what), "a member that %s", lie_name[l]);
-		tb_init(&tb, 5, DEV_BYTES);
-		tb_create(&tb, RC_RAID5, 16384, 1);
-		a = tb_assemble(&tb, 0, 0);
-		blocks = fill(a, 1);
-		rc_array_set_health_interval(a, 20);
-		assert_int_equal(rc_array_start_recovery(a), 0);
-		lie_apply(&tb, a, 1, (enum lie)l, blocks);
-		wait_replaced(a, 1, true, what);
-		rc_array_member_status(a, 1, &st);
-		assert_string_equal(st.name, "mem4");
-		assert_int_equal(verify(a, blocks, 1), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		a = tb_assemble(&tb, 0, 0);
-		rc_array_member_status(a, 1, &st);
-		assert_string_equal(st.name, "mem4");
-		assert_int_equal(verify(a, blocks, 1), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		fprintf(stderr, "%s: taken out, the spare took over\n", what);
-		tb_fini(&tb);
-	}
+	for (int l = LIE_SHRINK_EIO; l <= LIE_VANISH; l++)
+		for (int spare = 1; spare >= 0; spare--)
+			lying_member((enum lie)l, spare);
 }
 
 /* Without a spare: faulty, degraded, data intact; nothing is needed for
