@@ -217,6 +217,16 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	return ret;
 }
 
+static bool member_is_rebuilding(struct rc_array *a, int slot)
+{
+	bool yes;
+
+	pthread_mutex_lock(&a->state_lock);
+	yes = a->m[slot].state == RC_MEMBER_REBUILDING;
+	pthread_mutex_unlock(&a->state_lock);
+	return yes;
+}
+
 static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 			 uint64_t s1, uint8_t **cols, uint64_t *lost)
 {
@@ -235,8 +245,12 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 		ret = rc_tables_put(a, slot, member_put);
 	if (ret == 0 && s1 == a->stripes) {
 		pthread_mutex_lock(&a->state_lock);
-		a->m[slot].state = RC_MEMBER_ACTIVE;
-		a->m[slot].rebuild_pos = 0;
+		if (a->m[slot].state == RC_MEMBER_REBUILDING) {
+			a->m[slot].state = RC_MEMBER_ACTIVE;
+			a->m[slot].rebuild_pos = 0;
+		} else {
+			ret = -EIO;     /* it failed in this batch */
+		}
 		pthread_mutex_unlock(&a->state_lock);
 	}
 	if (ret == 0)
@@ -282,6 +296,11 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
 		if (atomic_load(&a->rebuild_abort)) {
 			ret = -EINTR;
+			break;
+		}
+		/* The device failed (or was found lying) under the rebuild. */
+		if (!member_is_rebuilding(a, slot)) {
+			ret = -EIO;
 			break;
 		}
 		uint64_t end = s + per < a->stripes ? s + per : a->stripes;

@@ -93,14 +93,30 @@ static void recovery_wait(struct rc_array *a)
 	pthread_cond_timedwait(&a->state_cond, &a->state_lock, &ts);
 }
 
-/* Rebuilds slot; true when it is done. */
-static bool recovery_rebuild(struct rc_array *a, int slot, bool resume)
+struct recovery_ctx {
+	struct rc_array *a;
+	uint64_t *next_check;
+};
+
+/* Between rebuild batches (no lock held): a rebuild takes hours on a large
+ * array, and the members are watched meanwhile too. */
+static void recovery_progress(void *ctx, uint64_t done, uint64_t total)
 {
+	struct recovery_ctx *rc = ctx;
+
+	recovery_health(rc->a, rc->next_check);
+}
+
+/* Rebuilds slot; true when it is done. */
+static bool recovery_rebuild(struct rc_array *a, int slot, bool resume,
+			     uint64_t *next_check)
+{
+	struct recovery_ctx rc = { a, next_check };
 	int ret;
 
 	rc_log("%s slot %d", resume ? "resuming the rebuild of" :
 	       "rebuilding onto a spare:", slot);
-	ret = rc_member_replace(a, slot, NULL, NULL, NULL);
+	ret = rc_member_replace(a, slot, NULL, recovery_progress, &rc);
 	rc_log("rebuild of slot %d %s", slot,
 	       ret == 0 ? "done: the array is redundant again" : "stopped");
 	return ret == 0;
@@ -122,7 +138,7 @@ static void *recovery_main(void *arg)
 		slot = recovery_next(a, &resume);
 		worked = false;
 		if (slot >= 0 && seen != failed_at && !rc_array_failed_beyond(a)) {
-			worked = recovery_rebuild(a, slot, resume);
+			worked = recovery_rebuild(a, slot, resume, &next_check);
 			if (!worked)
 				failed_at = seen;
 		}
