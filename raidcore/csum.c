@@ -17,8 +17,9 @@
  * kept with every entry of the data region it covers marked unknown: the
  * read path verifies those blocks against redundancy instead and records
  * what it finds (verify.c).  Such a block is written back only once every
- * entry is known again (scrub gets there), so a half-known table never
- * reaches the media.
+ * entry is known again, so a half-known table never reaches the media:
+ * the recovery thread re-derives such blocks soon after they are found
+ * (heal.c takes them with rc_csum_unknown_take), a scrub re-derives all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ struct rc_csum_entry {
 	int slot;
 	uint64_t index;                         /* table block number */
 	bool dirty;                             /* on the dirty list */
+	bool heal_taken;                        /* handed to heal.c once */
 	uint32_t nunknown;
 	uint64_t *unknown;                      /* bitmap, NULL when all known */
 	uint8_t block[RC_BLOCK_SIZE];
@@ -114,12 +116,15 @@ static void evict(struct rc_array *a)
 	}
 }
 
-/* Every entry that stands for a data-region block becomes unknown; those
- * past the end of the region are 0 by definition. */
-static void mark_all_unknown(struct rc_array *a, struct rc_csum_entry *e)
+/* Every entry that stands for a block some stripe uses becomes unknown;
+ * the others (past the end of the data region, or the unused tail of RAID
+ * 10 with an odd member count) are 0 by definition. */
+static void mark_all_unknown(struct rc_array *a, int slot,
+			     struct rc_csum_entry *e)
 {
 	size_t words = RC_DIV_ROUND_UP(RC_CSUM_PER_BLOCK, 64);
-	uint64_t first = e->index * RC_CSUM_PER_BLOCK;
+	uint64_t first = e->index * RC_CSUM_PER_BLOCK, stripe;
+	uint32_t col;
 
 	e->unknown = calloc(words, sizeof(uint64_t));
 	if (!e->unknown)
@@ -127,6 +132,9 @@ static void mark_all_unknown(struct rc_array *a, struct rc_csum_entry *e)
 	e->nunknown = 0;
 	for (uint32_t j = 0; j < RC_CSUM_PER_BLOCK &&
 	     first + j < a->sb.member_blocks; j++) {
+		if (rc_geom_reverse(&a->g, (uint32_t)slot, first + j, &stripe,
+				    &col) < 0)
+			continue;
 		e->unknown[j / 64] |= 1ull << (j % 64);
 		e->nunknown++;
 	}
@@ -176,7 +184,9 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			     "blocks are verified against redundancy" :
 			     "checksum table block fails its seal: its "
 			     "blocks are verified against redundancy");
-		mark_all_unknown(a, e);
+		mark_all_unknown(a, slot, e);
+		if (e->unknown)
+			atomic_store(&a->tables_to_heal, true);
 	}
 	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
 	hc_lru_add(&a->cc->hc, &e->node);
@@ -311,6 +321,43 @@ void rc_csum_forget(struct rc_array *a, int slot, uint64_t block)
 	if (e)
 		entry_remove(a, e);
 	pthread_mutex_unlock(&a->csum_lock);
+}
+
+uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
+			      uint64_t *indexes, uint32_t max)
+{
+	struct hc_node *n;
+	uint32_t count = 0;
+
+	pthread_mutex_lock(&a->csum_lock);
+	atomic_store(&a->tables_to_heal, false);
+	for (n = hc_lru_oldest(&a->cc->hc); n; n = hc_lru_next(n)) {
+		struct rc_csum_entry *e = entry_of(n);
+
+		if (!e->unknown || e->heal_taken)
+			continue;
+		if (count == max) {
+			atomic_store(&a->tables_to_heal, true);
+			break;
+		}
+		e->heal_taken = true;
+		slots[count] = e->slot;
+		indexes[count++] = e->index;
+	}
+	pthread_mutex_unlock(&a->csum_lock);
+	return count;
+}
+
+uint64_t rc_csum_unknown_blocks(struct rc_array *a)
+{
+	struct hc_node *n;
+	uint64_t count = 0;
+
+	pthread_mutex_lock(&a->csum_lock);
+	for (n = hc_lru_oldest(&a->cc->hc); n; n = hc_lru_next(n))
+		count += entry_of(n)->unknown != NULL;
+	pthread_mutex_unlock(&a->csum_lock);
+	return count;
 }
 
 /* Forgets a slot's tables (its device was replaced). */

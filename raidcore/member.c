@@ -86,6 +86,13 @@ void rc_member_nudge(struct rc_array *a)
 	pthread_cond_broadcast(&a->state_cond);
 }
 
+void rc_member_wake(struct rc_array *a)
+{
+	pthread_mutex_lock(&a->state_lock);
+	pthread_cond_broadcast(&a->state_cond);
+	pthread_mutex_unlock(&a->state_lock);
+}
+
 void rc_member_state_changed(struct rc_array *a)
 {
 	pthread_mutex_lock(&a->state_lock);

@@ -257,6 +257,8 @@ struct rc_info {
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */
+	uint64_t tables_unverified; /* checksum table blocks found failing
+				      their seal, not yet re-derived */
 };
 
 int rc_array_info(struct rc_array *a, struct rc_info *info);

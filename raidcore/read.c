@@ -193,5 +193,7 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 	}
 	/* a member whose errors passed the threshold goes now, lock-free */
 	rc_member_faults_apply(a);
+	if (atomic_load(&a->tables_to_heal))
+		rc_member_wake(a);
 	return ret;
 }

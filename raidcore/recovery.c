@@ -8,6 +8,7 @@
  *   - faults the members found lying (rc_member_faults_apply: too many
  *     errors, shrunk, not the device last written), unless the array
  *     cannot run without them,
+ *   - re-derives checksum table blocks found failing their seal (heal.c),
  *   - records the ERRORS flag on the members as soon as errors were seen
  *     (so a crash right after an error still leaves it there), and
  *   - every health_interval_ns re-reads every member's superblock and
@@ -17,9 +18,11 @@
  * It waits on state_cond with a timeout (RECOVERY_TICK_NS): the
  * member-state code signals it after a change (member.c,
  * rc_member_state_changed), lock-free callers nudge it (rc_member_nudge),
- * and the timeout bounds what a missed nudge costs.  It calls down into
- * rebuild.c, super.c, fail.c and member.c, and nothing calls up into it
- * but the array's start and close (array.c).  state_changes seen at the
+ * a read that found a table block failing its seal wakes it
+ * (rc_member_wake), and the timeout bounds what a missed nudge costs.
+ * It calls down into rebuild.c, heal.c, super.c, fail.c and member.c,
+ * and nothing calls up into it but the array's start and close
+ * (array.c).  state_changes seen at the
  * last look tells a change that came during a rebuild from none, and a
  * failed rebuild is tried again only after a change.
  *
@@ -135,6 +138,7 @@ static void *recovery_main(void *arg)
 		seen = a->state_changes;
 		pthread_mutex_unlock(&a->state_lock);
 		recovery_health(a, &next_check);
+		rc_tables_heal(a);
 		slot = recovery_next(a, &resume);
 		worked = false;
 		if (slot >= 0 && seen != failed_at && !rc_array_failed_beyond(a)) {
@@ -143,7 +147,8 @@ static void *recovery_main(void *arg)
 				failed_at = seen;
 		}
 		pthread_mutex_lock(&a->state_lock);
-		if (!a->recovery_stop && !worked && a->state_changes == seen)
+		if (!a->recovery_stop && !worked && a->state_changes == seen &&
+		    !atomic_load(&a->tables_to_heal))
 			recovery_wait(a);
 	}
 	pthread_mutex_unlock(&a->state_lock);

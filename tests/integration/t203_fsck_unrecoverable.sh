@@ -30,7 +30,22 @@ for line in sys.stdin:
     if b.startswith(b"F001B000060"):
         print(p, o); break')
 [ -n "$img0" ] || t_fail "file1 block 60 not found"
-other=${IMG_LIST[0]}; [ "$other" = "$img0" ] && other=${IMG_LIST[1]}
+# the second corrupt block: the row's parity (RAID 5 left-symmetric: slot
+# n-1 - stripe mod n), so that only block 60 is lost
+other=$("$PY" - "$off" "${IMG_LIST[@]}" <<'PY'
+import struct, sys
+off, imgs = int(sys.argv[1]), sys.argv[2:]
+for p in imgs:
+    with open(p, "rb") as f:
+        sb = f.read(4096)
+    role, chunk, n = struct.unpack_from("<I8xII", sb, 72)
+    data_off = struct.unpack_from("<Q", sb, 104)[0]
+    stripe = (off // 4096 - data_off) // chunk
+    if role == n - 1 - stripe % n:
+        print(p)
+PY
+)
+[ -n "$other" ] || t_fail "no parity block in block 60's row"
 t_log "corrupting $(basename "$img0") and $(basename "$other") at $off"
 for img in "$img0" "$other"; do
 	printf 'CORRUPTCORRUPT!!' | dd of="$img" bs=1 seek=$((off + 100)) conv=notrunc status=none
