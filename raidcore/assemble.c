@@ -13,7 +13,9 @@
  * Assembly trusts the newest superblock (highest events) among the members
  * of the chosen array for the slot table: a device whose slot is not active
  * there, or whose uuid is not in it, is stale and left out, even if its own
- * superblock claims otherwise.  Nothing is written before every check has
+ * superblock claims otherwise.  A device active in its slot there whose own
+ * superblock is behind (cand_is_stale) is stale too: it becomes a spare,
+ * to be rebuilt in place.  Nothing is written before every check has
  * passed.
  *
  * Superblocks are read straight from the devices (rc_sb_read_best): until
@@ -126,6 +128,49 @@ static int newest(struct cand *c, int n)
 	return best;
 }
 
+/* Is candidate i, in the slot its superblock and the newest slot table
+ * agree on, behind the others?  Every superblock update bumps events on
+ * every member, written in slot order (super.c), so a crash during one
+ * leaves a suffix of the slots one behind, current in all else (mdadm's
+ * event margin of 1, narrowed to that suffix).  Anything else behind is an
+ * old copy of the member or a member that lost writes: its blocks verify
+ * against its own old tables, so it must not be read. */
+static bool cand_is_stale(const struct cand *c, int n, int i,
+			  const struct rc_sb *t)
+{
+	if (c[i].sb.events >= t->events)
+		return false;
+	if (c[i].sb.events + 1 < t->events)
+		return true;
+	for (int j = 0; j < n; j++)
+		if (c[j].ok && c[j].sb.role > c[i].sb.role &&
+		    c[j].sb.role < t->members && c[j].sb.events == t->events)
+			return true;
+	return false;
+}
+
+/* A stale member is left out of its slot and becomes a spare under a new
+ * member uuid (nothing written yet): the slot reads through reconstruction
+ * and the recovery thread rebuilds it in place, like any spare. */
+static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
+{
+	rc_log("%s: stale: its superblock is %llu updates behind the newest "
+	       "(events %llu, newest %llu): an old copy of member %u, or a "
+	       "disk that lost writes; left out of reads%s", c->dev->name,
+	       (unsigned long long)(a->sb.events - c->sb.events),
+	       (unsigned long long)c->sb.events,
+	       (unsigned long long)a->sb.events, s,
+	       a->nspares < RC_MAX_SPARES ? ", taken as a spare to rebuild "
+	       "the slot in place" : "");
+	if (a->nspares >= RC_MAX_SPARES)
+		return;
+	a->spare[a->nspares] = c->dev;
+	a->spare_sb[a->nspares] = c->sb;
+	a->spare_sb[a->nspares].role = RC_ROLE_SPARE;
+	uuid_generate(a->spare_sb[a->nspares++].member_uuid);
+	c->dev = NULL;
+}
+
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
 static void place(struct rc_array *a, struct cand *c, int n)
 {
@@ -151,6 +196,11 @@ static void place(struct rc_array *a, struct cand *c, int n)
 					a->spare_sb[a->nspares++] = c[i].sb;
 					c[i].dev = NULL;
 				}
+			} else if ((sl->state == RC_MEMBER_ACTIVE ||
+				    sl->state == RC_MEMBER_REBUILDING) &&
+				   c[i].sb.role == s && !a->m[s].dev &&
+				   cand_is_stale(c, n, i, t)) {
+				stale_to_spare(a, &c[i], s);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev) {

@@ -12,6 +12,11 @@
  * the array goes on degraded; a member the array cannot do without is
  * kept.  Errors seen while running reach the members' superblocks
  * (RC_AF_ERRORS) without a close.
+ *
+ * Offline: an old copy of a member put back (its superblock behind the
+ * others') is never read; it is taken as a spare and rebuilt in place.  A
+ * suffix of the slots one update behind (a superblock write torn by a
+ * crash) is current and kept.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,6 +28,7 @@
 #include <time.h>
 #include <cmocka.h>
 #include "rc_test_util.h"
+#include "ondisk.h"
 
 #define DEV_BYTES (6ull << 20)
 #define DATA_OFF_BYTES (2ull << 20)   /* data_offset for 6 MiB members */
@@ -486,6 +492,116 @@ static void test_errors_recorded_promptly(void **state)
 	tb_fini(&tb);
 }
 
+/* Moves every superblock copy of member v back by `back` events. */
+static void sb_events_back(struct rc_testbed *tb, int v, uint64_t back)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+	const char *why;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		uint64_t off = rc_sb_copy_block(c, DEV_BYTES / RC_BLOCK_SIZE) *
+			       RC_BLOCK_SIZE;
+
+		assert_int_equal(rc_dev_read(tb->mem[v], blk, RC_BLOCK_SIZE,
+					     off), 0);
+		assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
+		sb.events -= back;
+		rc_sb_encode(&sb, blk);
+		assert_int_equal(rc_dev_write(tb->mem[v], blk, RC_BLOCK_SIZE,
+					      off), 0);
+	}
+}
+
+/* An old image of member v put back while the array was down. */
+static void stale_member_offline(const struct cfg *c, int v)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+	uint8_t *old = malloc(DEV_BYTES);
+
+	assert_non_null(old);
+	tb_init(&tb, c->members, DEV_BYTES);
+	tb_create(&tb, c->level, c->chunk, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[v], old, DEV_BYTES, 0), 0);
+	a = tb_assemble(&tb, 0, 0);
+	fill(a, 2);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_write(tb.mem[v], old, DEV_BYTES, 0), 0);
+
+	/* Left out of reads, held as a spare; everything reads gen 2. */
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_true(info.degraded);
+	assert_int_equal(info.spares, 1);
+	/* Rebuilt in place by the recovery thread. */
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	wait_replaced(a, v, true, "a stale member");
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_false(info.degraded);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+	free(old);
+}
+
+static void test_stale_member_offline(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		for (int v = 0; v < cfgs[i].members; v += cfgs[i].members - 1)
+			stale_member_offline(&cfgs[i], v);
+}
+
+/* One update behind: current when it is a suffix of the slots (a torn
+ * superblock write), stale when a later slot is newer. */
+static void test_events_margin(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_events_back(&tb, 2, 1);
+	sb_events_back(&tb, 3, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	fill(a, 1);             /* a write: every superblock is even again */
+	assert_int_equal(rc_array_close(a), 0);
+
+	sb_events_back(&tb, 1, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(info.spares, 1);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +612,8 @@ int main(void)
 		cmocka_unit_test(test_shrunk_member_degrades),
 		cmocka_unit_test(test_needed_liar_kept),
 		cmocka_unit_test(test_errors_recorded_promptly),
+		cmocka_unit_test(test_stale_member_offline),
+		cmocka_unit_test(test_events_margin),
 	};
 
 	/* RC_TEST_FILTER=test_lying_members: one test alone */
