@@ -286,6 +286,16 @@ bool rc_sb_check_members(struct rc_array *a);
 /* Before assembly (no array yet: straight from the device): the valid
  * copy with the higher events. */
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
+/* Which of a device's four copies are not the best one (bit c: copy c). */
+struct rc_sb_damage {
+	uint8_t eio;            /* unreadable */
+	uint8_t bad;            /* invalid (zeros, garbage, misplaced) */
+	uint8_t old;            /* valid, with lower events than the best */
+};
+/* rc_sb_read_best, saying which copies are damaged (assembly logs and
+ * counts them; the first superblock write rewrites them). */
+int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
+		      const char **why, struct rc_sb_damage *dmg);
 
 /* ---- fail.c: a member fails ---- */
 /* Faults the members with a pending fault (RC_PEND_*: errors, shrunk,

@@ -31,6 +31,7 @@
 struct cand {
 	struct rc_dev *dev;
 	struct rc_sb sb;
+	struct rc_sb_damage dmg;        /* its copies that are not sb */
 	bool ok;
 };
 
@@ -63,7 +64,7 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 				goto next;
 			}
 		}
-		ret = rc_sb_read_best(c[i].dev, &c[i].sb, &why);
+		ret = rc_sb_read_copies(c[i].dev, &c[i].sb, &why, &c[i].dmg);
 		if (ret == -EPROTONOSUPPORT) {
 			snprintf(err, len, "%s: %s", c[i].dev->name, why);
 			return ret;
@@ -171,6 +172,50 @@ static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 	c->dev = NULL;
 }
 
+/* Appends "copies 0 1 what" to buf (at off) if mask names any copy. */
+static size_t damage_part(char *buf, size_t len, size_t off, uint8_t mask,
+			  const char *what)
+{
+	if (!mask)
+		return off;
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off, "%scopies",
+					off ? "; " : "");
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++)
+		if (mask >> c & 1 && off < len)
+			off += (size_t)snprintf(buf + off, len - off, " %u", c);
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off, " %s", what);
+	return off;
+}
+
+/* Slot s's device had damaged superblock copies: told and counted on the
+ * member, which makes the next superblock write (the array's first write,
+ * never a read-only assembly's) carry the ERRORS flag and rewrite every
+ * copy from the template. */
+static void sb_damage_note(struct rc_array *a, uint32_t s,
+			   const struct cand *c)
+{
+	const struct rc_sb_damage *d = &c->dmg;
+	char msg[128];
+	size_t off = 0;
+
+	if (!(d->eio | d->bad | d->old))
+		return;
+	off = damage_part(msg, sizeof(msg), off, d->eio, "unreadable");
+	off = damage_part(msg, sizeof(msg), off, d->bad,
+			  "invalid (zeros, garbage)");
+	damage_part(msg, sizeof(msg), off, d->old, "older than the others");
+	rc_log("member %u (%s): superblock %s; copy %u is good: the others "
+	       "are rewritten at the array's first write", s, c->dev->name,
+	       msg, c->sb.sb_copy);
+	atomic_fetch_add(&a->m[s].read_errors,
+			 (uint64_t)__builtin_popcount(d->eio));
+	atomic_fetch_add(&a->m[s].csum_errors,
+			 (uint64_t)__builtin_popcount(d->bad | d->old));
+	atomic_store(&a->errors_seen, true);
+}
+
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
 static void place(struct rc_array *a, struct cand *c, int n)
 {
@@ -212,6 +257,7 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				atomic_store(&a->m[s].write_errors, c[i].sb.err_write);
 				atomic_store(&a->m[s].csum_errors, c[i].sb.err_csum);
 				atomic_store(&a->m[s].repaired, c[i].sb.repaired);
+				sb_damage_note(a, s, &c[i]);
 				c[i].dev = NULL;
 			} else {
 				rc_log("%s: left out: stale (slot %u is %s in "

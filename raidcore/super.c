@@ -10,7 +10,9 @@
  *                     creation (create.c writes to devices directly)
  *   rc_sb_read_best   the best copy of a device's four, read straight
  *                     from the device: assembly and probing use it to
- *                     choose members, before there is an array
+ *                     choose members, before there is an array;
+ *                     rc_sb_read_copies also says which copies are
+ *                     damaged (assembly logs and counts them)
  *   rc_sb_check_members  is every member still the device we last wrote
  *                     a superblock to (the recovery thread, every 10 s)?
  *
@@ -298,48 +300,75 @@ out:
 	return rewrite;
 }
 
+/* One copy c of dev into sb: 0, or why not (dmg says which kind). */
+static int sb_read_copy(struct rc_dev *dev, uint32_t c, uint8_t *blk,
+			struct rc_sb *sb, const char **why,
+			struct rc_sb_damage *dmg)
+{
+	uint64_t dev_blocks = dev->size / RC_BLOCK_SIZE;
+	int r;
+
+	if (dev_blocks < RC_SB_COPIES ||
+	    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+			rc_sb_copy_block(c, dev_blocks) * RC_BLOCK_SIZE) < 0) {
+		*why = "cannot read the superblock";
+		dmg->eio |= (uint8_t)(1u << c);
+		return -EIO;
+	}
+	r = rc_sb_decode(blk, sb, why);
+	if (r == 0 && sb->sb_copy != c) {
+		*why = "superblock copy found at another copy's place";
+		r = -EINVAL;
+	}
+	if (r < 0)
+		dmg->bad |= (uint8_t)(1u << c);
+	return r;
+}
+
 /* Reads the four copies and returns the valid one with the highest events.
  * A copy counts only where it belongs (its sb_copy is its position). */
-int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
+int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
+		      const char **why, struct rc_sb_damage *dmg)
 {
 	uint8_t *blk = malloc(RC_BLOCK_SIZE);
 	struct rc_sb *sb = malloc(sizeof(*sb));
+	uint64_t events[RC_SB_COPIES] = { 0 };
 	int ret = -ENODATA, r;
 	bool found = false;
 
+	memset(dmg, 0, sizeof(*dmg));
 	if (!blk || !sb) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
-		uint64_t dev_blocks = dev->size / RC_BLOCK_SIZE;
-
-		if (dev_blocks < RC_SB_COPIES ||
-		    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
-				rc_sb_copy_block(c, dev_blocks) *
-				RC_BLOCK_SIZE) < 0) {
-			*why = "cannot read the superblock";
-			if (!found && ret == -ENODATA)
-				ret = -EIO;
-			continue;
-		}
-		r = rc_sb_decode(blk, sb, why);
-		if (r == 0 && sb->sb_copy != c) {
-			*why = "superblock copy found at another copy's place";
-			r = -EINVAL;
-		}
-		if (r == 0 && (!found || sb->events > best->events)) {
-			*best = *sb;
+		r = sb_read_copy(dev, c, blk, sb, why, dmg);
+		if (r == 0) {
+			events[c] = sb->events;
+			if (!found || sb->events > best->events)
+				*best = *sb;
 			found = true;
 		}
-		if (!found && r != -ENODATA && (ret == -ENODATA || r ==
-						-EPROTONOSUPPORT))
+		if (!found && r < 0 && r != -ENODATA &&
+		    (ret == -ENODATA || r == -EPROTONOSUPPORT))
 			ret = r;
 	}
-	if (found)
+	if (found) {
 		ret = 0;
+		for (uint32_t c = 0; c < RC_SB_COPIES; c++)
+			if (!((dmg->eio | dmg->bad) >> c & 1) &&
+			    events[c] < best->events)
+				dmg->old |= (uint8_t)(1u << c);
+	}
 out:
 	free(blk);
 	free(sb);
 	return ret;
+}
+
+int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
+{
+	struct rc_sb_damage dmg;
+
+	return rc_sb_read_copies(dev, best, why, &dmg);
 }

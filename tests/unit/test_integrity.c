@@ -16,7 +16,10 @@
  * Offline: an old copy of a member put back (its superblock behind the
  * others') is never read; it is taken as a spare and rebuilt in place.  A
  * suffix of the slots one update behind (a superblock write torn by a
- * crash) is current and kept.
+ * crash) is current and kept.  Damaged superblock copies (zeros, garbage,
+ * unreadable, over either end) are told and counted on the member at
+ * assembly and rewritten at the first write, never by a read-only
+ * assembly.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -602,6 +605,123 @@ static void test_events_margin(void **state)
 	tb_fini(&tb);
 }
 
+static int sb_damage_lines;
+
+static void count_sb_damage(int level, const char *msg)
+{
+	(void)level;
+	if (strstr(msg, "superblock copies"))
+		sb_damage_lines++;
+	fprintf(stderr, "raidcore: %s\n", msg);
+}
+
+enum sb_hurt { SB_ZEROS_HEAD, SB_GARBAGE_TAIL, SB_EIO_HEAD };
+
+/* Copies 0-1 (head) or 2-3 (tail) of member v's media. */
+static uint64_t sb_copies_off(enum sb_hurt h)
+{
+	return h == SB_GARBAGE_TAIL ?
+	       rc_sb_copy_block(2, DEV_BYTES / RC_BLOCK_SIZE) * RC_BLOCK_SIZE : 0;
+}
+
+static void sb_hurt_media(struct rc_testbed *tb, int v, enum sb_hurt h)
+{
+	uint8_t blk[2 * RC_BLOCK_SIZE];
+	uint64_t seed = 7;
+
+	if (h == SB_ZEROS_HEAD)
+		assert_int_equal(rc_dev_zero(tb->mem[v], 0, sizeof(blk)), 0);
+	if (h != SB_GARBAGE_TAIL)
+		return;
+	for (size_t i = 0; i < sizeof(blk) / 8; i++)
+		((uint64_t *)blk)[i] = tb_rand(&seed);
+	assert_int_equal(rc_dev_write(tb->mem[v], blk, sizeof(blk),
+				      sb_copies_off(h)), 0);
+}
+
+/* Assembles with member v's copies 0-1 failing their next two reads (the
+ * assembly's) if h says so. */
+static struct rc_array *sb_hurt_assemble(struct rc_testbed *tb, int v,
+					 enum sb_hurt h, unsigned flags)
+{
+	struct rc_dev *devs[8];
+	struct rc_array *a = NULL;
+	char err[256];
+
+	tb_devs(tb, devs, false, 0);
+	if (h == SB_EIO_HEAD)
+		assert_int_equal(rc_fault_eio(tb->fault[v], RC_FAULT_READ, 0,
+					      2 * RC_BLOCK_SIZE, 2), 0);
+	assert_int_equal(tb_try_assemble(tb, devs, flags, &a, err,
+					 sizeof(err)), 0);
+	return a;
+}
+
+static void sb_copies_all_good(struct rc_testbed *tb, int v)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+	const char *why;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		assert_int_equal(rc_dev_read(tb->mem[v], blk, RC_BLOCK_SIZE,
+			rc_sb_copy_block(c, DEV_BYTES / RC_BLOCK_SIZE) *
+			RC_BLOCK_SIZE), 0);
+		assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
+	}
+}
+
+static void sb_copy_damage(enum sb_hurt h)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+	uint64_t blocks, hash;
+	const int v = 2;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_hurt_media(&tb, v, h);
+
+	/* Read-only: told and counted, nothing written. */
+	hash = tb_media_hash(&tb);
+	sb_damage_lines = 0;
+	a = sb_hurt_assemble(&tb, v, h, RC_ASSEMBLE_RDONLY);
+	assert_int_equal(sb_damage_lines, 1);
+	rc_array_member_status(a, v, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(h == SB_EIO_HEAD ? st.read_errors : st.csum_errors, 2);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_true(tb_media_hash(&tb) == hash);
+
+	/* Read-write: the first write rewrites the copies. */
+	a = sb_hurt_assemble(&tb, v, h, 0);
+	assert_int_equal(sb_damage_lines, 2);
+	fill(a, 2);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_copies_all_good(&tb, v);
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(sb_damage_lines, 2);
+	rc_array_member_status(a, v, &st);
+	assert_int_equal(h == SB_EIO_HEAD ? st.read_errors : st.csum_errors, 2);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static void test_sb_copy_damage(void **state)
+{
+	rc_set_logger(count_sb_damage);
+	sb_copy_damage(SB_ZEROS_HEAD);
+	sb_copy_damage(SB_GARBAGE_TAIL);
+	sb_copy_damage(SB_EIO_HEAD);
+	rc_set_logger(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_errors_recorded_promptly),
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
+		cmocka_unit_test(test_sb_copy_damage),
 	};
 
 	/* RC_TEST_FILTER=test_lying_members: one test alone */
