@@ -48,6 +48,24 @@ static bool same_dev(const struct rc_dev *x, const struct rc_dev *y)
 	return x->ino && x->st_dev == y->st_dev && x->ino == y->ino;
 }
 
+/* A device smaller than its superblock says was cut short (a partition
+ * shrunk, an image truncated): its tail, the last superblock copies with
+ * it, is gone, and a superblock written to it now would record the
+ * smaller size as if nothing had happened.  It is left out, never
+ * written. */
+static bool cand_is_shrunk(struct cand *c)
+{
+	uint64_t now = c->dev->size / RC_BLOCK_SIZE;
+
+	if (now >= c->sb.device_blocks)
+		return false;
+	rc_log("%s: left out: the device is smaller than its superblock says "
+	       "(%llu blocks, was %llu): shrunk or truncated; it is not "
+	       "written", c->dev->name, (unsigned long long)now,
+	       (unsigned long long)c->sb.device_blocks);
+	return true;
+}
+
 /* Step 1 and 2: 0, or -EPROTONOSUPPORT if some member is too new. */
 static int cands_read(struct cand *c, int n, char *err, size_t len)
 {
@@ -74,7 +92,7 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 			       ret == -ENODATA ? "not a raidfs member" : why);
 			continue;
 		}
-		c[i].ok = true;
+		c[i].ok = !cand_is_shrunk(&c[i]);
 next:;
 	}
 	return 0;

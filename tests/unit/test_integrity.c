@@ -19,7 +19,8 @@
  * crash) is current and kept.  Damaged superblock copies (zeros, garbage,
  * unreadable, over either end) are told and counted on the member at
  * assembly and rewritten at the first write, never by a read-only
- * assembly.
+ * assembly.  A member shrunk while the array was down is left out and
+ * never written.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <xxhash.h>
 #include "rc_test_util.h"
 #include "ondisk.h"
 
@@ -722,6 +724,53 @@ static void test_sb_copy_damage(void **state)
 	rc_set_logger(NULL);
 }
 
+/* Member v's device replaced, while the array was down, by one 1 MiB
+ * shorter holding the same bytes (a partition shrunk, an image truncated):
+ * left out, the array degraded and intact, and the device never written. */
+static void test_shrunk_offline(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_dev *devs[8], *small;
+	struct rc_array *a = NULL;
+	uint64_t blocks, len = DEV_BYTES - (1ull << 20), h0, h1;
+	uint8_t *img = malloc(DEV_BYTES);
+	char err[256];
+	const int v = 1;
+
+	assert_non_null(img);
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[v], img, len, 0), 0);
+	assert_int_equal(rc_dev_mem_create(len, "small", &small), 0);
+	assert_int_equal(rc_dev_write(small, img, len, 0), 0);
+	h0 = XXH3_64bits(img, len);
+
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[v]);
+	assert_int_equal(rc_dev_mem_share(small, &devs[v]), 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, err,
+					 sizeof(err)), 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_true(info.degraded);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	fill(a, 2);             /* superblocks written: not to it */
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(small, img, len, 0), 0);
+	h1 = XXH3_64bits(img, len);
+	assert_true(h0 == h1);
+	rc_dev_close(small);
+	tb_fini(&tb);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
 		cmocka_unit_test(test_sb_copy_damage),
+		cmocka_unit_test(test_shrunk_offline),
 	};
 
 	/* RC_TEST_FILTER=test_lying_members: one test alone */
