@@ -430,8 +430,9 @@ void rc_state_free(uint8_t **state, uint32_t ncols);
  * Reads rows [r0, r0 + nr) of column col of stripe map mp into buf,
  * verified, reconstructing what is missing or corrupt and repairing it.
  * strict: a "never written" claim must be borne out by the rest of the row
- * (reads for a program); the write path passes false.  Caller holds the
- * stripe lock.
+ * (reads for a program); the write path passes false, and then a claim
+ * over media that holds zeros stands too (the old content is zeros either
+ * way).  Caller holds the stripe lock.
  */
 int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict);

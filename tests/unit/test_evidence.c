@@ -13,6 +13,8 @@
  *     "never written"): the read returns the data, not zeros;
  *   - a data block changed with its entry changed to match (a lost write of
  *     both): scrub reports the parity mismatch and writes nothing at all;
+ *   - the same, then a write to another column of that row: the write
+ *     path does not take the stale claim as the old data either;
  *   - its checksum tables zeroed, found by reads while mounted: the
  *     recovery thread re-derives them (heal.c) and writes them back sealed,
  *     touching no other member, so the next assembly finds no damage.
@@ -354,6 +356,72 @@ static void test_lost_table_write(void **state)
 	}
 }
 
+/* The same lost table write, then a write to another column of the row:
+ * the write path must not take the stale "never written" claim as the old
+ * data (parity computed with zeros there would make the zeros consistent:
+ * the data would be lost for good and read back as zeros). */
+static void test_lost_table_write_then_rmw(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		uint8_t old_table[BS], buf[BS];
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+		uint64_t other;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		/* a written block in the row (on another column) first, so the
+		 * row's redundancy is written */
+		other = info.data_columns > 1 ? info.chunk_blocks : 1;
+		tb_pattern(buf, 99, 1);
+		assert_int_equal(rc_write(a, other, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		sb_of(&tb, 0, &sb);
+		assert_int_equal(rc_dev_read(tb.mem[0], old_table, BS,
+					     sb.csum_offset * BS), 0);
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, 0, 1);
+		assert_int_equal(rc_write(a, 0, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		assert_int_equal(rc_dev_write(tb.mem[0], old_table, BS,
+					      sb.csum_offset * BS), 0);
+		/* now the other column is rewritten: parity from old data */
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, other, 1);
+		assert_int_equal(rc_write(a, other, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		memset(buf, 0, BS);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		if (!tb_check(buf, 0, 1))
+			fail_msg("cfg %zu: block 0 reads wrong after a write to "
+				 "its row", k);
+		assert_int_equal(rc_read(a, other, 1, buf), 0);
+		assert_true(tb_check(buf, other, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		{
+			struct rc_scrub_report r;
+
+			assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+		}
+		scrub_clean(a);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		assert_true(tb_check(buf, 0, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 /* A data block rewritten together with its entry (both writes of a later
  * version lost elsewhere, say): every block verifies, parity disagrees.
  * Nobody can be blamed, so nothing is written; it is reported. */
@@ -410,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_lost_table_write),
 		cmocka_unit_test(test_unattributable_mismatch),
 		cmocka_unit_test(test_tables_healed_online),
+		cmocka_unit_test(test_lost_table_write_then_rmw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
