@@ -68,6 +68,21 @@ static uint64_t fill(struct rc_array *a, uint32_t gen)
 	return info.blocks;
 }
 
+/* A RAID 5 of 4 on tb, assembled, every block written (gen 1). */
+static struct rc_array *raid5_filled(struct rc_testbed *tb, uint64_t *blocks)
+{
+	struct rc_array *a;
+	uint64_t n;
+
+	tb_init(tb, 4, DEV_BYTES);
+	tb_create(tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(tb, 0, 0);
+	n = fill(a, 1);
+	if (blocks)
+		*blocks = n;
+	return a;
+}
+
 /* Reads everything; returns how many blocks failed with -EIO, and fails
  * the test on any wrong data. */
 static uint64_t verify(struct rc_array *a, uint64_t blocks, uint32_t gen)
@@ -217,10 +232,7 @@ static void test_two_members_same_stripe(void **state)
 	uint64_t blocks, eio;
 	const uint64_t row = 5;          /* member block 5: stripe 1, row 1 */
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 
 	a = tb_assemble(&tb, 0, 0);
@@ -409,10 +421,7 @@ static void test_shrunk_member_degrades(void **state)
 	struct rc_array *a;
 	uint64_t blocks;
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	lie_apply(&tb, a, 2, LIE_SHRINK_EIO, blocks);
 	rc_array_member_status(a, 2, &st);
 	assert_int_equal(st.state, RC_MEMBER_FAULTY);
@@ -426,10 +435,7 @@ static void test_shrunk_member_degrades(void **state)
 	assert_int_equal(rc_array_close(a), 0);
 	tb_fini(&tb);
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	rc_fault_shrink(tb.fault[0], DEV_BYTES - RC_BLOCK_SIZE);
 	assert_int_equal(rc_array_close(a), 0);      /* checkpoints */
 	a = tb_assemble(&tb, 0, 0);
@@ -472,10 +478,7 @@ static void test_errors_recorded_promptly(void **state)
 	struct rc_dev *d;
 	uint8_t buf[RC_BLOCK_SIZE];
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	fill(a, 1);
+	a = raid5_filled(&tb, NULL);
 	assert_int_equal(rc_array_start_recovery(a), 0);
 	d = tb_borrow(&tb, 2);
 	assert_int_equal(rc_member_probe(d, &p), 0);
@@ -581,10 +584,7 @@ static void test_events_margin(void **state)
 	struct rc_array *a;
 	uint64_t blocks;
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 	sb_events_back(&tb, 2, 1);
 	sb_events_back(&tb, 3, 1);
@@ -681,10 +681,7 @@ static void sb_copy_damage(enum sb_hurt h)
 	uint64_t blocks, hash;
 	const int v = 2;
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 	sb_hurt_media(&tb, v, h);
 
@@ -740,10 +737,7 @@ static void test_shrunk_offline(void **state)
 	const int v = 1;
 
 	assert_non_null(img);
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 	assert_int_equal(rc_dev_read(tb.mem[v], img, len, 0), 0);
 	assert_int_equal(rc_dev_mem_create(len, "small", &small), 0);
