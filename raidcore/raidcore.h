@@ -245,6 +245,8 @@ struct rc_info {
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */
+	uint64_t device_blocks_min;/* a device that takes a slot needs this
+				      many blocks (rc_member_replace) */
 };
 
 int rc_array_info(struct rc_array *a, struct rc_info *info);
