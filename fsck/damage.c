@@ -83,6 +83,29 @@ static int extent_read(void *arg, uint64_t ino, uint64_t lblk, uint64_t pblk,
 	return 0;
 }
 
+/*
+ * Nothing unreadable.  "No data lost" only when nothing else was seen
+ * either: stripes whose parity disagrees may hold a wrong block that
+ * verifies, and a block -n verified against redundancy only has no
+ * checksum recorded yet.
+ */
+static void damage_none(struct fsck *f)
+{
+	if (f->mismatches)
+		fsck_msg("  no block is unreadable, but in %llu stripes the "
+			 "parity disagrees with data that verifies: one of their "
+			 "blocks may hold an older version (a lost write), and "
+			 "they have no working redundancy (phase 2)",
+			 (unsigned long long)f->mismatches);
+	else if (f->unverified)
+		fsck_msg("  every file reads; %llu blocks have no valid checksum "
+			 "and were verified against redundancy only (fsck -y "
+			 "records their checksums)",
+			 (unsigned long long)f->unverified);
+	else
+		fsck_msg("  no data lost");
+}
+
 int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 {
 	struct damage d = { .f = f, .r = r };
@@ -92,10 +115,8 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	fsck_phase(4, "Damage report");
 	if (!rc_array_info(f->array, &info))
 		f->unrecoverable += info.unrecoverable;
-	if (!f->unrecoverable) {
-		fsck_msg(f->mismatches ? "  every file reads, but %llu stripes "
-			 "are without working redundancy (phase 2)" :
-			 "  no data lost", (unsigned long long)f->mismatches);
+	if (!f->unrecoverable && !f->conflicts) {
+		damage_none(f);
 		return 0;
 	}
 	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))

@@ -8,6 +8,12 @@
  * with an exclusive flock, so opening it fails with -EBUSY).  Either way
  * fsck stops with status 8 before it has written anything.
  *
+ * The array is assembled read-only first, whatever the mode: every check
+ * that can refuse the run (a rebuild target that is in use, holds
+ * something, is too small; target.c) is made on that assembly, so a
+ * refused run writes nothing.  A writing mode then assembles again,
+ * read-write (fsck_array_writable).
+ *
  * Assembly itself is the shared layer's (source_array_open in
  * source/source.c), as for every raidfs program; its messages and
  * raidcore's during it (left-out members, replay) are caught with
@@ -17,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uuid/uuid.h>
 
 #include "bdev.h"
@@ -29,74 +36,120 @@ static void log_sink(int prio, const char *msg)
 	fsck_msg("  %s", msg);
 }
 
+/* The second, read-write assembly tells the same story again: only its
+ * errors are shown. */
+static void log_sink_errors(int prio, const char *msg)
+{
+	if (prio <= LOG_ERR)
+		fsck_msg("  %s", msg);
+}
+
 static void uuid_str(const uint8_t *u, char *out)
 {
 	uuid_unparse(u, out);
 }
 
+bool fsck_same_file(const char *path, const char *other)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) || stat(other, &b))
+		return false;
+	if (S_ISBLK(a.st_mode) || S_ISBLK(b.st_mode))
+		return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) &&
+		       a.st_rdev == b.st_rdev;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void copies_report(struct fsck *f, const char *path, uint8_t ok)
+{
+	char bad[16] = "";
+
+	for (int c = 0; c < 4; c++)
+		if (!(ok >> c & 1))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+				 "%s%d", bad[0] ? "," : "", c);
+	/* A good copy serves; a read-write assembly rewrites all. */
+	fsck_msg("  %s: superblock cop%s %s damaged%s", path,
+		 strchr(bad, ',') ? "ies" : "y", bad,
+		 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
+	f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
+		     FSCK_CORRECTED;
+}
+
+/* The line for a device with a raidfs superblock; false: not clean. */
+static bool member_report(struct fsck *f, const struct fsck_dev *d)
+{
+	const struct rc_probe *p = &d->p;
+	bool clean = p->clean;
+	char u[37];
+
+	uuid_str(p->array_uuid, u);
+	if (p->role == 0xffffffffu)
+		fsck_msg("  %s: spare of array %s, events %llu%s", d->path, u,
+			 (unsigned long long)p->events, p->clean ? "" : ", not clean");
+	else
+		fsck_msg("  %s: slot %u of array %s (%s, %u members), events "
+			 "%llu%s", d->path, p->role, u, rc_level_name(p->level),
+			 p->members, (unsigned long long)p->events,
+			 p->clean ? "" : ", not clean");
+	if (p->role != 0xffffffffu && (uint32_t)f->src.nmembers < p->members)
+		clean = false;
+	if (p->err_read || p->err_csum || p->err_write)
+		fsck_msg("  %s: recorded on it: %llu read errors, %llu checksum "
+			 "errors, %llu write errors", d->path,
+			 (unsigned long long)p->err_read,
+			 (unsigned long long)p->err_csum,
+			 (unsigned long long)p->err_write);
+	if (p->errors) {
+		/* as ext4's error state: the fast path is not taken */
+		f->errors_recorded = true;
+		clean = false;
+	}
+	if (p->copies_ok != 0xf) {
+		copies_report(f, d->path, p->copies_ok);
+		clean = false;
+	}
+	return clean;
+}
+
 /* One line per device: what its superblock says.  -EBUSY: in use. */
-static int member_probe(struct fsck *f, const char *path, bool *clean,
+static int member_probe(struct fsck *f, struct fsck_dev *d, bool *clean,
 			uint8_t *array_uuid, int *nfound)
 {
 	unsigned flags = RC_DEV_RDONLY | RC_DEV_EXCL;
-	struct rc_probe p;
 	struct rc_dev *dev;
-	char u[37];
 	int ret;
 
-	ret = rc_dev_open_file(path, flags, &dev);
+	ret = rc_dev_open_file(d->path, flags, &dev);
+	d->ret = ret;
 	if (ret == -EBUSY) {
 		fsck_err("%s is in use (held by a running raidfs, or another "
-			 "program): unmount the array first", path);
+			 "program): unmount the array first", d->path);
 		return ret;
 	}
 	if (ret) {
-		fsck_msg("  %s: cannot open (%s): counted as missing", path,
+		fsck_msg("  %s: cannot open (%s): counted as missing", d->path,
 			 strerror(-ret));
 		*clean = false;
 		return 0;
 	}
-	ret = rc_member_probe(dev, &p);
+	d->opened = true;
+	d->ret = rc_member_probe(dev, &d->p);
 	rc_dev_close(dev);
-	if (ret) {
-		fsck_msg("  %s: %s", path, ret == -ENODATA ?
-			 "not a raidfs member" : ret == -EBADMSG ?
-			 "both superblock copies are damaged" :
-			 strerror(-ret));
+	if (d->ret) {
+		fsck_msg("  %s: %s", d->path, d->ret == -ENODATA ?
+			 "not a raidfs member" : d->ret == -EBADMSG ?
+			 "every superblock copy is damaged" :
+			 strerror(-d->ret));
 		*clean = false;
 		return 0;
 	}
-	uuid_str(p.array_uuid, u);
-	if (*nfound && memcmp(array_uuid, p.array_uuid, RC_UUID_SIZE))
+	if (*nfound && memcmp(array_uuid, d->p.array_uuid, RC_UUID_SIZE))
 		*clean = false;
-	memcpy(array_uuid, p.array_uuid, RC_UUID_SIZE);
+	memcpy(array_uuid, d->p.array_uuid, RC_UUID_SIZE);
 	(*nfound)++;
-	*clean = *clean && p.clean;
-	if (p.role == 0xffffffffu)
-		fsck_msg("  %s: spare of array %s, events %llu%s", path, u,
-			 (unsigned long long)p.events, p.clean ? "" : ", not clean");
-	else
-		fsck_msg("  %s: slot %u of array %s (%s, %u members), events "
-			 "%llu%s", path, p.role, u, rc_level_name(p.level),
-			 p.members, (unsigned long long)p.events,
-			 p.clean ? "" : ", not clean");
-	if (p.role != 0xffffffffu && (uint32_t)f->src.nmembers < p.members)
-		*clean = false;
-	if (p.copies_ok != 0xf) {
-		char bad[16] = "";
-
-		for (int c = 0; c < 4; c++)
-			if (!(p.copies_ok >> c & 1))
-				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
-					 "%s%d", bad[0] ? "," : "", c);
-		/* A good copy serves; a read-write assembly rewrites all. */
-		fsck_msg("  %s: superblock cop%s %s damaged%s", path,
-			 strchr(bad, ',') ? "ies" : "y", bad,
-			 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
-		f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
-			     FSCK_CORRECTED;
-		*clean = false;
-	}
+	*clean = member_report(f, d) && *clean;
 	return 0;
 }
 
@@ -106,11 +159,19 @@ static int members_probe(struct fsck *f)
 	bool clean = true;
 	int i, ret = 0, nfound = 0;
 
-	for (i = 0; i < f->src.nmembers && !ret; i++)
-		ret = member_probe(f, f->src.members[i], &clean, uuid, &nfound);
-	for (i = 0; i < f->src.nspares && !ret; i++)
-		ret = member_probe(f, f->src.spares[i], &clean, uuid, &nfound);
+	f->ndevs = f->src.nmembers + f->src.nspares;
+	f->devs = calloc((size_t)f->ndevs + 1, sizeof(*f->devs));
+	if (!f->devs)
+		return -ENOMEM;
+	for (i = 0; i < f->ndevs; i++)
+		f->devs[i].path = i < f->src.nmembers ? f->src.members[i] :
+				  f->src.spares[i - f->src.nmembers];
+	for (i = 0; i < f->ndevs && !ret; i++)
+		ret = member_probe(f, &f->devs[i], &clean, uuid, &nfound);
 	f->array_clean = clean && nfound > 0;
+	if (f->errors_recorded)
+		fsck_msg("  errors were recorded while the array was in use: "
+			 "a full check follows");
 	return ret;
 }
 
@@ -146,20 +207,49 @@ static void array_summary(struct fsck *f)
 		fsck_msg("  the array was not shut down cleanly: %llu journal "
 			 "transactions replayed%s",
 			 (unsigned long long)f->info.replayed_txns,
-			 f->info.rdonly ? " (in memory: -n writes nothing)" : "");
+			 f->o.mode == FSCK_MODE_NO ?
+			 " (in memory: -n writes nothing)" : "");
 }
 
-/* Assembles the array, read-only when rdonly. */
-int fsck_array_open(struct fsck *f, bool rdonly)
+/*
+ * A --rebuild TARGET that is not in SOURCE but carries a raid slot of our
+ * array joins the assembly: an interrupted rebuild onto it is then found
+ * in its slot and resumed, instead of starting again.
+ */
+static bool target_joins(const struct fsck *f)
 {
+	const struct rc_probe *t = &f->target.raidfs;
+
+	if (!f->o.rebuild || f->target_in_source >= 0 ||
+	    f->target.raidfs_ret || t->role == 0xffffffffu)
+		return false;
+	for (int i = 0; i < f->ndevs; i++)
+		if (f->devs[i].ret == 0 &&
+		    !memcmp(f->devs[i].p.array_uuid, t->array_uuid, RC_UUID_SIZE))
+			return true;
+	return false;
+}
+
+static int array_open(struct fsck *f, bool rdonly)
+{
+	struct config_source src = f->src;
 	struct source_array sa;
+	char **members = NULL;
 	char err[512];
 	int ret;
 
+	if (target_joins(f)) {
+		members = calloc((size_t)src.nmembers + 1, sizeof(*members));
+		if (!members)
+			return -ENOMEM;
+		memcpy(members, src.members, (size_t)src.nmembers * sizeof(*members));
+		members[src.nmembers++] = (char *)f->o.rebuild;
+		src.members = members;
+	}
 	f->co.ro = rdonly;
 	f->co.degraded = CONFIG_DEGRADED_ALLOW;
-	rfs_log_sink(log_sink);
-	ret = source_array_open(&f->src, &f->co, &sa, err, sizeof(err));
+	ret = source_array_open(&src, &f->co, &sa, err, sizeof(err));
+	free(members);
 	if (ret) {
 		fsck_err("cannot assemble the array: %s", err);
 		return ret;
@@ -187,6 +277,44 @@ int fsck_array_close(struct fsck *f)
 	return ret;
 }
 
+int fsck_array_writable(struct fsck *f)
+{
+	int ret;
+
+	if (f->o.mode == FSCK_MODE_NO)
+		return 0;
+	ret = fsck_array_close(f);
+	if (ret) {
+		fsck_err("closing the read-only assembly: %s", strerror(-ret));
+		return ret;
+	}
+	rfs_log_sink(log_sink_errors);
+	ret = array_open(f, false);
+	rfs_log_sink(log_sink);
+	return ret;
+}
+
+int fsck_errors_clear(struct fsck *f)
+{
+	struct rc_info info;
+	int ret;
+
+	if (!f->array || f->o.mode == FSCK_MODE_NO ||
+	    (f->status & (FSCK_UNCORRECTED | FSCK_OPERATIONAL)))
+		return 0;
+	if (rc_array_info(f->array, &info) == 0 && !info.errors &&
+	    !f->errors_recorded)
+		return 0;
+	ret = rc_array_clear_errors(f->array, true);
+	if (ret)
+		fsck_err("clearing the members' error record: %s",
+			 strerror(-ret));
+	else
+		fsck_msg("  nothing is left uncorrected: the error record on "
+			 "the members is cleared");
+	return ret;
+}
+
 int fsck_members(struct fsck *f)
 {
 	char where[4096];
@@ -201,15 +329,21 @@ int fsck_members(struct fsck *f)
 		return -EBUSY;
 	}
 	ret = members_probe(f);
+	if (ret == 0)
+		ret = fsck_target_probe(f);
 	if (ret)
 		return ret;
-	/* the clean fast path reads only; so does -n */
-	ret = fsck_array_open(f, f->o.mode == FSCK_MODE_NO ||
-			      (f->array_clean && !f->o.force && !f->o.rebuild));
+	rfs_log_sink(log_sink);
+	ret = array_open(f, true);
 	if (ret)
 		return ret;
 	array_summary(f);
-	if (f->info.degraded || f->info.was_unclean)
+	if (f->info.degraded || f->info.was_unclean || f->info.errors)
 		f->array_clean = false;
-	return 0;
+	if (f->info.errors && !f->errors_recorded) {
+		f->errors_recorded = true;
+		fsck_msg("  errors were recorded while the array was in use: "
+			 "a full check follows");
+	}
+	return fsck_rebuild_plan(f);
 }

@@ -30,7 +30,20 @@ for line in sys.stdin:
     if b.startswith(b"F001B000060"):
         print(p, o); break')
 [ -n "$img0" ] || t_fail "file1 block 60 not found"
-other=${IMG_LIST[0]}; [ "$other" = "$img0" ] && other=${IMG_LIST[1]}
+# the row's parity block (another data block of the row would be a second
+# lost block): RAID 5 left-symmetric puts stripe s's parity on member
+# n-1 - s mod n; the data region starts at the superblock's data_offset
+other=$("$PY" - "$off" "${IMG_LIST[@]}" <<'PY'
+import struct, sys
+off, imgs = int(sys.argv[1]), sys.argv[2:]
+with open(imgs[0], "rb") as f:
+    sb = f.read(4096)
+chunk, data_off = struct.unpack_from("<I", sb, 84)[0], struct.unpack_from("<Q", sb, 104)[0]
+stripe = (off // 4096 - data_off) // chunk
+print(imgs[len(imgs) - 1 - stripe % len(imgs)])
+PY
+)
+[ "$other" != "$img0" ] || t_fail "file1 block 60 is on the parity member?"
 t_log "corrupting $(basename "$img0") and $(basename "$other") at $off"
 for img in "$img0" "$other"; do
 	printf 'CORRUPTCORRUPT!!' | dd of="$img" bs=1 seek=$((off + 100)) conv=notrunc status=none
