@@ -63,7 +63,9 @@ struct fsck_dev {
 	int ret;                /* rc_member_probe's answer (0: p holds it), or
 				   the error opening the device */
 	bool opened;
+	bool shrunk;            /* smaller than its own layout: left out */
 	struct rc_probe p;
+	uint64_t size;          /* bytes */
 };
 
 /* How a slot that is not active gets a device back (target.c). */

@@ -77,8 +77,29 @@ static void copies_report(struct fsck *f, const char *path, uint8_t ok)
 		     FSCK_CORRECTED;
 }
 
+/*
+ * A member whose device no longer holds its data region (an image
+ * truncated, another disk behind the name) is left out of every assembly:
+ * a read-write one would rewrite its superblocks to fit the smaller
+ * device, and the member would then hold a layout no longer its own.  The
+ * device itself is not written.
+ */
+static bool shrunk(struct fsck *f, struct fsck_dev *d)
+{
+	if (d->size / RC_BLOCK_SIZE >= d->p.device_blocks_min)
+		return false;
+	d->shrunk = true;
+	fsck_msg("  %s: %llu KiB, smaller than the %llu KiB its own layout "
+		 "needs (the device shrank, or is not the one it was): left "
+		 "out", d->path, (unsigned long long)(d->size >> 10),
+		 (unsigned long long)(d->p.device_blocks_min *
+				      (RC_BLOCK_SIZE / 1024)));
+	f->status |= FSCK_UNCORRECTED;
+	return true;
+}
+
 /* The line for a device with a raidfs superblock; false: not clean. */
-static bool member_report(struct fsck *f, const struct fsck_dev *d)
+static bool member_report(struct fsck *f, struct fsck_dev *d)
 {
 	const struct rc_probe *p = &d->p;
 	bool clean = p->clean;
@@ -95,6 +116,8 @@ static bool member_report(struct fsck *f, const struct fsck_dev *d)
 			 p->clean ? "" : ", not clean");
 	if (p->role != 0xffffffffu && (uint32_t)f->src.nmembers < p->members)
 		clean = false;
+	if (shrunk(f, d))
+		return false;
 	if (p->err_read || p->err_csum || p->err_write)
 		fsck_msg("  %s: recorded on it: %llu read errors, %llu checksum "
 			 "errors, %llu write errors", d->path,
@@ -135,6 +158,7 @@ static int member_probe(struct fsck *f, struct fsck_dev *d, bool *clean,
 		return 0;
 	}
 	d->opened = true;
+	d->size = dev->size;
 	d->ret = rc_member_probe(dev, &d->p);
 	rc_dev_close(dev);
 	if (d->ret) {
@@ -230,26 +254,50 @@ static bool target_joins(const struct fsck *f)
 	return false;
 }
 
+/*
+ * What the assembly is given: SOURCE's devices but those that shrank, and
+ * TARGET when it joins.  The lists in *src point into a new allocation,
+ * *paths (free it).
+ */
+static int assembly_source(const struct fsck *f, struct config_source *src,
+			   char ***paths)
+{
+	char **p = calloc((size_t)f->ndevs + 1, sizeof(*p));
+	int i, n = 0;
+
+	if (!p)
+		return -ENOMEM;
+	*src = f->src;
+	for (i = 0; i < f->src.nmembers; i++)
+		if (!f->devs[i].shrunk)
+			p[n++] = (char *)f->devs[i].path;
+	if (target_joins(f))
+		p[n++] = (char *)f->o.rebuild;
+	src->members = p;
+	src->nmembers = n;
+	src->spares = p + n;
+	for (; i < f->ndevs; i++)
+		if (!f->devs[i].shrunk)
+			p[n++] = (char *)f->devs[i].path;
+	src->nspares = n - src->nmembers;
+	*paths = p;
+	return 0;
+}
+
 static int array_open(struct fsck *f, bool rdonly)
 {
-	struct config_source src = f->src;
+	struct config_source src;
 	struct source_array sa;
-	char **members = NULL;
-	char err[512];
+	char **paths, err[512];
 	int ret;
 
-	if (target_joins(f)) {
-		members = calloc((size_t)src.nmembers + 1, sizeof(*members));
-		if (!members)
-			return -ENOMEM;
-		memcpy(members, src.members, (size_t)src.nmembers * sizeof(*members));
-		members[src.nmembers++] = (char *)f->o.rebuild;
-		src.members = members;
-	}
+	ret = assembly_source(f, &src, &paths);
+	if (ret)
+		return ret;
 	f->co.ro = rdonly;
 	f->co.degraded = CONFIG_DEGRADED_ALLOW;
 	ret = source_array_open(&src, &f->co, &sa, err, sizeof(err));
-	free(members);
+	free(paths);
 	if (ret) {
 		fsck_err("cannot assemble the array: %s", err);
 		return ret;

@@ -229,8 +229,9 @@ static const char *candidate_find(struct fsck *f, int slot,
 	for (int i = 0; i < f->ndevs; i++) {
 		const struct fsck_dev *d = &f->devs[i];
 
-		if (d->ret == 0 && is_ours(f, &d->p) && d->p.role == (uint32_t)slot &&
-		    !planned(f, d->path) && candidate_check(f, d->path, false) == 0) {
+		if (d->ret == 0 && !d->shrunk && is_ours(f, &d->p) &&
+		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
+		    candidate_check(f, d->path, false) == 0) {
 			*kind = FSCK_RB_STALE;
 			return d->path;
 		}

@@ -223,11 +223,11 @@ int rc_sb_write_all(struct rc_array *a);
 /* Before assembly (no array yet: straight from the device): the valid
  * copy with the higher events. */
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
-/* Blocks a device needs to take a slot: the data region where the
- * members have it, and the two superblock copies after it. */
-static inline uint64_t rc_device_blocks_min(const struct rc_array *a)
+/* Blocks a device needs to hold a member laid out as sb says (to take
+ * its slot): the data region, and the two superblock copies after it. */
+static inline uint64_t rc_sb_device_blocks_min(const struct rc_sb *sb)
 {
-	return a->sb.data_offset + a->sb.member_blocks + RC_SB_TAIL_BLOCKS;
+	return sb->data_offset + sb->member_blocks + RC_SB_TAIL_BLOCKS;
 }
 
 /* ---- fail.c: a member fails ---- */

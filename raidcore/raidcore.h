@@ -181,6 +181,8 @@ struct rc_probe {
 	bool errors;                   /* errors were seen since the last
 					  clean check (RC_AF_ERRORS) */
 	uint64_t err_read, err_write, err_csum;   /* recorded on this device */
+	uint64_t device_blocks_min;    /* what the device must hold: its data
+					  region and the two copies after it */
 };
 
 /*
