@@ -113,9 +113,10 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	int ret;
 
 	fsck_phase(4, "Damage report");
-	if (!rc_array_info(f->array, &info))
-		f->unrecoverable += info.unrecoverable;
-	if (!f->unrecoverable && !f->conflicts) {
+	/* reads that failed for lack of redundancy (phase 3's, this one's) */
+	if (rc_array_info(f->array, &info))
+		info.unrecoverable = 0;
+	if (!f->unrecoverable && !f->conflicts && !info.unrecoverable) {
 		damage_none(f);
 		return 0;
 	}
@@ -129,10 +130,13 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	if (ret)
 		return ret;
 	f->status |= FSCK_UNCORRECTED;
-	if (!d.ranges)
-		fsck_msg("  %llu blocks could not be reconstructed; no file "
-			 "data among them (free space or metadata: see phase 3)",
-			 (unsigned long long)f->unrecoverable);
+	if (!d.ranges && f->unrecoverable)
+		fsck_msg("  %llu blocks could not be reconstructed (phase 2); "
+			 "no file data among them (free space or metadata: see "
+			 "phase 3)", (unsigned long long)f->unrecoverable);
+	else if (!d.ranges)
+		fsck_msg("  some reads could not be reconstructed; no file data "
+			 "among them (metadata: see phase 3)");
 	else
 		fsck_msg("  %llu ranges in %llu files could not be "
 			 "reconstructed", (unsigned long long)d.ranges,
