@@ -3,8 +3,8 @@
 # TARGET is killed with SIGKILL once TARGET's superblock records some
 # stripes rebuilt; the same command run again resumes from that checkpoint
 # (it says so, at a stripe past 0) instead of failing "busy" or starting
-# over - with TARGET outside SOURCE, and named in SOURCE in place of the
-# lost member.  The array is then fully redundant: with another member
+# over - with TARGET outside SOURCE, named in SOURCE in place of the lost
+# member, and by a plain fsck -y.  The array is then fully redundant: with another member
 # removed, every file reads back intact.
 . "$(dirname "$0")/lib.sh"
 t_setup
@@ -37,11 +37,12 @@ print(state, pos)
 PY
 }
 
-# killed SOURCE: runs the rebuild, SIGKILLs it once NEW's superblock says
-# rebuilding with rebuild_pos > FROM; prints that position
+# killed FROM FSCK-ARGS...: runs fsck, SIGKILLs it once NEW's superblock
+# says rebuilding with rebuild_pos > FROM; prints that position
 killed() {
-	local src=$1 from=$2 pid
-	"$FSCK" -y --rebuild "$NEW" "$src" >"$T/out.killed" 2>&1 &
+	local from=$1 pid
+	shift
+	"$FSCK" "$@" >"$T/out.killed" 2>&1 &
 	pid=$!
 	"$PY" - "$NEW" "$pid" "$from" <<'PY' || { cat "$T/out.killed" >&2; t_fail "the rebuild was not caught in progress"; }
 import os, signal, struct, sys, time
@@ -74,18 +75,26 @@ resumed_at() {
 }
 
 t_log "killed with TARGET outside SOURCE"
-pos1=$(killed "$OUTSIDE" 0)
+pos1=$(killed 0 -y --rebuild "$NEW" "$OUTSIDE")
 read -r state pos < <(slot2)
 [ "$state" = 3 ] && [ "$pos" -ge "$pos1" ] || t_fail "after the kill: slot 2 state $state pos $pos"
 t_log "  killed at stripe $pos (state rebuilding)"
 
 t_log "the same command resumes; killed again, TARGET now in SOURCE"
-pos2=$(killed "$INSIDE" "$pos")
+pos2=$(killed "$pos" -y --rebuild "$NEW" "$INSIDE")
 at=$(resumed_at "$T/out.killed")
 [ -n "$at" ] && [ "$at" -ge "$pos" ] && [ "$at" -gt 0 ] ||
 	{ cat "$T/out.killed"; t_fail "the second run did not resume (at '$at', checkpoint $pos)"; }
 grep -q "busy" "$T/out.killed" && { cat "$T/out.killed"; t_fail "busy"; }
 t_log "  resumed at stripe $at, killed at $pos2"
+
+t_log "plain fsck -y (no --rebuild) resumes it too; killed again"
+read -r state pos < <(slot2)
+pos3=$(killed "$pos" -y "$INSIDE")
+at=$(resumed_at "$T/out.killed")
+[ -n "$at" ] && [ "$at" -ge "$pos" ] ||
+	{ cat "$T/out.killed"; t_fail "plain fsck -y did not resume (at '$at', checkpoint $pos)"; }
+t_log "  resumed at stripe $at, killed at $pos3"
 
 t_log "the same command (TARGET outside SOURCE) resumes and finishes"
 read -r state pos < <(slot2)
