@@ -8,19 +8,13 @@
 # takes the fast path again.  The same with fsck -y.  A pass that leaves
 # errors uncorrected keeps the record: plain fsck -n checks in full again.
 . "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
 t_setup
-FSCK=$RAIDFS_BIN/fsck.raidfs
 
 t_images 4 64M
 t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$T/mnt"
-"$PY" - "$T/mnt" <<'PY'
-import os, sys
-for n, blocks in enumerate([30, 120, 8]):
-    with open(os.path.join(sys.argv[1], "file%d" % n), "wb") as f:
-        for k in range(blocks):
-            f.write((b"F%03dB%06d" % (n, k)).ljust(4096, b"."))
-PY
+f_pattern_files "$T/mnt" 30 120 8
 t_tree_sum "$T/mnt" >"$T/tree.before"
 t_umount "$T/mnt"
 
@@ -28,44 +22,33 @@ full() { grep -q "^Phase 2: Redundancy (parity" "$1" && ! grep -q "skipped" "$1"
 fast() { grep -q "Redundancy: skipped, every member is clean" "$1"; }
 
 # fsck_plain MODE WANT: plain fsck (no -f) in MODE, exit WANT, output in $T/out
-fsck_plain() {
-	local rc=0
-	"$FSCK" "$1" "$IMGS" >"$T/out" 2>&1 || rc=$?
-	[ $rc -eq "$2" ] || { cat "$T/out"; t_fail "fsck $1: exit $rc, want $2"; }
+fsck_plain() { f_rc "$2" "$1" "$IMGS"; }
+
+# cleared_by MODE: plain fsck MODE checks in full and clears the record;
+# plain fsck -n then takes the fast path
+cleared_by() {
+	fsck_plain "$1" 0
+	full "$T/out" || { cat "$T/out"; t_fail "fsck $1 took the fast path after errors"; }
+	grep -q "the error record on the members is cleared" "$T/out" ||
+		{ cat "$T/out"; t_fail "fsck $1 did not clear the record"; }
+	fsck_plain -n 0
+	fast "$T/out" || { cat "$T/out"; t_fail "no fast path after fsck $1 cleared the record"; }
 }
 
-# file1_block MEMBER (-1: any): "IMAGE OFFSET PARITY-IMAGE" for a block of
-# file1 and its row's parity.  The parity of pattern blocks looks like one,
-# so the geometry decides: RAID 5 left-symmetric puts stripe s's parity on
-# member n-1 - s mod n.
+# file1_block IMAGE...: "IMAGE OFFSET PARITY-IMAGE" for the first block of
+# file1 found on one of IMAGE... that is not its row's parity block
 file1_block() {
-	"$PY" - "$1" "${IMG_LIST[@]}" <<'PY'
-import struct, sys
-want, imgs = int(sys.argv[1]), sys.argv[2:]
-with open(imgs[0], "rb") as f:
-    sb = f.read(4096)
-chunk, data_off = struct.unpack_from("<I", sb, 84)[0], struct.unpack_from("<Q", sb, 104)[0]
-for m, p in enumerate(imgs):
-    if want >= 0 and m != want:
-        continue
-    with open(p, "rb") as f:
-        f.seek(data_off * 4096)
-        blk = data_off
-        while True:
-            b = f.read(4096)
-            if len(b) < 4096:
-                break
-            par = len(imgs) - 1 - (blk - data_off) // chunk % len(imgs)
-            if b.startswith(b"F001B") and par != m:
-                print(p, blk * 4096, imgs[par]); sys.exit()
-            blk += 1
-PY
+	local p o par
+	while read -r p o; do
+		par=$(f_parity_of "$o" "${IMG_LIST[@]}")
+		[ "$par" = "$p" ] || { echo "$p $o $par"; return 0; }
+	done < <("$PY" "$TESTS_DIR/fsck_locate.py" data:1 "$@")
 }
 
 # a data block of file1 on member 1 corrupted, then read through a mount
 errors_while_mounted() {
 	local img off other
-	read -r img off other < <(file1_block 1)
+	read -r img off other < <(file1_block "${IMG_LIST[1]}")
 	[ -n "$off" ] || t_fail "no block of file1 on member 1"
 	printf 'CORRUPTCORRUPT!!' | dd of="$img" bs=1 seek=$((off + 100)) conv=notrunc status=none
 	t_mount "$IMGS" "$T/mnt"
@@ -91,28 +74,19 @@ fsck_plain -n 0
 full "$T/out" || t_fail "the second fsck -n took the fast path: -n cleared the record"
 
 t_log "plain fsck -p checks in full and clears the record"
-fsck_plain -p 0
-full "$T/out" || { cat "$T/out"; t_fail "fsck -p took the fast path after errors"; }
-grep -q "the error record on the members is cleared" "$T/out" || { cat "$T/out"; t_fail "-p did not clear the record"; }
-fsck_plain -n 0
-fast "$T/out" || { cat "$T/out"; t_fail "no fast path after -p cleared the record"; }
+cleared_by -p
 
 t_log "again, cleared by plain fsck -y"
 errors_while_mounted
-fsck_plain -y 0
-full "$T/out" || { cat "$T/out"; t_fail "fsck -y took the fast path after errors"; }
-grep -q "the error record on the members is cleared" "$T/out" || { cat "$T/out"; t_fail "-y did not clear the record"; }
-fsck_plain -n 0
-fast "$T/out" || { cat "$T/out"; t_fail "no fast path after -y cleared the record"; }
+cleared_by -y
 
 t_log "errors left uncorrected keep the record"
-read -r img off other < <(file1_block -1)
+read -r img off other < <(file1_block "${IMG_LIST[@]}")
 [ -n "$other" ] || t_fail "no block of file1 found"
 for i in "$img" "$other"; do
 	printf 'CORRUPTCORRUPT!!' | dd of="$i" bs=1 seek=$((off + 100)) conv=notrunc status=none
 done
-rc=0; "$FSCK" -y -f "$IMGS" >"$T/out" 2>&1 || rc=$?
-[ $rc -eq 4 ] || { cat "$T/out"; t_fail "fsck -y -f over a lost block: exit $rc, want 4"; }
+f_rc 4 -y -f "$IMGS"
 grep -q "error record on the members is cleared" "$T/out" && t_fail "-y cleared the record with errors left"
 fsck_plain -n 4
 full "$T/out" || { cat "$T/out"; t_fail "fsck -n took the fast path with errors left"; }

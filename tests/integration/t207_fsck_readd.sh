@@ -11,8 +11,8 @@
 # After each, fsck -n -f exits 0 and, with another member removed, every
 # file (those written while degraded included) reads back intact.
 . "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
 t_setup
-FSCK=$RAIDFS_BIN/fsck.raidfs
 command -v mkfs.ext4 >/dev/null || t_skip "no mkfs.ext4"
 
 t_images 5 64M
@@ -24,25 +24,7 @@ t_mount "$IMGS" "$T/mnt"
 for i in 1 2 3; do head -c $((i * 700000)) /dev/urandom >"$T/mnt/f$i"; done
 t_umount "$T/mnt"
 
-# fsck_rc WANT ARGS...: exit WANT, output in $T/out
-fsck_rc() {
-	local want=$1 rc=0
-	shift
-	"$FSCK" "$@" >"$T/out" 2>&1 || rc=$?
-	[ $rc -eq "$want" ] || { cat "$T/out"; t_fail "fsck $*: exit $rc, want $want"; }
-}
 has() { grep -q -- "$1" "$T/out" || { cat "$T/out"; t_fail "no '$1'"; }; }
-
-# intact_without N SOURCE: member N removed (moved away and back), every
-# file reads as before
-intact_without() {
-	mv "${M[$1]}" "$T/away.img"
-	t_mount "$2" "$T/mnt" -o ro
-	t_tree_sum "$T/mnt" >"$T/tree.after"
-	t_umount "$T/mnt"
-	mv "$T/away.img" "${M[$1]}"
-	diff "$T/tree.before" "$T/tree.after" || t_fail "contents differ without member $1"
-}
 
 t_log "stale: member 2 left out while the array is written degraded"
 mv "${M[2]}" "$T/m2.away"
@@ -53,35 +35,33 @@ t_tree_sum "$T/mnt" >"$T/tree.before"
 t_umount "$T/mnt"
 mv "$T/m2.away" "${M[2]}"
 sha256sum "${M[@]}" >"$T/sums"
-fsck_rc 4 -n "$IMGS"
+f_rc 4 -n "$IMGS"
 has "left out: stale"
 has "slot 2 is missing; ${M[2]} is its former member (left out as stale): fsck -y rebuilds it in full"
 sha256sum -c --quiet "$T/sums" || t_fail "fsck -n changed an image"
-fsck_rc 1 -y "$IMGS"
+f_rc 1 -y "$IMGS"
 has "rebuilding slot 2 onto ${M[2]}"
 has "rebuild finished"
-fsck_rc 0 -n -f "$IMGS"
-intact_without 0 "$IMGS"
+f_redundant "$IMGS" "${M[0]}"
 
 t_log "wiped: member 1 zeroed whole (no superblock copy left)"
 dd if=/dev/zero of="${M[1]}" bs=1M count=64 conv=notrunc status=none
 blkid -p "${M[1]}" >/dev/null 2>&1 && t_fail "blkid finds something on zeros"
 sha256sum "${M[@]}" >"$T/sums"
-fsck_rc 4 -n "$IMGS"
+f_rc 4 -n "$IMGS"
 has "${M[1]}: not a raidfs member"
 has "slot 1 is missing; ${M[1]} holds nothing: fsck -y rebuilds it onto it"
 sha256sum -c --quiet "$T/sums" || t_fail "fsck -n changed an image"
-fsck_rc 1 -y "$IMGS"
+f_rc 1 -y "$IMGS"
 has "rebuilding slot 1 onto ${M[1]}"
-fsck_rc 0 -n -f "$IMGS"
-intact_without 3 "$IMGS"
+f_redundant "$IMGS" "${M[3]}"
 
 t_log "something else in its place: member 3 replaced by an ext4 image"
 mv "${M[3]}" "$T/m3.away"
 truncate -s 64M "${M[3]}"
 mkfs.ext4 -q -F -L precious "${M[3]}"
 sha256sum "${M[3]}" >"$T/sums"
-fsck_rc 4 -y "$IMGS"
+f_rc 4 -y "$IMGS"
 has "${M[3]} holds a filesystem: ext4 (label 'precious'"
 has "not used without --rebuild"
 has "DEGRADED"
@@ -90,9 +70,9 @@ sha256sum -c --quiet "$T/sums" || t_fail "fsck -y changed the ext4 image"
 rm "${M[3]}"
 mv "$T/m3.away" "${M[3]}"
 # that fsck -y ran the degraded array: member 3 is stale now
-fsck_rc 1 -y "$IMGS"
+f_rc 1 -y "$IMGS"
 has "rebuilding slot 3 onto ${M[3]}"
-fsck_rc 0 -n -f "$IMGS"
+f_rc 0 -n -f "$IMGS"
 
 t_log "a spare: member 0 lost, rebuilt onto the spare"
 # the spare joins through a fresh array with one (mkfs -s)
@@ -103,9 +83,8 @@ for i in 1 2 3; do head -c $((i * 700000)) /dev/urandom >"$T/mnt/g$i"; done
 t_tree_sum "$T/mnt" >"$T/tree.before"
 t_umount "$T/mnt"
 rm "${M[0]}"
-fsck_rc 4 -n "$WITH_SPARE"
+f_rc 4 -n "$WITH_SPARE"
 has "slot 0 is missing: fsck -y rebuilds it onto a spare"
-fsck_rc 1 -y "$WITH_SPARE"
+f_rc 1 -y "$WITH_SPARE"
 has "rebuilding slot 0 onto a spare"
-fsck_rc 0 -n -f "$WITH_SPARE"
-intact_without 1 "$WITH_SPARE"
+f_redundant "$WITH_SPARE" "${M[1]}"

@@ -6,8 +6,8 @@
 # back after it (those the lost directory named are in /lost+found), and a
 # second fsck -n -f finds the filesystem clean.
 . "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
 t_setup
-FSCK=$RAIDFS_BIN/fsck.raidfs
 LOC="$PY $TESTS_DIR/fsck_locate.py"
 
 t_images 4 32M
@@ -28,18 +28,6 @@ readable() {
 }
 readable "$T/all"
 
-# the parity member of the row at OFFSET: RAID 5 left-symmetric puts
-# stripe s's parity on member n-1 - s mod n
-parity_of() {
-	"$PY" - "$1" "${IMG_LIST[@]}" <<'PY'
-import struct, sys
-off, imgs = int(sys.argv[1]), sys.argv[2:]
-sb = open(imgs[0], "rb").read(4096)
-chunk, data_off = struct.unpack_from("<I", sb, 84)[0], struct.unpack_from("<Q", sb, 104)[0]
-print(imgs[len(imgs) - 1 - (off // 4096 - data_off) // chunk % len(imgs)])
-PY
-}
-
 # lose_dirnode ROUND WHICH: a live directory node lost - each node found is
 # damaged on its member and on its row's parity until fsck -n finds the
 # directory WHICH (an inode number pattern) unreadable; the others (copies
@@ -47,7 +35,7 @@ PY
 lose_dirnode() {
 	local img off par i
 	while read -r img off; do
-		par=$(parity_of "$off")
+		par=$(f_parity_of "$off" "${IMG_LIST[@]}")
 		for i in "$img" "$par"; do
 			dd if="$i" of="$T/saved.$(basename "$i")" bs=1 skip=$((off + 700)) count=16 status=none
 			printf 'CORRUPTCORRUPT!!' | dd of="$i" bs=1 seek=$((off + 700)) conv=notrunc status=none
