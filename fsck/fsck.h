@@ -5,8 +5,10 @@
  *
  * One file per phase, run in order by fsck_main.c:
  *   members.c     1 Members: what each device's superblock says, which
- *                   members are missing, stale or foreign; the array is
- *                   refused when it is mounted; assembled read-only first
+ *                   members are missing, stale, foreign or shrunk; the
+ *                   array is refused when it is mounted
+ *   array.c       1 the assembly: read-only first, read-write for -y and
+ *                   -p; the members' error record, cleared at the end
  *   target.c      1 which device each slot that is not active is rebuilt
  *                   onto (--rebuild TARGET, a stale member, a blank
  *                   device, a spare), every check made before any write
@@ -127,14 +129,17 @@ void fsck_usage(FILE *out);
 
 /* members.c */
 int fsck_members(struct fsck *f);
+/* Is path the same file or device as other (stat identity)? */
+bool fsck_same_file(const char *path, const char *other);
+
+/* array.c */
+int fsck_array_open(struct fsck *f, bool rdonly);
 /* The array, read-write from here on (phase 1 assembled it read-only). */
 int fsck_array_writable(struct fsck *f);
 int fsck_array_close(struct fsck *f);
 /* After a writing pass that left nothing uncorrected: the members' ERRORS
  * flag and error counters go. */
 int fsck_errors_clear(struct fsck *f);
-/* Is path the same file or device as other (stat identity)? */
-bool fsck_same_file(const char *path, const char *other);
 
 /* target.c: before the read-only assembly, and after it */
 int fsck_target_probe(struct fsck *f);

@@ -8,16 +8,10 @@
  * with an exclusive flock, so opening it fails with -EBUSY).  Either way
  * fsck stops with status 8 before it has written anything.
  *
- * The array is assembled read-only first, whatever the mode: every check
- * that can refuse the run (a rebuild target that is in use, holds
- * something, is too small; target.c) is made on that assembly, so a
- * refused run writes nothing.  A writing mode then assembles again,
- * read-write (fsck_array_writable).
- *
- * Assembly itself is the shared layer's (source_array_open in
- * source/source.c), as for every raidfs program; its messages and
- * raidcore's during it (left-out members, replay) are caught with
- * rfs_log_sink and shown in this phase.
+ * The array is then assembled read-only (array.c), whatever the mode:
+ * every check that can refuse the run (a rebuild target that is in use,
+ * holds something, is too small; target.c) is made on that assembly, so
+ * a refused run writes nothing.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,21 +22,7 @@
 
 #include "bdev.h"
 #include "fsck.h"
-#include "log.h"
 #include "source.h"
-
-static void log_sink(int prio, const char *msg)
-{
-	fsck_msg("  %s", msg);
-}
-
-/* The second, read-write assembly tells the same story again: only its
- * errors are shown. */
-static void log_sink_errors(int prio, const char *msg)
-{
-	if (prio <= LOG_ERR)
-		fsck_msg("  %s", msg);
-}
 
 static void uuid_str(const uint8_t *u, char *out)
 {
@@ -235,134 +215,6 @@ static void array_summary(struct fsck *f)
 			 " (in memory: -n writes nothing)" : "");
 }
 
-/*
- * A --rebuild TARGET that is not in SOURCE but carries a raid slot of our
- * array joins the assembly: an interrupted rebuild onto it is then found
- * in its slot and resumed, instead of starting again.
- */
-static bool target_joins(const struct fsck *f)
-{
-	const struct rc_probe *t = &f->target.raidfs;
-
-	if (!f->o.rebuild || f->target_in_source >= 0 ||
-	    f->target.raidfs_ret || t->role == 0xffffffffu)
-		return false;
-	for (int i = 0; i < f->ndevs; i++)
-		if (f->devs[i].ret == 0 &&
-		    !memcmp(f->devs[i].p.array_uuid, t->array_uuid, RC_UUID_SIZE))
-			return true;
-	return false;
-}
-
-/*
- * What the assembly is given: SOURCE's devices but those that shrank, and
- * TARGET when it joins.  The lists in *src point into a new allocation,
- * *paths (free it).
- */
-static int assembly_source(const struct fsck *f, struct config_source *src,
-			   char ***paths)
-{
-	char **p = calloc((size_t)f->ndevs + 1, sizeof(*p));
-	int i, n = 0;
-
-	if (!p)
-		return -ENOMEM;
-	*src = f->src;
-	for (i = 0; i < f->src.nmembers; i++)
-		if (!f->devs[i].shrunk)
-			p[n++] = (char *)f->devs[i].path;
-	if (target_joins(f))
-		p[n++] = (char *)f->o.rebuild;
-	src->members = p;
-	src->nmembers = n;
-	src->spares = p + n;
-	for (; i < f->ndevs; i++)
-		if (!f->devs[i].shrunk)
-			p[n++] = (char *)f->devs[i].path;
-	src->nspares = n - src->nmembers;
-	*paths = p;
-	return 0;
-}
-
-static int array_open(struct fsck *f, bool rdonly)
-{
-	struct config_source src;
-	struct source_array sa;
-	char **paths, err[512];
-	int ret;
-
-	ret = assembly_source(f, &src, &paths);
-	if (ret)
-		return ret;
-	f->co.ro = rdonly;
-	f->co.degraded = CONFIG_DEGRADED_ALLOW;
-	ret = source_array_open(&src, &f->co, &sa, err, sizeof(err));
-	free(paths);
-	if (ret) {
-		fsck_err("cannot assemble the array: %s", err);
-		return ret;
-	}
-	f->array = sa.array;
-	f->bdev = sa.bdev;
-	/* fsck repairs a member in place, however many blocks that takes */
-	rc_array_set_fault_errors(f->array, 0);
-	ret = rc_array_info(f->array, &f->info);
-	if (ret)
-		fsck_err("array info: %s", strerror(-ret));
-	return ret;
-}
-
-int fsck_array_close(struct fsck *f)
-{
-	struct source_array sa = { .array = f->array, .bdev = f->bdev };
-	int ret;
-
-	if (!f->array)
-		return 0;
-	ret = source_close(&sa);
-	f->array = NULL;
-	f->bdev = NULL;
-	return ret;
-}
-
-int fsck_array_writable(struct fsck *f)
-{
-	int ret;
-
-	if (f->o.mode == FSCK_MODE_NO)
-		return 0;
-	ret = fsck_array_close(f);
-	if (ret) {
-		fsck_err("closing the read-only assembly: %s", strerror(-ret));
-		return ret;
-	}
-	rfs_log_sink(log_sink_errors);
-	ret = array_open(f, false);
-	rfs_log_sink(log_sink);
-	return ret;
-}
-
-int fsck_errors_clear(struct fsck *f)
-{
-	struct rc_info info;
-	int ret;
-
-	if (!f->array || f->o.mode == FSCK_MODE_NO ||
-	    (f->status & (FSCK_UNCORRECTED | FSCK_OPERATIONAL)))
-		return 0;
-	if (rc_array_info(f->array, &info) == 0 && !info.errors &&
-	    !f->errors_recorded)
-		return 0;
-	ret = rc_array_clear_errors(f->array, true);
-	if (ret)
-		fsck_err("clearing the members' error record: %s",
-			 strerror(-ret));
-	else
-		fsck_msg("  nothing is left uncorrected: the error record on "
-			 "the members is cleared");
-	return ret;
-}
-
 int fsck_members(struct fsck *f)
 {
 	char where[4096];
@@ -381,8 +233,7 @@ int fsck_members(struct fsck *f)
 		ret = fsck_target_probe(f);
 	if (ret)
 		return ret;
-	rfs_log_sink(log_sink);
-	ret = array_open(f, true);
+	ret = fsck_array_open(f, true);
 	if (ret)
 		return ret;
 	array_summary(f);

@@ -117,7 +117,8 @@ static int target_sigs_judge(struct fsck *f, struct fsck_rebuild *e)
 }
 
 /* TARGET holds a slot of this array: resume, rebuild in place, or refuse
- * (it is active).  *slot is left -1 when the slot is the first missing. */
+ * (it is active).  e->slot stays -1 (the first slot missing) for a spare
+ * or a former member whose slot has been taken since. */
 static int target_own_slot(struct fsck *f, struct fsck_rebuild *e)
 {
 	const struct rc_probe *p = &f->target.raidfs;
