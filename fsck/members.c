@@ -50,8 +50,9 @@ static void copies_report(struct fsck *f, const char *path, uint8_t ok)
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
 				 "%s%d", bad[0] ? "," : "", c);
 	/* A good copy serves; a read-write assembly rewrites all. */
-	fsck_msg("  %s: superblock cop%s %s damaged%s", path,
+	fsck_msg("  %s: superblock cop%s %s %s damaged%s", path,
 		 strchr(bad, ',') ? "ies" : "y", bad,
+		 strchr(bad, ',') ? "are" : "is",
 		 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
 	f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
 		     FSCK_CORRECTED;

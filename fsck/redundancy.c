@@ -13,25 +13,51 @@
 #include "bdev.h"
 #include "fs.h"
 
-static void member_counts(struct fsck *f)
+struct counts {
+	uint64_t read, csum, write, repaired;
+};
+
+static void counts_get(struct fsck *f, struct counts *c)
 {
 	struct rc_member_status st;
-	uint32_t s;
 
-	for (s = 0; s < f->info.members; s++) {
+	for (uint32_t s = 0; s < f->info.members; s++) {
+		memset(&c[s], 0, sizeof(c[s]));
 		if (rc_array_member_status(f->array, (int)s, &st))
 			continue;
-		if (!st.read_errors && !st.csum_errors && !st.repaired &&
-		    !st.write_errors && !f->o.verbose)
+		c[s] = (struct counts){ st.read_errors, st.csum_errors,
+					st.write_errors, st.repaired };
+	}
+}
+
+/* What this check found on each member, and what the member has on
+ * record (the superblock's counters, kept across assemblies). */
+static void member_counts(struct fsck *f, const struct counts *before)
+{
+	struct counts now[RC_MAX_MEMBERS];
+	struct rc_member_status st;
+
+	counts_get(f, now);
+	for (uint32_t s = 0; s < f->info.members; s++) {
+		uint64_t r = now[s].read - before[s].read;
+		uint64_t c = now[s].csum - before[s].csum;
+		uint64_t w = now[s].write - before[s].write;
+		uint64_t p = now[s].repaired - before[s].repaired;
+
+		if (rc_array_member_status(f->array, (int)s, &st))
 			continue;
-		fsck_msg("  slot %u (%s), recorded on the member: %llu read "
-			 "errors, %llu checksum errors, %llu write errors, %llu "
-			 "blocks repaired", s,
+		if (!r && !c && !w && !p && !f->o.verbose)
+			continue;
+		fsck_msg("  slot %u (%s): %llu read errors, %llu checksum "
+			 "errors, %llu write errors, %llu blocks repaired "
+			 "(on record: %llu, %llu, %llu, %llu)", s,
 			 st.name[0] ? st.name : "missing",
-			 (unsigned long long)st.read_errors,
-			 (unsigned long long)st.csum_errors,
-			 (unsigned long long)st.write_errors,
-			 (unsigned long long)st.repaired);
+			 (unsigned long long)r, (unsigned long long)c,
+			 (unsigned long long)w, (unsigned long long)p,
+			 (unsigned long long)now[s].read,
+			 (unsigned long long)now[s].csum,
+			 (unsigned long long)now[s].write,
+			 (unsigned long long)now[s].repaired);
 	}
 }
 
@@ -39,11 +65,13 @@ int fsck_redundancy(struct fsck *f)
 {
 	bool repair = f->o.mode != FSCK_MODE_NO;
 	struct fsck_progress p;
+	struct counts before[RC_MAX_MEMBERS];
 	struct rc_scrub_report r;
 	double t0;
 	int ret;
 
 	fsck_phase(2, "Redundancy (parity, copies, checksums)");
+	counts_get(f, before);
 	fsck_progress_init(&p, "scrub", fsck_member_bytes(&f->info), !repair);
 	t0 = fsck_now();
 	ret = rc_scrub(f->array, repair, &r, fsck_progress_cb, &p);
@@ -66,7 +94,7 @@ int fsck_redundancy(struct fsck *f)
 		 (unsigned long long)r.repaired,
 		 (unsigned long long)r.entries_fixed,
 		 (unsigned long long)r.unrecoverable);
-	member_counts(f);
+	member_counts(f, before);
 	f->unrecoverable += r.unrecoverable;
 	f->mismatches += r.parity_mismatches;
 	f->conflicts += r.conflicts;

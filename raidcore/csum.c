@@ -114,12 +114,15 @@ static void evict(struct rc_array *a)
 	}
 }
 
-/* Every entry that stands for a data-region block becomes unknown; those
- * past the end of the region are 0 by definition. */
-static void mark_all_unknown(struct rc_array *a, struct rc_csum_entry *e)
+/* Every entry that stands for a block some stripe uses becomes unknown;
+ * the others (past the end of the data region, or the unused tail of RAID
+ * 10 with an odd member count) are 0 by definition. */
+static void mark_all_unknown(struct rc_array *a, int slot,
+			     struct rc_csum_entry *e)
 {
 	size_t words = RC_DIV_ROUND_UP(RC_CSUM_PER_BLOCK, 64);
-	uint64_t first = e->index * RC_CSUM_PER_BLOCK;
+	uint64_t first = e->index * RC_CSUM_PER_BLOCK, stripe;
+	uint32_t col;
 
 	e->unknown = calloc(words, sizeof(uint64_t));
 	if (!e->unknown)
@@ -127,6 +130,9 @@ static void mark_all_unknown(struct rc_array *a, struct rc_csum_entry *e)
 	e->nunknown = 0;
 	for (uint32_t j = 0; j < RC_CSUM_PER_BLOCK &&
 	     first + j < a->sb.member_blocks; j++) {
+		if (rc_geom_reverse(&a->g, (uint32_t)slot, first + j, &stripe,
+				    &col) < 0)
+			continue;
 		e->unknown[j / 64] |= 1ull << (j % 64);
 		e->nunknown++;
 	}
@@ -176,7 +182,7 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			     "blocks are verified against redundancy" :
 			     "checksum table block fails its seal: its "
 			     "blocks are verified against redundancy");
-		mark_all_unknown(a, e);
+		mark_all_unknown(a, slot, e);
 	}
 	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
 	hc_lru_add(&a->cc->hc, &e->node);

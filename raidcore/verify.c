@@ -358,11 +358,58 @@ static void resolve_beyond(struct resolve *rs, const bool *failed)
 	}
 }
 
+/*
+ * The row does not add up.  The likely cause is a false "never written"
+ * claim (a lost table write): the ZERO column whose media makes the row
+ * consistent, if exactly one does, is it; failing that, with one ZERO
+ * column and redundancy to spare, that column is reconstructed.  1 when a
+ * suspect was found (it is added to failed[], its media kept), 0 when the
+ * row cannot be explained, -ENOMEM.
+ */
+static int suspect_zero(struct resolve *rs, bool *failed, uint32_t *nfailed,
+			uint8_t *pq)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	int found = -1, nfound = 0, nz = 0, ret;
+
+	for (uint32_t z = 0; z < mp->ncols; z++) {
+		if (rs->st[z] != BLK_ZERO)
+			continue;
+		nz++;
+		ret = reread_media(rs, z);
+		if (ret)
+			return ret;
+		if (!rs->media[z])
+			continue;
+		memcpy(cell(rs, z), rs->media[z], RC_BLOCK_SIZE);
+		if (parity_recover(rs, failed) &&
+		    parity_consistent(rs, failed, pq)) {
+			found = (int)z;
+			nfound++;
+		}
+		memset(cell(rs, z), 0, RC_BLOCK_SIZE);
+	}
+	if (nfound != 1) {
+		found = -1;
+		if (nz != 1 || *nfailed + 1 > rs->a->nred)
+			return 0;
+		for (uint32_t z = 0; z < mp->ncols; z++)
+			if (rs->st[z] == BLK_ZERO)
+				found = (int)z;
+	}
+	failed[found] = true;
+	rs->out->known[found] = false;
+	(*nfailed)++;
+	if (nfound == 1)
+		memcpy(cell(rs, (uint32_t)found), rs->media[found], RC_BLOCK_SIZE);
+	return parity_recover(rs, failed) ? 1 : 0;
+}
+
 static int resolve_parity(struct resolve *rs, uint8_t *pq)
 {
 	const struct rc_stripe_map *mp = rs->mp;
 	bool failed[RC_MAX_MEMBERS] = { false }, trusted;
-	uint32_t nfailed = 0, zc = 0, nz = 0;
+	uint32_t nfailed = 0;
 	int ret = 0;
 
 	for (uint32_t c = 0; c < mp->ncols; c++) {
@@ -386,28 +433,16 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 		return 0;
 	trusted = nfailed < rs->a->nred;
 	if (!parity_consistent(rs, failed, pq)) {
-		/* With one "never written" column and redundancy to spare,
-		 * that claim is the suspect (a lost table write). */
-		for (uint32_t c = 0; c < mp->ncols; c++)
-			if (rs->st[c] == BLK_ZERO) {
-				zc = c;
-				nz++;
-			}
-		if (nz != 1 || nfailed + 1 > rs->a->nred) {
+		ret = suspect_zero(rs, failed, &nfailed, pq);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
 			rs->out->mismatch = true;
 			for (uint32_t c = 0; c < mp->ncols; c++)
-				if (failed[c])
+				if (failed[c] || rs->st[c] == BLK_ZERO)
 					rs->out->known[c] = false;
 			return 0;
 		}
-		ret = reread_media(rs, zc);
-		if (ret)
-			return ret;
-		failed[zc] = true;
-		rs->out->known[zc] = false;
-		nfailed++;
-		if (!parity_recover(rs, failed))
-			return 0;
 		trusted = true;         /* derived from verified columns */
 	} else if (nfailed == rs->a->nred) {
 		/* Nothing left over to check R with: what the columns it came

@@ -35,7 +35,14 @@ selected() {
 	return 1
 }
 
+# The FUSE mounts under a test directory (raidfs-it.*) now mounted.
+test_mounts() {
+	awk '$3 ~ /^fuse/ && $2 ~ /\/raidfs-it\./ { print $2 }' /proc/self/mounts | sort
+}
+
 PREFIXES=("$@")
+mounts_before=$(mktemp)
+trap 'rm -f "$mounts_before"' EXIT
 pass=0
 fail=0
 skip=0
@@ -49,8 +56,21 @@ for t in "$HERE"/t[0-9]*.sh; do
 		continue
 	fi
 	start=$(date +%s)
+	test_mounts >"$mounts_before"
 	out=$(timeout -k 10 "$TIMEOUT" bash "$t" 2>&1)
 	rc=$?
+	# A test that leaves a mount behind fails (a later test's tools, such
+	# as mkfs.btrfs, trip over a dead one); the runner removes it, as it
+	# was made under that test's own directory while the test ran.
+	left=$(test_mounts | comm -13 "$mounts_before" -)
+	if [ -n "$left" ]; then
+		out="$out
+  left mounted: $(echo $left)"
+		case $rc in 0 | "$SKIPPED") rc=1 ;; esac
+		for m in $left; do
+			fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		done
+	fi
 	secs=$(($(date +%s) - start))
 	if [ $rc -eq 0 ]; then
 		echo "PASS $name (${secs}s)"

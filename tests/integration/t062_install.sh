@@ -85,6 +85,9 @@ fi
 # ---- outside: install, then run the above in a namespace --------------------
 t_setup
 command -v unshare >/dev/null || t_skip "no unshare"
+# a chroot whose / is no mount point cannot have a private namespace
+unshare -m --propagation private true 2>/dev/null ||
+	t_skip "no private mount namespace here (a chroot whose / is not a mount point?)"
 grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null || true
 grep -qw overlay /proc/filesystems || t_skip "no overlayfs"
 TOP=$(cd "$TESTS_DIR/../.." && pwd)

@@ -1,0 +1,342 @@
+/*
+ * test_evidence: nothing read from one member is believed without
+ * evidence, and repair never writes over what verifies (docs/DESIGN.md,
+ * "Evidence, not inference").
+ *
+ * For RAID 1, 4, 5, 6 and 10, with every member in turn as the victim:
+ *   - its checksum tables zeroed (as a blank or truncated member): every
+ *     block reads right, a repairing scrub re-derives every entry and
+ *     writes to no other member, a second scrub finds nothing;
+ *   - the whole member zeroed while assembled (superblocks included):
+ *     every block reads right; a repairing scrub puts it back;
+ *   - a table write lost after a block's first write (its entry still says
+ *     "never written"): the read returns the data, not zeros;
+ *   - a data block changed with its entry changed to match (a lost write of
+ *     both): scrub reports the parity mismatch and writes nothing at all.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <xxhash.h>
+#include "rc_test_util.h"
+#include "ondisk.h"
+
+#define DEV_BYTES (6ull << 20)
+#define BS RC_BLOCK_SIZE
+
+struct cfg {
+	enum rc_level level;
+	int members;
+	uint32_t chunk;
+};
+
+static const struct cfg cfgs[] = {
+	{ RC_RAID1, 2, 16384 }, { RC_RAID4, 4, 16384 }, { RC_RAID5, 3, 8192 },
+	{ RC_RAID5, 4, 65536 }, { RC_RAID6, 5, 16384 }, { RC_RAID10, 4, 16384 },
+	{ RC_RAID10, 3, 8192 },
+};
+
+/* Half the array written, so rows hold both written and unwritten blocks. */
+static uint64_t fill_half(struct rc_array *a)
+{
+	struct rc_info info;
+	uint8_t *buf = malloc(16 * BS);
+	uint64_t n;
+
+	rc_array_info(a, &info);
+	n = info.blocks / 2;
+	for (uint64_t b = 0; b < n; b += 16) {
+		uint32_t k = n - b < 16 ? (uint32_t)(n - b) : 16;
+
+		for (uint32_t i = 0; i < k; i++)
+			tb_pattern(buf + (size_t)i * BS, b + i, 1);
+		assert_int_equal(rc_write(a, b, k, buf), 0);
+	}
+	assert_int_equal(rc_flush(a), 0);
+	free(buf);
+	return n;
+}
+
+/* Every block: the pattern below n, zeros above; never wrong bytes. */
+static void verify_all(struct rc_array *a, uint64_t n)
+{
+	static const uint8_t zero[BS];
+	struct rc_info info;
+	uint8_t buf[BS];
+
+	rc_array_info(a, &info);
+	for (uint64_t b = 0; b < info.blocks; b++) {
+		assert_int_equal(rc_read(a, b, 1, buf), 0);
+		if (b < n ? !tb_check(buf, b, 1) : memcmp(buf, zero, BS) != 0)
+			fail_msg("block %llu: wrong data", (unsigned long long)b);
+	}
+}
+
+static void sb_of(struct rc_testbed *tb, int i, struct rc_sb *sb)
+{
+	uint8_t raw[BS];
+
+	assert_int_equal(rc_dev_read(tb->mem[i], raw, BS, 0), 0);
+	assert_int_equal(rc_sb_decode(raw, sb, NULL), 0);
+}
+
+static uint64_t dev_hash(struct rc_testbed *tb, int i)
+{
+	uint8_t *all = malloc(DEV_BYTES);
+	uint64_t h;
+
+	assert_int_equal(rc_dev_read(tb->mem[i], all, DEV_BYTES, 0), 0);
+	h = XXH3_64bits(all, DEV_BYTES);
+	free(all);
+	return h;
+}
+
+static void zero_range(struct rc_testbed *tb, int i, uint64_t block,
+		       uint64_t count)
+{
+	uint8_t *z = calloc(count, BS);
+
+	assert_int_equal(rc_dev_write(tb->mem[i], z, count * BS, block * BS), 0);
+	free(z);
+}
+
+static void scrub_clean(struct rc_array *a)
+{
+	struct rc_scrub_report r;
+
+	assert_int_equal(rc_scrub(a, false, &r, NULL, NULL), 0);
+	assert_int_equal(r.csum_errors, 0);
+	assert_int_equal(r.read_errors, 0);
+	assert_int_equal(r.unverified, 0);
+	assert_int_equal(r.parity_mismatches, 0);
+	assert_int_equal(r.unrecoverable, 0);
+}
+
+/* The data region and checksum tables of every member but the victim are
+ * bit for bit what they were: repair touched only what was damaged. */
+static uint64_t region_hash(struct rc_testbed *tb, int i)
+{
+	struct rc_sb sb;
+	uint64_t first, len;
+	uint8_t *buf;
+	uint64_t h;
+
+	sb_of(tb, i, &sb);
+	first = sb.csum_offset;
+	len = sb.data_offset + sb.member_blocks - first;
+	buf = malloc(len * BS);
+	assert_int_equal(rc_dev_read(tb->mem[i], buf, len * BS, first * BS), 0);
+	h = XXH3_64bits(buf, len * BS);
+	free(buf);
+	return h;
+}
+
+static void test_zeroed_tables(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+
+		for (int v = 0; v < c->members; v++) {
+			uint64_t before[TB_MAX], region[TB_MAX], n;
+			struct rc_scrub_report r;
+			struct rc_testbed tb;
+			struct rc_array *a;
+			struct rc_sb sb;
+
+			tb_init(&tb, c->members, DEV_BYTES);
+			tb_create(&tb, c->level, c->chunk, 0);
+			a = tb_assemble(&tb, 0, 0);
+			n = fill_half(a);
+			assert_int_equal(rc_array_close(a), 0);
+			sb_of(&tb, v, &sb);
+			zero_range(&tb, v, sb.csum_offset, sb.csum_blocks);
+			for (int i = 0; i < c->members; i++)
+				before[i] = dev_hash(&tb, i);
+			for (int i = 0; i < c->members; i++)
+				region[i] = region_hash(&tb, i);
+			/* read-only first: everything reads, nothing written */
+			a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+			verify_all(a, n);
+			assert_int_equal(rc_array_close(a), 0);
+			for (int i = 0; i < c->members; i++)
+				assert_true(dev_hash(&tb, i) == before[i]);
+			a = tb_assemble(&tb, 0, 0);
+			rc_array_set_fault_errors(a, 0);
+			assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+			assert_int_equal(r.unrecoverable, 0);
+			assert_int_equal(r.parity_mismatches, 0);
+			assert_true(r.unverified > 0);
+			assert_int_equal(r.entries_fixed, r.unverified);
+			assert_int_equal(r.repaired, 0);  /* the data was right */
+			scrub_clean(a);
+			verify_all(a, n);
+			assert_int_equal(rc_array_close(a), 0);
+			/* repair wrote to the victim only (the superblocks carry
+			 * events: compare tables and data) */
+			for (int i = 0; i < c->members; i++)
+				if (i != v)
+					assert_true(region_hash(&tb, i) == region[i]);
+			a = tb_assemble(&tb, 0, 0);
+			scrub_clean(a);
+			assert_int_equal(rc_array_close(a), 0);
+			tb_fini(&tb);
+		}
+	}
+}
+
+static void test_blank_member_online(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		int v = (int)(k % (size_t)c->members);
+		uint64_t before[TB_MAX], n;
+		struct rc_scrub_report r;
+		struct rc_testbed tb;
+		struct rc_array *a;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		n = fill_half(a);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int i = 0; i < c->members; i++)
+			before[i] = region_hash(&tb, i);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);        /* keep it in: repair */
+		/* the member loses everything behind the array's back */
+		zero_range(&tb, v, 0, DEV_BYTES / BS);
+		verify_all(a, n);
+		assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+		assert_int_equal(r.unrecoverable, 0);
+		assert_int_equal(r.parity_mismatches, 0);
+		scrub_clean(a);
+		verify_all(a, n);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int i = 0; i < c->members; i++)
+			if (i != v)
+				assert_true(region_hash(&tb, i) == before[i]);
+		a = tb_assemble(&tb, 0, 0);
+		scrub_clean(a);
+		verify_all(a, n);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/* A block written for the first time whose table write was lost: its
+ * entry still claims "never written", but the row says otherwise. */
+static void test_lost_table_write(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		uint8_t old_table[BS], buf[BS];
+		struct rc_member_status ms;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+		int victim = 0;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		/* the first block of stripe 0 lives on the member of data
+		 * column 0; write the rest of its row first */
+		tb_pattern(buf, 1, 1);
+		for (uint64_t b = 1; b < info.stripe_blocks && b < 4; b++) {
+			tb_pattern(buf, b, 1);
+			assert_int_equal(rc_write(a, b, 1, buf), 0);
+		}
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		/* RAID 5's left-symmetric layout puts data column 0 of
+		 * stripe 0 on member 0 for every level here */
+		sb_of(&tb, victim, &sb);
+		assert_int_equal(rc_dev_read(tb.mem[victim], old_table, BS,
+					     sb.csum_offset * BS), 0);
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, 0, 1);
+		assert_int_equal(rc_write(a, 0, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		/* the table write is lost; the data and parity writes are not */
+		assert_int_equal(rc_dev_write(tb.mem[victim], old_table, BS,
+					      sb.csum_offset * BS), 0);
+		a = tb_assemble(&tb, 0, 0);
+		memset(buf, 0, BS);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		if (!tb_check(buf, 0, 1))
+			fail_msg("cfg %zu: block 0 reads wrong", k);      /* the data, not zeros */
+		assert_int_equal(rc_array_member_status(a, victim, &ms), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		scrub_clean(a);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		assert_true(tb_check(buf, 0, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/* A data block rewritten together with its entry (both writes of a later
+ * version lost elsewhere, say): every block verifies, parity disagrees.
+ * Nobody can be blamed, so nothing is written; it is reported. */
+static void test_unattributable_mismatch(void **state)
+{
+	const struct cfg *c = &cfgs[3];         /* RAID 5 x 4 */
+	struct rc_scrub_report r;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	uint8_t table[BS], blk[BS];
+	uint64_t hash, abs;
+	struct rc_sb sb;
+
+	tb_init(&tb, c->members, DEV_BYTES);
+	tb_create(&tb, c->level, c->chunk, 0);
+	a = tb_assemble(&tb, 0, 0);
+	fill_half(a);
+	rc_array_info(a, &info);
+	assert_int_equal(rc_array_close(a), 0);
+	/* member 0, data-region block 0 (data of stripe 0): new content and
+	 * a table entry that matches it, table block resealed */
+	sb_of(&tb, 0, &sb);
+	abs = sb.data_offset;
+	tb_pattern(blk, 12345, 9);
+	assert_int_equal(rc_dev_write(tb.mem[0], blk, BS, abs * BS), 0);
+	assert_int_equal(rc_dev_read(tb.mem[0], table, BS, sb.csum_offset * BS), 0);
+	rc_csum_set(table, 0, rc_block_csum(blk, abs));
+	rc_csum_block_seal(table, rc_table_seed(sb.array_uuid, sb.member_uuid),
+			   sb.csum_offset);
+	assert_int_equal(rc_dev_write(tb.mem[0], table, BS, sb.csum_offset * BS), 0);
+	a = tb_assemble(&tb, 0, 0);
+	/* flush the superblock writes of assembly out of the picture */
+	assert_int_equal(rc_flush(a), 0);
+	hash = tb_media_hash(&tb);
+	assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+	assert_int_equal(r.parity_mismatches, 1);
+	assert_int_equal(r.repaired, 0);
+	assert_int_equal(r.entries_fixed, 0);
+	assert_true(tb_media_hash(&tb) == hash);
+	assert_int_equal(rc_array_info(a, &info), 0);
+	assert_true(info.errors);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_zeroed_tables),
+		cmocka_unit_test(test_blank_member_online),
+		cmocka_unit_test(test_lost_table_write),
+		cmocka_unit_test(test_unattributable_mismatch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
