@@ -185,6 +185,57 @@ static void test_lost_writes(void **state)
 }
 
 /*
+ * Read errors (pending sectors): a repairing scrub rewrites each block
+ * that failed to read once its reconstruction verifies against the
+ * block's checksum, as md does, so the drive can remap the sector.  The
+ * media under the errors is corrupt too: only a rewrite makes the next
+ * scrub, with the errors gone, find nothing.
+ */
+static void test_read_errors_rewritten(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		int victim = (int)(i % (size_t)c->members);
+		struct rc_testbed tb;
+		struct rc_scrub_report rep;
+		struct rc_array *a;
+		uint64_t blocks, seed = 7 + i, pick[8];
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		blocks = fill(a, 1);
+		assert_int_equal(rc_array_close(a), 0);
+
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		pick_blocks(pick, 8, data_blocks_of(a), &seed);
+		for (int k = 0; k < 8; k++) {
+			uint64_t off = DATA_OFF_BYTES + pick[k] * RC_BLOCK_SIZE;
+
+			rc_fault_corrupt(tb.fault[victim], off, RC_BLOCK_SIZE, 5,
+					 seed + (uint64_t)k);
+			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off,
+				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		}
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors, 8);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(rep.repaired, 8);
+		assert_int_equal(member_sum(a, victim, true), 8);
+		/* The sectors were rewritten (remapped): they read again, and
+		 * what they hold verifies. */
+		rc_fault_clear(tb.fault[victim]);
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors + rep.csum_errors, 0);
+		assert_int_equal(rep.parity_mismatches, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/*
  * RAID 5: the same row of one stripe corrupt on two members.  The data
  * block(s) of that row read -EIO, never wrong data; everything else reads
  * correctly.
@@ -241,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_bitflips),
 		cmocka_unit_test(test_lost_writes),
 		cmocka_unit_test(test_two_members_same_stripe),
+		cmocka_unit_test(test_read_errors_rewritten),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
