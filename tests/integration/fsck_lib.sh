@@ -1,6 +1,7 @@
 # Helpers the fsck tests (t2NN_fsck_*.sh) share; sourced after lib.sh.
 #
 #   f_pattern_files DIR BLOCKS...   file0, file1, ... of BLOCKS[n] blocks
+#   f_pattern_array LEVEL BLOCKS... four members holding such files
 #   f_parity_of OFFSET IMAGE...     the RAID 5 parity member of a row
 #   f_rc WANT ARGS...               fsck.raidfs ARGS exits with one of WANT
 #   f_redundant SOURCE IMAGE        clean, and every file reads without IMAGE
@@ -19,6 +20,20 @@ for n, blocks in enumerate(counts):
         for k in range(blocks):
             f.write((b"F%03dB%06d" % (n, k)).ljust(4096, b"."))
 PY
+}
+
+# f_pattern_array LEVEL BLOCKS...: four 64 MiB images (IMGS, IMG_LIST), a
+# LEVEL array of 64 KiB chunks on them holding f_pattern_files BLOCKS...,
+# its tree's sums in $T/tree.before; unmounted.
+f_pattern_array() {
+	local level=$1
+	shift
+	t_images 4 64M
+	t_mkfs "$level" 64K "${IMG_LIST[@]}"
+	t_mount "$IMGS" "$T/mnt"
+	f_pattern_files "$T/mnt" "$@"
+	t_tree_sum "$T/mnt" >"$T/tree.before"
+	t_umount "$T/mnt"
 }
 
 # f_parity_of OFFSET IMAGE...: the image holding the parity block of the

@@ -6,11 +6,7 @@
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
 
-t_images 4 64M
-t_mkfs 5 64K "${IMG_LIST[@]}"
-t_mount "$IMGS" "$T/mnt"
-f_pattern_files "$T/mnt" 50 120 8
-t_umount "$T/mnt"
+f_pattern_array 5 50 120 8
 
 # one row of file1 (its block 60's row), on two members: the block, and
 # the row's parity (another data block of the row would be a second lost

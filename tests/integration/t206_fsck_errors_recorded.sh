@@ -11,12 +11,7 @@
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
 
-t_images 4 64M
-t_mkfs 5 64K "${IMG_LIST[@]}"
-t_mount "$IMGS" "$T/mnt"
-f_pattern_files "$T/mnt" 30 120 8
-t_tree_sum "$T/mnt" >"$T/tree.before"
-t_umount "$T/mnt"
+f_pattern_array 5 30 120 8
 
 full() { grep -q "^Phase 2: Redundancy (parity" "$1" && ! grep -q "skipped" "$1"; }
 fast() { grep -q "Redundancy: skipped, every member is clean" "$1"; }

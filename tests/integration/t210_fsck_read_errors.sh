@@ -42,12 +42,7 @@ bad_blocks() {
 check_level() {
 	local level=$1 offs o sums
 	t_log "RAID $level"
-	t_images 4 64M
-	t_mkfs "$level" 64K "${IMG_LIST[@]}"
-	t_mount "$IMGS" "$T/mnt"
-	f_pattern_files "$T/mnt" 30 120 8
-	t_tree_sum "$T/mnt" >"$T/tree.before"
-	t_umount "$T/mnt"
+	f_pattern_array "$level" 30 120 8
 	mapfile -t offs < <(bad_blocks "$level")
 	[ ${#offs[@]} -eq 3 ] || t_fail "file1 has no three blocks on member 1"
 	mv "${IMG_LIST[@]}" "$T/back/"

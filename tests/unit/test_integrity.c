@@ -99,6 +99,21 @@ static uint64_t member_sum(struct rc_array *a, int slot, bool repaired)
 	return repaired ? st.repaired : st.csum_errors;
 }
 
+/* A filled array of c on a new testbed, assembled again (fill's writes
+ * all reached the media): the blocks filled in *blocks. */
+static struct rc_array *filled(struct rc_testbed *tb, const struct cfg *c,
+			       uint64_t *blocks)
+{
+	struct rc_array *a;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	a = tb_assemble(tb, 0, 0);
+	*blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	return tb_assemble(tb, 0, 0);
+}
+
 static void test_bitflips(void **state)
 {
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
@@ -111,13 +126,7 @@ static void test_bitflips(void **state)
 			uint64_t blocks, seed = i * 10 + (uint64_t)victim, pick[24];
 			uint64_t range;
 
-			tb_init(&tb, c->members, DEV_BYTES);
-			tb_create(&tb, c->level, c->chunk, 0);
-			a = tb_assemble(&tb, 0, 0);
-			blocks = fill(a, 1);
-			assert_int_equal(rc_array_close(a), 0);
-
-			a = tb_assemble(&tb, 0, 0);
+			a = filled(&tb, c, &blocks);
 			range = data_blocks_of(a);
 			pick_blocks(pick, 24, range, &seed);
 			for (int k = 0; k < 24; k++)
@@ -201,13 +210,7 @@ static void test_read_errors_rewritten(void **state)
 		struct rc_array *a;
 		uint64_t blocks, seed = 7 + i, pick[8];
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		a = tb_assemble(&tb, 0, 0);
-		blocks = fill(a, 1);
-		assert_int_equal(rc_array_close(a), 0);
-
-		a = tb_assemble(&tb, 0, 0);
+		a = filled(&tb, c, &blocks);
 		rc_array_set_fault_errors(a, 0);
 		pick_blocks(pick, 8, data_blocks_of(a), &seed);
 		for (int k = 0; k < 8; k++) {
