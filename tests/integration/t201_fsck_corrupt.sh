@@ -39,7 +39,7 @@ cycle() {
 	sha256sum "${IMG_LIST[@]}" >"$T/sums"
 	rc=0; "$FSCK" -n -f "$IMGS" >"$T/out" 2>&1 || rc=$?
 	[ $rc -eq 4 ] || { cat "$T/out"; t_fail "$what: fsck -n exit $rc, want 4"; }
-	grep -q "($img), recorded on the member: 0 read errors, 1 checksum errors" "$T/out" ||
+	grep -q "($img): 0 read errors, 1 checksum errors" "$T/out" ||
 		{ cat "$T/out"; t_fail "$what: the member is not named"; }
 	sha256sum -c --quiet "$T/sums" || t_fail "$what: fsck -n changed an image"
 	rc=0; "$FSCK" -y -f "$IMGS" >"$T/out" 2>&1 || rc=$?
@@ -71,7 +71,7 @@ corrupt "${IMG_LIST[2]}" 4096
 sha256sum "${IMG_LIST[@]}" >"$T/sums"
 rc=0; "$FSCK" -n -f "$IMGS" >"$T/out" 2>&1 || rc=$?
 [ $rc -eq 4 ] || { cat "$T/out"; t_fail "sb copy: fsck -n exit $rc, want 4"; }
-grep -q "superblock copy 1 damaged" "$T/out" || { cat "$T/out"; t_fail "sb copy not reported"; }
+grep -q "superblock copy 1 is damaged" "$T/out" || { cat "$T/out"; t_fail "sb copy not reported"; }
 sha256sum -c --quiet "$T/sums" || t_fail "sb copy: fsck -n changed an image"
 rc=0; "$FSCK" -y -f "$IMGS" >"$T/out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || { cat "$T/out"; t_fail "sb copy: fsck -y exit $rc, want 1"; }
