@@ -126,6 +126,8 @@ struct rc_array {
 	atomic_uint_fast64_t unrecoverable;
 	atomic_bool errors_seen;        /* RC_AF_ERRORS from the next superblock
 					   write on */
+	atomic_bool tables_to_heal;     /* csum.c found table blocks failing
+					   their seal: heal.c has work */
 	uint32_t fault_errors;          /* member.c: errors within the window
 					   that fault a member; 0: never */
 	uint8_t *zero;                  /* one zero chunk */
@@ -172,6 +174,9 @@ bool rc_array_would_fail(struct rc_array *a, const bool *gone);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);
+/* Wakes the recovery thread for work that is no state change (a table
+ * block to heal); takes state_lock, so call it holding no lock. */
+void rc_member_wake(struct rc_array *a);
 /* A member changed state: wakes the waiters on state_cond (the recovery
  * thread).  Caller does not hold state_lock. */
 void rc_member_state_changed(struct rc_array *a);
@@ -352,8 +357,9 @@ void rc_state_free(uint8_t **state, uint32_t ncols);
  * Reads rows [r0, r0 + nr) of column col of stripe map mp into buf,
  * verified, reconstructing what is missing or corrupt and repairing it.
  * strict: a "never written" claim must be borne out by the rest of the row
- * (reads for a program); the write path passes false.  Caller holds the
- * stripe lock.
+ * (reads for a program); the write path passes false, and then a claim
+ * over media that holds zeros stands too (the old content is zeros either
+ * way).  Caller holds the stripe lock.
  */
 int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict);
@@ -381,6 +387,18 @@ void rc_journal_fini(struct rc_array *a);
 int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
 /* Journals and writes checksum table blocks changed by repairs. */
 int rc_commit_tables(struct rc_array *a);
+/* Up to max table blocks that fail their seal and were never handed out
+ * before, as (slot, table block index) pairs; clears tables_to_heal (set
+ * again when more wait). */
+uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
+			      uint64_t *indexes, uint32_t max);
+/* Cached table blocks with entries not yet re-derived. */
+uint64_t rc_csum_unknown_blocks(struct rc_array *a);
+/* Scrubs stripes [first, first + count), repairing when asked. */
+int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
+		     bool repair, struct rc_scrub_report *rep);
+/* Re-derives the table blocks found failing their seal (heal.c). */
+void rc_tables_heal(struct rc_array *a);
 
 /* ---- recovery.c: the background rebuild thread ---- */
 void rc_recovery_stop(struct rc_array *a);

@@ -17,8 +17,9 @@
  * kept with every entry of the data region it covers marked unknown: the
  * read path verifies those blocks against redundancy instead and records
  * what it finds (verify.c).  Such a block is written back only once every
- * entry is known again (scrub gets there), so a half-known table never
- * reaches the media.
+ * entry is known again, so a half-known table never reaches the media:
+ * the recovery thread re-derives such blocks soon after they are found
+ * (heal.c takes them with rc_csum_unknown_take), a scrub re-derives all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ struct rc_csum_entry {
 	int slot;
 	uint64_t index;                         /* table block number */
 	bool dirty;                             /* on the dirty list */
+	bool heal_taken;                        /* handed to heal.c once */
 	uint32_t nunknown;
 	uint64_t *unknown;                      /* bitmap, NULL when all known */
 	uint8_t block[RC_BLOCK_SIZE];
@@ -183,6 +185,8 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			     "checksum table block fails its seal: its "
 			     "blocks are verified against redundancy");
 		mark_all_unknown(a, slot, e);
+		if (e->unknown)
+			atomic_store(&a->tables_to_heal, true);
 	}
 	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
 	hc_lru_add(&a->cc->hc, &e->node);
@@ -298,6 +302,43 @@ out:
 	*n = i;
 	pthread_mutex_unlock(&a->csum_lock);
 	return ret;
+}
+
+uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
+			      uint64_t *indexes, uint32_t max)
+{
+	struct hc_node *n;
+	uint32_t count = 0;
+
+	pthread_mutex_lock(&a->csum_lock);
+	atomic_store(&a->tables_to_heal, false);
+	for (n = hc_lru_oldest(&a->cc->hc); n; n = hc_lru_next(n)) {
+		struct rc_csum_entry *e = entry_of(n);
+
+		if (!e->unknown || e->heal_taken)
+			continue;
+		if (count == max) {
+			atomic_store(&a->tables_to_heal, true);
+			break;
+		}
+		e->heal_taken = true;
+		slots[count] = e->slot;
+		indexes[count++] = e->index;
+	}
+	pthread_mutex_unlock(&a->csum_lock);
+	return count;
+}
+
+uint64_t rc_csum_unknown_blocks(struct rc_array *a)
+{
+	struct hc_node *n;
+	uint64_t count = 0;
+
+	pthread_mutex_lock(&a->csum_lock);
+	for (n = hc_lru_oldest(&a->cc->hc); n; n = hc_lru_next(n))
+		count += entry_of(n)->unknown != NULL;
+	pthread_mutex_unlock(&a->csum_lock);
+	return count;
 }
 
 /* Forgets a slot's tables (its device was replaced). */

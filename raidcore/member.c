@@ -77,6 +77,13 @@ bool rc_array_failed(struct rc_array *a)
 	return geom_lost(&a->g, gone);
 }
 
+void rc_member_wake(struct rc_array *a)
+{
+	pthread_mutex_lock(&a->state_lock);
+	pthread_cond_broadcast(&a->state_cond);
+	pthread_mutex_unlock(&a->state_lock);
+}
+
 void rc_member_state_changed(struct rc_array *a)
 {
 	pthread_mutex_lock(&a->state_lock);

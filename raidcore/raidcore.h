@@ -249,6 +249,8 @@ struct rc_info {
 				      check (kept on the members: RC_AF_ERRORS) */
 	uint64_t device_blocks_min;/* a device that takes a slot needs this
 				      many blocks (rc_member_replace) */
+	uint64_t tables_unverified; /* checksum table blocks found failing
+				      their seal, not yet re-derived */
 };
 
 int rc_array_info(struct rc_array *a, struct rc_info *info);

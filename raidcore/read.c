@@ -88,6 +88,29 @@ static bool zero_claim_holds(struct rc_array *a, const struct rc_stripe_map *mp,
 	return true;
 }
 
+static bool block_is_zero(const uint8_t *b)
+{
+	return b[0] == 0 && memcmp(b, b + 1, RC_BLOCK_SIZE - 1) == 0;
+}
+
+/*
+ * A "never written" claim of row r, whose media is in blk, may stand.
+ * Reads (strict) need the row to say so too.  The write path, reading old
+ * data for parity, may also take it when the media holds zeros: zeros are
+ * then the old content either way.  A claim over non-zero media with
+ * written redundancy is a stale table (a lost table write): taken as
+ * zeros, the new parity would make the zeros consistent and the data
+ * would be lost for good, so the row decides (the slow path).
+ */
+static bool zero_claim_stands(struct rc_array *a, const struct rc_stripe_map *mp,
+			      uint32_t col, uint32_t row, const uint8_t *blk,
+			      bool strict)
+{
+	if (!strict && block_is_zero(blk))
+		return true;
+	return zero_claim_holds(a, mp, col, row);
+}
+
 int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict)
 {
@@ -109,7 +132,7 @@ int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 			  rc_block_csum(BLK(buf, r), rc_abs(a, mb)) == want;
 
 		if (kind == RC_ENTRY_ZERO &&
-		    (!strict || zero_claim_holds(a, mp, col, r0 + r))) {
+		    zero_claim_stands(a, mp, col, r0 + r, BLK(buf, r), strict)) {
 			memset(BLK(buf, r), 0, RC_BLOCK_SIZE);
 			ok = true;
 		}
@@ -193,5 +216,7 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 	}
 	/* a member whose errors passed the threshold goes now, lock-free */
 	rc_member_faults_apply(a);
+	if (atomic_load(&a->tables_to_heal))
+		rc_member_wake(a);
 	return ret;
 }

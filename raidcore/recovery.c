@@ -3,6 +3,7 @@
  * recovery thread.  Once started (rc_array_start_recovery) it
  *   - resumes a rebuild that was interrupted (a REBUILDING slot), and
  *   - puts a spare into a failed or missing slot and rebuilds it,
+ *   - re-derives checksum table blocks found failing their seal (heal.c),
  * now and whenever a member turns faulty later.  It stops at close.
  *
  * It learns of a failure by waiting on state_cond, which the member-state
@@ -50,6 +51,7 @@ static void *recovery_main(void *arg)
 	pthread_mutex_lock(&a->state_lock);
 	while (!a->recovery_stop) {
 		pthread_mutex_unlock(&a->state_lock);
+		rc_tables_heal(a);
 		slot = recovery_next(a, &resume);
 		if (slot >= 0 && !rc_array_failed_beyond(a)) {
 			rc_log("%s slot %d", resume ? "resuming the rebuild of" :
@@ -61,7 +63,8 @@ static void *recovery_main(void *arg)
 		}
 		pthread_mutex_lock(&a->state_lock);
 		if (slot < 0 || ret < 0)
-			while (!a->recovery_stop && a->state_changes == seen)
+			while (!a->recovery_stop && a->state_changes == seen &&
+			       !atomic_load(&a->tables_to_heal))
 				pthread_cond_wait(&a->state_cond, &a->state_lock);
 		seen = a->state_changes;
 	}

@@ -197,43 +197,101 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	return rc_scrub_list(a, repair, rep, NULL, 0, progress, ctx);
 }
 
+/* Buffers for per stripes of every member (freed with scrub_bufs_free). */
+static int scrub_bufs_alloc(struct rc_array *a, uint64_t per, uint8_t **bufs)
+{
+	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
+	int ret = 0;
+
+	for (uint32_t m = 0; m < a->g.members; m++)
+		if (!(bufs[m] = rc_buf_alloc(per * chunk)))
+			ret = -ENOMEM;
+	return ret;
+}
+
+static void scrub_bufs_free(struct rc_array *a, uint8_t **bufs)
+{
+	for (uint32_t m = 0; m < a->g.members; m++)
+		free(bufs[m]);
+}
+
+/* Stripes per batch: SCRUB_BATCH_BYTES per member, one for RAID 10. */
+static uint64_t scrub_per(struct rc_array *a)
+{
+	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
+	uint64_t per = SCRUB_BATCH_BYTES / chunk;
+
+	if (a->g.level == RC_RAID10)
+		return 1;
+	return per < 1 ? 1 : per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
+}
+
+/* Stripes [first, end) in batches of per; progress as rc_scrub_list. */
+static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
+		       bool repair, struct rc_scrub_report *rep,
+		       struct bad_list *bl, uint8_t **bufs, uint64_t per,
+		       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		       void *ctx)
+{
+	uint64_t next_report = 0;
+	int ret = 0;
+
+	for (uint64_t s = first; s < end && ret == 0; s += per) {
+		uint64_t k = end - s < per ? end - s : per;
+
+		if (a->g.level != RC_RAID10) {
+			ret = scrub_rows_batch(a, s, k, repair, rep, bl, bufs);
+		} else {
+			ret = scrub_stripe(a, s, repair, rep, bl, bufs);
+			rep->stripes++;
+		}
+		if (progress && (s + k >= next_report || s + k == end)) {
+			progress(ctx, s + k, end);
+			next_report = s + k + end / 100 + 1;
+		}
+	}
+	/* Table entries fixed by repairs go out with the next commit. */
+	if (ret == 0 && repair && !a->rdonly)
+		ret = rc_commit_tables(a);
+	return ret;
+}
+
 int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 		  uint64_t *bad, uint64_t bad_cap,
 		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		  void *ctx)
 {
 	struct bad_list bl = { .bad = bad, .cap = bad_cap };
-	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
-	uint64_t per = SCRUB_BATCH_BYTES / chunk, next_report = 0;
 	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 };
-	bool rows = a->g.level != RC_RAID10;
-	int ret = 0;
+	uint64_t per = scrub_per(a);
+	int ret;
 
-	per = per < 1 ? 1 : per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
-	if (!rows)
-		per = 1;
 	memset(rep, 0, sizeof(*rep));
-	for (uint32_t m = 0; m < a->g.members; m++)
-		if (!(bufs[m] = rc_buf_alloc(per * chunk)))
-			ret = -ENOMEM;
-	for (uint64_t s = 0; s < a->stripes && ret == 0; s += per) {
-		uint64_t k = a->stripes - s < per ? a->stripes - s : per;
+	ret = scrub_bufs_alloc(a, per, bufs);
+	if (ret == 0)
+		ret = scrub_range(a, 0, a->stripes, repair, rep, &bl, bufs, per,
+				  progress, ctx);
+	scrub_bufs_free(a, bufs);
+	return ret;
+}
 
-		if (rows) {
-			ret = scrub_rows_batch(a, s, k, repair, rep, &bl, bufs);
-		} else {
-			ret = scrub_stripe(a, s, repair, rep, &bl, bufs);
-			rep->stripes++;
-		}
-		if (progress && (s + k >= next_report || s + k == a->stripes)) {
-			progress(ctx, s + k, a->stripes);
-			next_report = s + k + a->stripes / 100 + 1;
-		}
-	}
-	/* Table entries fixed by repairs go out with the next commit. */
-	if (ret == 0 && repair && !a->rdonly)
-		ret = rc_commit_tables(a);
-	for (uint32_t m = 0; m < a->g.members; m++)
-		free(bufs[m]);
+int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
+		     bool repair, struct rc_scrub_report *rep)
+{
+	struct bad_list bl = { 0 };
+	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 };
+	uint64_t per = scrub_per(a), end;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	if (first >= a->stripes)
+		return 0;
+	end = a->stripes - first < count ? a->stripes : first + count;
+	per = per > end - first ? end - first : per;
+	ret = scrub_bufs_alloc(a, per, bufs);
+	if (ret == 0)
+		ret = scrub_range(a, first, end, repair, rep, &bl, bufs, per,
+				  NULL, NULL);
+	scrub_bufs_free(a, bufs);
 	return ret;
 }

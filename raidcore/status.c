@@ -32,6 +32,7 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->was_unclean = a->was_unclean;
 	info->replayed_txns = a->replayed_txns;
 	info->unrecoverable = atomic_load(&a->unrecoverable);
+	info->tables_unverified = rc_csum_unknown_blocks(a);
 	pthread_mutex_lock(&a->state_lock);
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);

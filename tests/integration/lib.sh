@@ -49,9 +49,10 @@ t_need_root() {
 }
 
 # t_tmp [NAME]: $T and the cleanup trap, and nothing else (for tests that
-# need neither root nor FUSE).
+# need neither root nor FUSE).  $T is made in $RAIDFS_TEST_TMP (run.sh gives
+# each test its own, to find what it left behind), else in /tmp.
 t_tmp() {
-	T=$(mktemp -d "/tmp/raidfs-${1:-it}.XXXXXX")
+	T=$(mktemp -d "${RAIDFS_TEST_TMP:-/tmp}/raidfs-${1:-it}.XXXXXX")
 	trap t_cleanup EXIT
 	trap 'exit 143' TERM INT HUP
 }

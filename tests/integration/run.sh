@@ -35,14 +35,12 @@ selected() {
 	return 1
 }
 
-# The FUSE mounts under a test directory (raidfs-it.*) now mounted.
+# The FUSE mounts now under directory $1 (a test's RAIDFS_TEST_TMP).
 test_mounts() {
-	awk '$3 ~ /^fuse/ && $2 ~ /\/raidfs-it\./ { print $2 }' /proc/self/mounts | sort
+	awk -v d="$1/" '$3 ~ /^fuse/ && index($2, d) == 1 { print $2 }' /proc/self/mounts
 }
 
 PREFIXES=("$@")
-mounts_before=$(mktemp)
-trap 'rm -f "$mounts_before"' EXIT
 pass=0
 fail=0
 skip=0
@@ -56,13 +54,14 @@ for t in "$HERE"/t[0-9]*.sh; do
 		continue
 	fi
 	start=$(date +%s)
-	test_mounts >"$mounts_before"
+	RAIDFS_TEST_TMP=$(mktemp -d /tmp/raidfs-run.XXXXXX)
+	export RAIDFS_TEST_TMP
 	out=$(timeout -k 10 "$TIMEOUT" bash "$t" 2>&1)
 	rc=$?
 	# A test that leaves a mount behind fails (a later test's tools, such
-	# as mkfs.btrfs, trip over a dead one); the runner removes it, as it
-	# was made under that test's own directory while the test ran.
-	left=$(test_mounts | comm -13 "$mounts_before" -)
+	# as mkfs.btrfs, trip over a dead one); the runner removes it: it is
+	# under the directory this test alone was given.
+	left=$(test_mounts "$RAIDFS_TEST_TMP")
 	if [ -n "$left" ]; then
 		out="$out
   left mounted: $(echo $left)"
@@ -71,6 +70,7 @@ for t in "$HERE"/t[0-9]*.sh; do
 			fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 		done
 	fi
+	rm -rf --one-file-system "$RAIDFS_TEST_TMP"
 	secs=$(($(date +%s) - start))
 	if [ $rc -eq 0 ]; then
 		echo "PASS $name (${secs}s)"

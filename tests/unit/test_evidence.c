@@ -12,8 +12,14 @@
  *   - a table write lost after a block's first write (its entry still says
  *     "never written"): the read returns the data, not zeros;
  *   - a data block changed with its entry changed to match (a lost write of
- *     both): scrub reports the parity mismatch and writes nothing at all.
+ *     both): scrub reports the parity mismatch and writes nothing at all;
+ *   - the same, then a write to another column of that row: the write
+ *     path does not take the stale claim as the old data either;
+ *   - its checksum tables zeroed, found by reads while mounted: the
+ *     recovery thread re-derives them (heal.c) and writes them back sealed,
+ *     touching no other member, so the next assembly finds no damage.
  */
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -227,6 +233,73 @@ static void test_blank_member_online(void **state)
 	}
 }
 
+/* Waits up to 20 s for the recovery thread to re-derive every table block
+ * the reads found failing. */
+static void wait_tables_healed(struct rc_array *a, size_t k, int v)
+{
+	struct rc_info info;
+
+	for (int i = 0; i < 2000; i++) {
+		rc_array_info(a, &info);
+		if (info.tables_unverified == 0)
+			return;
+		usleep(10000);
+	}
+	fail_msg("cfg %zu, member %d: %llu table blocks still unverified", k, v,
+		 (unsigned long long)info.tables_unverified);
+}
+
+static void test_tables_healed_online(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		int v = (int)((k + 1) % (size_t)c->members);
+		uint64_t region[TB_MAX], n, recorded;
+		struct rc_member_status ms;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		n = fill_half(a);
+		assert_int_equal(rc_array_close(a), 0);
+		sb_of(&tb, v, &sb);
+		zero_range(&tb, v, sb.csum_offset, sb.csum_blocks);
+		for (int i = 0; i < c->members; i++)
+			region[i] = region_hash(&tb, i);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		assert_int_equal(rc_array_start_recovery(a), 0);
+		verify_all(a, n);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		assert_true(ms.csum_errors > 0);        /* the reads found it */
+		wait_tables_healed(a, k, v);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int i = 0; i < c->members; i++)
+			if (i != v)
+				assert_true(region_hash(&tb, i) == region[i]);
+		/* the next assembly reads sealed tables: no damage found
+		 * (the counters start from what the member has on record) */
+		a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		recorded = ms.csum_errors;
+		verify_all(a, n);
+		assert_int_equal(rc_array_member_status(a, v, &ms), 0);
+		if (ms.csum_errors != recorded)
+			fail_msg("cfg %zu, member %d: %llu checksum errors after "
+				 "the heal", k, v,
+				 (unsigned long long)(ms.csum_errors - recorded));
+		rc_array_info(a, &info);
+		assert_int_equal(info.tables_unverified, 0);
+		scrub_clean(a);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 /* A block written for the first time whose table write was lost: its
  * entry still claims "never written", but the row says otherwise. */
 static void test_lost_table_write(void **state)
@@ -275,6 +348,72 @@ static void test_lost_table_write(void **state)
 		assert_int_equal(rc_array_member_status(a, victim, &ms), 0);
 		assert_int_equal(rc_array_close(a), 0);
 		a = tb_assemble(&tb, 0, 0);
+		scrub_clean(a);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		assert_true(tb_check(buf, 0, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/* The same lost table write, then a write to another column of the row:
+ * the write path must not take the stale "never written" claim as the old
+ * data (parity computed with zeros there would make the zeros consistent:
+ * the data would be lost for good and read back as zeros). */
+static void test_lost_table_write_then_rmw(void **state)
+{
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct cfg *c = &cfgs[k];
+		uint8_t old_table[BS], buf[BS];
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+		uint64_t other;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		/* a written block in the row (on another column) first, so the
+		 * row's redundancy is written */
+		other = info.data_columns > 1 ? info.chunk_blocks : 1;
+		tb_pattern(buf, 99, 1);
+		assert_int_equal(rc_write(a, other, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		sb_of(&tb, 0, &sb);
+		assert_int_equal(rc_dev_read(tb.mem[0], old_table, BS,
+					     sb.csum_offset * BS), 0);
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, 0, 1);
+		assert_int_equal(rc_write(a, 0, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		assert_int_equal(rc_dev_write(tb.mem[0], old_table, BS,
+					      sb.csum_offset * BS), 0);
+		/* now the other column is rewritten: parity from old data */
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, other, 1);
+		assert_int_equal(rc_write(a, other, 1, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		memset(buf, 0, BS);
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		if (!tb_check(buf, 0, 1))
+			fail_msg("cfg %zu: block 0 reads wrong after a write to "
+				 "its row", k);
+		assert_int_equal(rc_read(a, other, 1, buf), 0);
+		assert_true(tb_check(buf, other, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		{
+			struct rc_scrub_report r;
+
+			assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+		}
 		scrub_clean(a);
 		assert_int_equal(rc_read(a, 0, 1, buf), 0);
 		assert_true(tb_check(buf, 0, 1));
@@ -336,6 +475,8 @@ int main(void)
 		cmocka_unit_test(test_blank_member_online),
 		cmocka_unit_test(test_lost_table_write),
 		cmocka_unit_test(test_unattributable_mismatch),
+		cmocka_unit_test(test_tables_healed_online),
+		cmocka_unit_test(test_lost_table_write_then_rmw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
