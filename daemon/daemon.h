@@ -45,4 +45,14 @@ int daemon_args_operands(int argc, char **argv, struct daemon_args *a);
  * enters the mount namespace -N names. */
 int mount_helper_args(int argc, char **argv, struct daemon_args *a);
 
+/*
+ * signals.c: SIGUSR1 (status), SIGHUP (reopen the log), SIGUSR2 and
+ * SIGPIPE never end the daemon.  block: first thing in main, before any
+ * thread exists; start once mounted (status(arg) logs the status); stop
+ * before the array is closed.
+ */
+void daemon_signals_block(void);
+int daemon_signals_start(void (*status)(void *arg), void *arg);
+void daemon_signals_stop(void);
+
 #endif

@@ -2,11 +2,12 @@
  * fuse_io: request handlers for open files, directories and extended
  * attributes (the inode and name handlers and the table: fuse_ops.c).
  *
- * fi->fh is fs's own handle, passed back unchanged.  O_APPEND: with the
- * writeback cache the kernel places appends itself (the flag is dropped
- * before fs sees it); without it, fs_write gets the flag and writes at the
- * end of file under the inode's lock.  Extended attributes: fs applies the
- * namespace rules and the ACL semantics for the caller (fs_ctx).
+ * fi->fh is fs's own handle with a write bit (rfs_fh_make).  O_APPEND:
+ * with the writeback cache the kernel places appends itself (the flag is
+ * dropped before fs sees it); without it, fs_write gets the flag and
+ * writes at the end of file under the inode's lock.  Extended attributes:
+ * fs applies the namespace rules and the ACL semantics for the caller
+ * (fs_ctx).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@ static int open_flags(const struct rfs_daemon *d, int flags)
 
 void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
 	uint64_t fh;
 	int ret = fs_open(d->fs, ino, open_flags(d, fi->flags), &fh);
 
@@ -31,16 +32,19 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fi->fh = fh;
+	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
-	if (fuse_reply_open(req, fi) == -ENOENT)
+	rfs_space_opened(d, ino, fi->fh);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		rfs_space_released(d, ino, fi->fh);
 		fs_release(d->fs, ino, fh);
+	}
 }
 
 void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		   mode_t mode, struct fuse_file_info *fi)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
 	struct fs_ctx ctx = rfs_ctx(req);
 	struct fuse_entry_param e;
 	struct fs_attr a;
@@ -53,10 +57,12 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fi->fh = fh;
+	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;
+	rfs_space_opened(d, a.ino, fi->fh);
 	rfs_entry_from_attr(req, &a, &e);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		rfs_space_released(d, a.ino, fi->fh);
 		fs_release(d->fs, a.ino, fh);
 		fs_forget(d->fs, a.ino, 1);
 	}
@@ -83,10 +89,12 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 			size_t size, off_t off, const struct fuse_file_info *fi)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
+	ssize_t n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
+			     open_flags(d, fi->flags));
 
-	return fs_write(d->fs, ino, (uint64_t)off, size, buf,
-			open_flags(d, fi->flags));
+	rfs_space_update(d);
+	return n;
 }
 
 static void reply_write(fuse_req_t req, ssize_t n)
@@ -141,8 +149,9 @@ void rfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */
-	int ret = fs_release(d->fs, ino, fi->fh);
+	int ret = fs_release(d->fs, ino, rfs_fh_fs(fi->fh));
 
+	rfs_space_released(d, ino, fi->fh);
 	if (ret)
 		rfs_log(LOG_ERR, "release of inode %llu: %s",
 			(unsigned long long)ino, strerror(-ret));
@@ -171,6 +180,7 @@ void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	int ret = fs_fallocate(d->fs, ino, mode, (uint64_t)offset,
 			       (uint64_t)length);
 
+	rfs_space_update(d);
 	rfs_inval_attr_now(d, ino);     /* attributes only: see rfs_op_fsync */
 	fuse_reply_err(req, -ret);
 }
@@ -191,9 +201,12 @@ void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    off_t off_out, struct fuse_file_info *fi_out,
 			    size_t len, int flags)
 {
-	reply_write(req, fs_copy_file_range(rfs_fs(req), ino_in,
-					    (uint64_t)off_in, ino_out,
-					    (uint64_t)off_out, len, flags));
+	struct rfs_daemon *d = rfs_daemon(req);
+	ssize_t n = fs_copy_file_range(d->fs, ino_in, (uint64_t)off_in, ino_out,
+				       (uint64_t)off_out, len, flags);
+
+	rfs_space_update(d);
+	reply_write(req, n);
 }
 
 /* ---- directories ---------------------------------------------------------- */

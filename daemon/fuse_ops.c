@@ -43,7 +43,7 @@ void rfs_entry_from_attr(fuse_req_t req, const struct fs_attr *a,
 	memset(e, 0, sizeof(*e));
 	e->ino = a->ino;
 	e->generation = a->generation;
-	e->attr_timeout = d->timeout;
+	e->attr_timeout = rfs_attr_timeout(d, a->ino);
 	e->entry_timeout = d->timeout;
 	rfs_stat_from_attr(a, &e->attr);
 }
@@ -156,20 +156,24 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
+/* With a write handle, near full, this is the kernel asking before a
+ * write(2): ENOSPC fails it (fuse_space.c). */
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
 	struct fs_attr a;
 	struct stat st;
-	int ret = fs_getattr(d->fs, ino, &a);
+	int ret = rfs_space_check(d, ino, fi);
 
+	if (!ret)
+		ret = fs_getattr(d->fs, ino, &a);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	rfs_stat_from_attr(&a, &st);
-	fuse_reply_attr(req, &st, d->timeout);
+	fuse_reply_attr(req, &st, rfs_attr_timeout(d, ino));
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -196,7 +200,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		return;
 	}
 	rfs_stat_from_attr(&out, &st);
-	fuse_reply_attr(req, &st, d->timeout);
+	fuse_reply_attr(req, &st, rfs_attr_timeout(d, ino));
 }
 
 /* A parent's default ACL is applied by fs, in the create's transaction. */

@@ -2,11 +2,14 @@
  * fuse_ops: the raidfs daemon's layer between libfuse's low-level API and
  * the filesystem library (fs.h).
  *
- *   raidfs_main.c   command line, daemonising, session set-up and teardown
+ *   raidfs_main.c   command line, daemonising, the order of a mount
  *   mount_main.c    mount.raidfs, the helper mount(8) runs
+ *   session.c       the FUSE session: created, mounted, served
+ *   signals.c       SIGUSR1, SIGUSR2, SIGHUP, SIGPIPE
  *   fuse_ops.c      the request handlers: decode, call fs_*, reply once
  *   fuse_io.c       handlers for files, directories, xattrs
  *   fuse_inval.c    dropping the kernel's cached attributes
+ *   fuse_space.c    write(2) fails with ENOSPC near full
  *
  * The array and the filesystem are opened by the shared layer
  * (source/source.h), as every raidfs program does.
@@ -21,6 +24,7 @@
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <syslog.h>
@@ -43,13 +47,63 @@ struct rfs_daemon {
 	bool dont_mask;        /* the kernel leaves the umask to fs (which
 				  skips it under a default ACL) */
 	struct rfs_inval *inval;   /* fuse_inval.c */
+	struct rfs_space *space;   /* fuse_space.c; NULL: nothing checked */
 };
+
+/* session.c: the FUSE session, created before the array is opened and
+ * mounted after it (see the file). */
+int rfs_session_new(const struct config_opts *o, const char *source,
+		    struct rfs_daemon *d, struct fuse_session **out);
+int rfs_session_mount(struct fuse_session *se, const char *mountpoint);
+/* Serves until umount or SIGTERM/SIGINT, then unmounts and destroys se. */
+int rfs_session_serve(struct fuse_session *se, struct rfs_daemon *d,
+		      const char *mountpoint);
+void rfs_session_destroy(struct fuse_session *se);
 
 /* fuse_inval.c: drop the kernel's cached attributes, asynchronously. */
 int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);
 void rfs_inval_stop(struct rfs_daemon *d);
 void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino);
 void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino);
+/*
+ * fuse_space.c: near full, write(2) is checked through the GETATTR the
+ * kernel sends before it (with the handle); see the file.  start once
+ * mounted, stop after the session loop.
+ */
+int rfs_space_start(struct rfs_daemon *d, const char *mountpoint);
+void rfs_space_stop(struct rfs_daemon *d);
+/* after data was written: enters or leaves the near-full state */
+void rfs_space_update(struct rfs_daemon *d);
+/* the attribute timeout for ino's replies (0 near full for a written file) */
+double rfs_attr_timeout(const struct rfs_daemon *d, uint64_t ino);
+/* a GETATTR with handle fi (may be NULL): 0, or -ENOSPC to fail the
+ * write(2) it comes from */
+int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
+		    const struct fuse_file_info *fi);
+void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
+void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
+void rfs_space_log(const struct rfs_daemon *d);
+
+/*
+ * fi->fh of a file: fs's handle shifted left by one, bit 0 set when it was
+ * opened for writing - a GETATTR carries the handle but not the flags, and
+ * fuse_space.c must tell write handles apart.
+ */
+static inline uint64_t rfs_fh_make(uint64_t fs_fh, int flags)
+{
+	return fs_fh << 1 | ((flags & O_ACCMODE) != O_RDONLY);
+}
+
+static inline uint64_t rfs_fh_fs(uint64_t fh)
+{
+	return fh >> 1;
+}
+
+static inline bool rfs_fh_writes(uint64_t fh)
+{
+	return fh & 1;
+}
+
 static inline struct rfs_daemon *rfs_daemon(fuse_req_t req)
 {
 	return fuse_req_userdata(req);

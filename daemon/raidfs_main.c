@@ -11,12 +11,16 @@
  * exit status says which (0, or 32 as mount(8) helpers do), and the reason
  * is printed on the terminal.
  *
- * Order of events:
+ * Order of events, every check that can fail before the first write:
+ *   block SIGUSR1/USR2/HUP/PIPE (signals.c), parse SOURCE and -o
  *   fork (before any thread exists: raidcore and fs start threads)
- *   assemble the array, mount fs, create the FUSE session, mount it
- *   tell the waiting parent; log to syslog from now on
- *   serve until umount or SIGTERM/SIGINT/SIGHUP
+ *   create the FUSE session (its options checked; nothing mounted)
+ *   assemble the array, mount fs, mount the FUSE session
+ *   start recovery (rebuilds), tell the waiting parent; detach
+ *   serve until umount or SIGTERM/SIGINT
  *   fs_unmount (commit, checkpoint, clean) and rc_array_close (clean)
+ * A mount that fails closes everything before the parent hears of it, so
+ * nothing is written after the command returned.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +43,6 @@
 
 /* Entry and attribute cache lifetime: the daemon is the only writer. */
 #define RFS_TIMEOUT_S 86400.0
-#define RFS_MAX_THREADS 16
 
 struct daemon_state {
 	struct config_source src;
@@ -174,7 +177,10 @@ static void daemon_notify(struct daemon_state *s, int status)
 static void daemon_detach(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char where[4200];
 
+	rfs_log(LOG_INFO, "detaching: messages go to %s from now on",
+		rfs_log_where(where, sizeof(where)));
 	rfs_log_init(RFS_LOG_SYSLOG);
 	if (chdir("/"))
 		rfs_log(LOG_WARNING, "chdir /: %s", strerror(errno));
@@ -212,90 +218,24 @@ static int fs_start(struct daemon_state *s)
 		return ret;
 	}
 	s->d.fs = s->sa.fs;
-	/* Keep the array redundant from now on: resume an interrupted
-	 * rebuild, rebuild onto a spare when a member fails. */
-	if (!s->o.ro && rc_array_start_recovery(s->sa.array) < 0)
-		rfs_log(LOG_WARNING, "cannot start the recovery thread");
 	return 0;
 }
 
-/* The options libfuse gets: ours first, then what the user passed on. */
-static int session_opts(const struct daemon_state *s, const char *source,
-			char **out)
+/* Once mounted: keep the array redundant from now on (resume an
+ * interrupted rebuild, rebuild onto a spare when a member fails). */
+static void recovery_start(struct daemon_state *s)
 {
-	char fsname[4200];
-	int ret;
-
-	*out = NULL;
-	snprintf(fsname, sizeof(fsname), "fsname=%s", source);
-	ret = fuse_opt_add_opt(out, "default_permissions,subtype=raidfs");
-	if (!ret)
-		ret = fuse_opt_add_opt_escaped(out, fsname);
-	if (!ret && s->o.ro)
-		ret = fuse_opt_add_opt(out, "ro");
-	if (!ret && s->o.allow_other)
-		ret = fuse_opt_add_opt(out, "allow_other");
-	if (!ret && s->o.debug)
-		ret = fuse_opt_add_opt(out, "debug");
-	if (!ret && s->o.fuse_opts)
-		ret = fuse_opt_add_opt(out, s->o.fuse_opts);
-	return ret ? -ENOMEM : 0;
+	if (!s->o.ro && rc_array_start_recovery(s->sa.array) < 0)
+		rfs_log(LOG_WARNING, "cannot start the recovery thread");
 }
 
-static int session_start(struct daemon_state *s, const char *source,
-			 const char *mountpoint)
+/* SIGUSR1 */
+static void status_log(void *arg)
 {
-	char *argv[] = { "raidfs", "-o", NULL, NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
-	char *opts;
-	int ret = session_opts(s, source, &opts);
+	struct daemon_state *s = arg;
 
-	if (ret)
-		return ret;
-	argv[2] = opts;
-	ret = -EINVAL;
-	s->se = fuse_session_new(&args, &rfs_ops, sizeof(rfs_ops), &s->d);
-	if (!s->se)
-		goto out;
-	if (fuse_set_signal_handlers(s->se))
-		goto out_session;
-	if (fuse_session_mount(s->se, mountpoint)) {
-		rfs_log(LOG_ERR, "cannot mount on %s", mountpoint);
-		goto out_signals;
-	}
-	ret = 0;
-	goto out;
-out_signals:
-	fuse_remove_signal_handlers(s->se);
-out_session:
-	fuse_session_destroy(s->se);
-	s->se = NULL;
-out:
-	fuse_opt_free_args(&args);
-	free(opts);
-	return ret;
-}
-
-static int session_serve(struct daemon_state *s)
-{
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-	int ret;
-
-	if (!cfg)
-		return -ENOMEM;
-	fuse_loop_cfg_set_max_threads(cfg, RFS_MAX_THREADS);
-	fuse_loop_cfg_set_clone_fd(cfg, 1);
-	if (rfs_inval_start(&s->d, s->se) < 0)
-		rfs_log(LOG_WARNING, "no attribute invalidation thread: "
-			"st_blocks may lag until the attribute timeout");
-	ret = fuse_session_loop_mt(s->se, cfg);
-	rfs_inval_stop(&s->d);
-	fuse_loop_cfg_destroy(cfg);
-	fuse_session_unmount(s->se);
-	fuse_remove_signal_handlers(s->se);
-	fuse_session_destroy(s->se);
-	s->se = NULL;
-	return ret < 0 ? ret : 0;
+	source_status_log(&s->sa);
+	rfs_space_log(&s->d);
 }
 
 /* Everything after the fork; returns the exit status. */
@@ -305,30 +245,41 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	char err[CONFIG_ERR_MAX] = "";
 	int ret, status = MNT_EX_FAIL;
 
-	ret = source_array_open(&s->src, &s->o, &s->sa, err, sizeof(err));
-	if (ret) {
-		rfs_log(LOG_ERR, "%s", err);
-		goto out;
-	}
-	if (fs_start(s))
-		goto out_close;
 	s->d.timeout = RFS_TIMEOUT_S;
 	s->d.ro = s->o.ro;
 	/* fs applies the umask itself (fs_ctx), and must not under a
 	 * default ACL: ask the kernel to leave it to us (op_init) */
 	s->d.dont_mask = true;
-	if (session_start(s, source, mountpoint))
+	if (rfs_session_new(&s->o, source, &s->d, &s->se))
+		goto out;
+	ret = source_array_open(&s->src, &s->o, &s->sa, err, sizeof(err));
+	if (ret) {
+		rfs_log(LOG_ERR, "%s", err);
+		goto out_session;
+	}
+	if (fs_start(s) || rfs_session_mount(s->se, mountpoint))
 		goto out_close;
+	recovery_start(s);
 	rfs_log(LOG_INFO, "mounted on %s", mountpoint);
 	daemon_notify(s, MNT_EX_SUCCESS);
 	if (!s->foreground)
 		daemon_detach();
-	status = session_serve(s) ? 1 : MNT_EX_SUCCESS;
+	if (daemon_signals_start(status_log, s))
+		rfs_log(LOG_WARNING, "no signal thread: SIGUSR1 and SIGHUP "
+			"stay pending");
+	status = rfs_session_serve(s->se, &s->d, mountpoint) ? 1 :
+		 MNT_EX_SUCCESS;
+	s->se = NULL;
+	daemon_signals_stop();
 out_close:
 	if (source_close(&s->sa))
 		status = 1;
 	else if (status == MNT_EX_SUCCESS)
 		rfs_log(LOG_INFO, "%s unmounted, array clean", mountpoint);
+out_session:
+	if (s->se)
+		rfs_session_destroy(s->se);
+	s->se = NULL;
 out:
 	daemon_notify(s, status);
 	return status;
@@ -372,6 +323,17 @@ static int config_load(struct daemon_state *s, const struct daemon_args *a)
 	return 0;
 }
 
+/* logfile=: opened now, on the terminal's watch, written once detached. */
+static int log_file_open(const struct daemon_state *s)
+{
+	int ret = s->o.logfile ? rfs_log_file(s->o.logfile) : 0;
+
+	if (ret)
+		rfs_log(LOG_ERR, "log file %s: %s", s->o.logfile,
+			strerror(-ret));
+	return ret;
+}
+
 /* Mounts what a command line asked for and serves it; the exit status. */
 static int daemon_main(const struct daemon_args *a)
 {
@@ -386,7 +348,7 @@ static int daemon_main(const struct daemon_args *a)
 	if (a->fake)
 		goto out_src;
 	status = MNT_EX_FAIL;
-	if (mountpoint_resolve(a->mountpoint, &mountpoint))
+	if (mountpoint_resolve(a->mountpoint, &mountpoint) || log_file_open(&s))
 		goto out_src;
 	s.foreground = a->foreground || s.o.debug;
 	if (!s.foreground) {
@@ -409,6 +371,7 @@ int main(int argc, char **argv)
 	struct daemon_args a = { 0 };
 	int status;
 
+	daemon_signals_block();
 	rfs_log_init(RFS_LOG_STDERR);
 	fuse_set_log_func(log_fuse);
 	if (!strcmp(prog_basename(argv[0]), DAEMON_HELPER_PROG))

@@ -166,9 +166,9 @@ static int bc_load(struct fs *fs, struct fs_buf *b, enum fs_buf_kind kind,
 	if (!err && type && !b->verified) {
 		err = fs_bhdr_check(b->data, (enum fs_btype)type, b->blk);
 		if (err)
-			fprintf(stderr, "raidfs: metadata block %llu (type %d) "
-				"fails its checksum\n",
-				(unsigned long long)b->blk, type);
+			fs_log(LOG_ERR, "metadata block %llu (type %d) "
+			       "fails its checksum",
+			       (unsigned long long)b->blk, type);
 		else
 			b->verified = true;
 	}

@@ -74,9 +74,9 @@ static int node_read(struct fs_bt *t, uint64_t blk, unsigned lvl,
 	if (fs_le16(n->level) != lvl || fs_le16(n->rec_size) != rs ||
 	    fs_le16(n->tree) != t->kind || fs_le64(n->h.owner) != t->owner ||
 	    fs_le16(n->count) == 0 || fs_le16(n->count) > node_cap(rs)) {
-		fprintf(stderr, "raidfs: B+tree node %llu of inode %llu is "
-			"inconsistent\n", (unsigned long long)blk,
-			(unsigned long long)t->owner);
+		fs_log(LOG_ERR, "B+tree node %llu of inode %llu is "
+		       "inconsistent", (unsigned long long)blk,
+		       (unsigned long long)t->owner);
 		bc_put(t->fs, *out);
 		*out = NULL;
 		return -EUCLEAN;

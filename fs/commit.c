@@ -284,9 +284,9 @@ static void journal_finish(struct fs *fs, struct fs_tx *tx, int err)
 	}
 	pthread_mutex_lock(&j->lock);
 	if (err) {
-		fprintf(stderr, "raidfs: journal commit %llu failed (%d): "
-			"filesystem is now read-only\n",
-			(unsigned long long)tx->seq, err);
+		fs_log(LOG_CRIT, "journal commit %llu failed (%d): "
+		       "filesystem is now read-only",
+		       (unsigned long long)tx->seq, err);
 		j->error = err;
 	} else {
 		__atomic_store_n(&j->committed_seq, tx->seq, __ATOMIC_RELEASE);

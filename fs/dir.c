@@ -71,7 +71,7 @@ static int dir_scan(struct fs *fs, struct fs_inode *dp, const char *name,
 }
 
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
-		  uint64_t *ino, uint8_t *type)
+		  uint64_t *ino, uint64_t *key)
 {
 	struct fs_dirent_disk rec;
 	int err;
@@ -80,13 +80,13 @@ int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 	if (err)
 		return err;
 	*ino = fs_le64(rec.ino);
-	if (type)
-		*type = rec.type;
+	if (key)
+		*key = fs_rec_key(&rec);
 	return 0;
 }
 
 int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
-	       const char *name, uint64_t ino, uint8_t type)
+	       const char *name, uint64_t ino, uint8_t type, uint64_t *key)
 {
 	struct fs_bt t = dir_tree(fs, dp);
 	struct fs_dirent_disk rec;
@@ -115,6 +115,8 @@ int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	err = fs_bt_insert(&t, tx, &rec);
 	if (err)
 		return err;
+	if (key)
+		*key = fs_rec_key(&rec);
 	dp->d.dir_entries++;
 	dp->d.size = dp->d.blocks * FS_BSIZE;
 	return 0;

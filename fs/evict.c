@@ -51,9 +51,9 @@ static int inode_free(struct fs *fs, struct fs_inode *ip)
 	}
 	pthread_rwlock_unlock(&ip->lock);
 	if (err)
-		fprintf(stderr, "raidfs: freeing inode %llu failed (%d); it "
-			"stays on the orphan list\n",
-			(unsigned long long)ip->ino, err);
+		fs_log(LOG_ERR, "freeing inode %llu failed (%d); it "
+		       "stays on the orphan list",
+		       (unsigned long long)ip->ino, err);
 	return err;
 }
 

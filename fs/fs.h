@@ -107,6 +107,13 @@ struct fs_attr {
 #define FS_SET_ATTR_MTIME_NOW (1 << 8)
 #define FS_SET_ATTR_CTIME (1 << 10)
 
+/*
+ * Where the library's messages go (damaged metadata, a failed commit, an
+ * unreadable file range); level is syslog's.  Default (NULL): stderr.
+ * Programs route it with their other messages (source/log.c).
+ */
+void fs_set_logger(void (*fn)(int level, const char *msg));
+
 /* ---- Format and mount ---------------------------------------------------- */
 struct fs_format_params {
 	char label[FS_LABEL_MAX];
@@ -254,6 +261,13 @@ int fs_fsyncdir(struct fs *fs, uint64_t ino, int datasync);
 
 /* ---- Whole filesystem ---------------------------------------------------- */
 int fs_statfs(struct fs *fs, struct statvfs *st);
+/*
+ * Bytes file data can still take: free blocks beyond the metadata reserve,
+ * and blocks freed by transactions not yet committed (a write that needs
+ * them commits first).  Cheap (one lock, no I/O): the daemon asks it for
+ * every write near full.
+ */
+uint64_t fs_space_avail(struct fs *fs);
 int fs_syncfs(struct fs *fs);
 
 /*

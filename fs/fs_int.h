@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <syslog.h>
 #include "fs.h"
 #include "hcache.h"
 #include "ondisk_fs.h"
@@ -50,6 +51,11 @@
 #define FS_ASSERT(c) do { if (!(c)) fs_panic(__FILE__, __LINE__, #c); } while (0)
 void fs_panic(const char *file, int line, const char *what)
 	__attribute__((noreturn));
+
+/* A message at a syslog level, to the logger fs_set_logger installed
+ * (stderr without one).  No lock held matters: loggers take none of ours. */
+void fs_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 uint64_t fs_csum(const void *data, size_t len, uint64_t seed);
 uint64_t fs_now_ns(void);
@@ -326,6 +332,11 @@ struct fs_inode {
 	uint64_t data_seq;              /* ... of the last change fdatasync
 					   needs: size, block map */
 	bool dead;                      /* freed on disk */
+	uint64_t name_dir, name_key;    /* the directory entry it was last
+					   reached through (lookup, create,
+					   link, readdirplus; 0: none), for
+					   messages (fs_path); under
+					   fs->icache_lock */
 	struct fs_dinode d;
 	struct hc_node node;            /* in fs->icache, key: ino */
 };
@@ -364,6 +375,13 @@ int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 		 gid_t gid, struct fs_inode **out);
 /* Lookup references and open handles (fs.h), under icache_lock. */
 void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens);
+/* ip was reached through the entry at key in directory dir (key 0: not
+ * known, fs_path searches dir). */
+void fs_inode_named(struct fs *fs, struct fs_inode *ip, uint64_t dir,
+		    uint64_t key);
+/* Where ip was last reached through: -ENOENT when nowhere. */
+int fs_inode_name(struct fs *fs, struct fs_inode *ip, uint64_t *dir,
+		  uint64_t *key);
 void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,
 		      struct fs_attr *a);
 int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
@@ -420,10 +438,11 @@ uint64_t fs_fh_new(struct fs *fs);
 /* ---- Directories (dir.c) ------------------------------------------------- */
 /* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
 extern uint64_t fs_dir_hash_mask;
+/* key (may be NULL): the key the entry is stored under. */
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
-		  uint64_t *ino, uint8_t *type);
+		  uint64_t *ino, uint64_t *key);
 int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
-	       const char *name, uint64_t ino, uint8_t type);
+	       const char *name, uint64_t ino, uint8_t type, uint64_t *key);
 int fs_dir_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		  const char *name);
 int fs_dir_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
@@ -477,6 +496,31 @@ void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* Mount: frees the orphans a crash left, finishes interrupted truncates. */
 int fs_orphans_process(struct fs *fs);
 
+/* ---- Reports of damage (report.c) ---------------------------------------- */
+/*
+ * A path of ino, for messages: each inode's name from the entry it was
+ * last reached through (a directory's from its parent pointer), up to the
+ * root.  -ENOENT (buf "") when no name is known, as for an unlinked file.
+ * Caller holds no lock.
+ */
+int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len);
+/* A read of [off, off + size) failed with -EIO: logs each unreadable run
+ * of blocks with ip's number, path and byte range.  Caller holds a
+ * reference on ip and no lock. */
+void fs_report_unreadable(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			  size_t size);
+
+/* The unreadable runs reported last (report.c); lock is a leaf. */
+#define FS_REPORTS_RECENT 16
+struct fs_report_run {
+	uint64_t ino, from, to, when_ns;
+};
+struct fs_reports {
+	pthread_mutex_t lock;
+	struct fs_report_run r[FS_REPORTS_RECENT];
+	unsigned next;
+};
+
 /* ---- The filesystem ------------------------------------------------------ */
 
 struct fs {
@@ -495,6 +539,7 @@ struct fs {
 	uint64_t orphans_freed;
 	bool was_clean;
 	uint64_t next_fh;
+	struct fs_reports reports;
 };
 
 #endif

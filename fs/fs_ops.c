@@ -187,6 +187,8 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	pthread_rwlock_unlock(&ip->lock);
 	if (stale)
 		atime_update(fs, ip);
+	if (n == -EIO)
+		fs_report_unreadable(fs, ip, off, size);
 	fs_iput(fs, ip);
 	return n;
 }

@@ -130,8 +130,8 @@ static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 	d.csum = 0;
 	if (fs_csum(&d, sizeof(d), ino) != fs_le64(src->csum) ||
 	    fs_le64(d.ino) != ino || fs_le32(d.nextents) > FS_INLINE_EXTENTS) {
-		fprintf(stderr, "raidfs: inode %llu fails its checksum\n",
-			(unsigned long long)ino);
+		fs_log(LOG_ERR, "inode %llu fails its checksum",
+		       (unsigned long long)ino);
 		return -EUCLEAN;
 	}
 	memset(c, 0, sizeof(*c));
@@ -399,6 +399,25 @@ void fs_inode_ref(struct fs *fs, struct fs_inode *ip, int lookups, int opens)
 	ip->nlookup += (uint64_t)(int64_t)lookups;
 	ip->nopen += (uint32_t)opens;
 	pthread_mutex_unlock(&fs->icache_lock);
+}
+
+void fs_inode_named(struct fs *fs, struct fs_inode *ip, uint64_t dir,
+		    uint64_t key)
+{
+	pthread_mutex_lock(&fs->icache_lock);
+	ip->name_dir = dir;
+	ip->name_key = key;
+	pthread_mutex_unlock(&fs->icache_lock);
+}
+
+int fs_inode_name(struct fs *fs, struct fs_inode *ip, uint64_t *dir,
+		  uint64_t *key)
+{
+	pthread_mutex_lock(&fs->icache_lock);
+	*dir = ip->name_dir;
+	*key = ip->name_key;
+	pthread_mutex_unlock(&fs->icache_lock);
+	return *dir ? 0 : -ENOENT;
 }
 
 void fs_inode_to_attr(struct fs *fs, const struct fs_inode *ip,

@@ -60,7 +60,7 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr)
 {
 	struct fs_inode *dp, *ip;
-	uint64_t ino;
+	uint64_t ino, key = 0;
 	int err;
 
 	err = name_check(name);
@@ -76,13 +76,15 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	else if (!strcmp(name, ".."))
 		ino = dp->d.parent;
 	else
-		err = dp->d.nlink ? fs_dir_lookup(fs, dp, name, &ino, NULL) :
+		err = dp->d.nlink ? fs_dir_lookup(fs, dp, name, &ino, &key) :
 				    -ENOENT;
 	/* The reference is taken while the name still names the inode. */
 	if (!err)
 		err = fs_iget(fs, ino, &ip);
 	if (!err)
 		fs_inode_ref(fs, ip, 1, 0);
+	if (!err && key)
+		fs_inode_named(fs, ip, dp->ino, key);
 	pthread_rwlock_unlock(&dp->lock);
 	if (!err) {
 		pthread_rwlock_rdlock(&ip->lock);
@@ -146,13 +148,14 @@ static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 {
 	mode_t mode = nn->mode;
 	struct fs_inode *ip;
+	uint64_t key;
 	ssize_t n;
 	int err;
 
 	err = create_inode(fs, tx, dp, nn, &ip);
 	if (err)
 		return err;
-	err = fs_dir_add(fs, tx, dp, name, ip->ino, mode_to_dt(mode));
+	err = fs_dir_add(fs, tx, dp, name, ip->ino, mode_to_dt(mode), &key);
 	if (!err && nn->target) {
 		n = fs_file_write(fs, ip, 0, strlen(nn->target), nn->target);
 		err = n < 0 ? (int)n : 0;
@@ -170,6 +173,7 @@ static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	if (!err)
 		err = fs_inode_dirty(fs, tx, dp);
 	fs_inode_ref(fs, ip, nn->lookups, nn->opens);
+	fs_inode_named(fs, ip, dp->ino, key);
 	*out = ip;
 	return err;
 }
@@ -442,7 +446,7 @@ static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
 		      const char *newname, struct fs_attr *attr)
 {
 	struct fs_tx *tx;
-	uint64_t x;
+	uint64_t x, key;
 	int err;
 
 	if (!dp->d.nlink || !ip->d.nlink)
@@ -456,7 +460,7 @@ static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
 		err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		err = fs_dir_add(fs, tx, dp, newname, ip->ino,
-				 mode_to_dt(ip->d.mode));
+				 mode_to_dt(ip->d.mode), &key);
 		if (!err) {
 			ip->d.nlink++;
 			fs_inode_touch(ip, false, false, true);
@@ -469,6 +473,7 @@ static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
 	}
 	if (!err) {
 		fs_inode_ref(fs, ip, 1, 0);
+		fs_inode_named(fs, ip, dp->ino, key);
 		fs_inode_to_attr(fs, ip, attr);
 	}
 	return err;
@@ -567,6 +572,7 @@ static int rd_fill_batch(struct fs *fs, struct fs_inode *dp, uint64_t *cookie,
 			if (err)
 				break;
 			fs_inode_ref(fs, e->ip, 1, 0);
+			fs_inode_named(fs, e->ip, dp->ino, key);
 		}
 		e->next = *cookie = key + 1;
 		(*n)++;

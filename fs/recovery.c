@@ -71,7 +71,7 @@ static int jsb_read(struct fs_bdev *bdev, const struct fs_jgeom *g,
 		return err;
 	if (fs_bhdr_check(blk, FS_BT_JSB, g->jsb_blk) ||
 	    fs_le64(jsb->h.owner) != g->id) {
-		fprintf(stderr, "raidfs: journal superblock is damaged\n");
+		fs_log(LOG_ERR, "journal superblock is damaged");
 		return -EUCLEAN;
 	}
 	*seq = fs_le64(jsb->start_seq);

@@ -121,7 +121,8 @@ static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 		if (!err)
 			err = fs_inode_dirty(fs, tx, r->dst);
 	} else {
-		err = fs_dir_add(fs, tx, r->ddp, r->newname, r->src->ino, dt);
+		err = fs_dir_add(fs, tx, r->ddp, r->newname, r->src->ino, dt,
+				 NULL);
 	}
 	if (!err)
 		err = fs_dir_remove(fs, tx, r->sdp, r->name);
@@ -153,6 +154,11 @@ static int rn_apply(struct fs *fs, struct rn *r)
 	if (!err && r->ddp != r->sdp)
 		err = fs_inode_dirty(fs, tx, r->ddp);
 	fs_tx_end(fs, tx);
+	/* for messages: the new names' keys are found when needed */
+	if (!err)
+		fs_inode_named(fs, r->src, r->ddp->ino, 0);
+	if (!err && (r->flags & RENAME_EXCHANGE))
+		fs_inode_named(fs, r->dst, r->sdp->ino, 0);
 	return err;
 }
 

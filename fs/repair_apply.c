@@ -204,7 +204,7 @@ static int fix_rekey(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *dp,
 		return err;
 	memcpy(name, f->rec.name, f->rec.name_len);
 	name[f->rec.name_len] = '\0';
-	err = fs_dir_add(r->fs, tx, dp, name, ino, r->dtype[ino]);
+	err = fs_dir_add(r->fs, tx, dp, name, ino, r->dtype[ino], NULL);
 	/* the same name under its right key already: this was a duplicate */
 	return err == -EEXIST ? 0 : err;
 }
@@ -276,7 +276,8 @@ static int link_lost(struct fs_repair *r, uint64_t lf, uint64_t ino)
 	err = fs_tx_begin(fs, &tx);
 	if (!err) {
 		snprintf(name, sizeof(name), "#%llu", (unsigned long long)ino);
-		err = fs_dir_add(fs, tx, dp, name, ino, rp_dtype(ip->d.mode));
+		err = fs_dir_add(fs, tx, dp, name, ino, rp_dtype(ip->d.mode),
+				 NULL);
 		if (!err && S_ISDIR(ip->d.mode)) {
 			ip->d.parent = lf;
 			dp->d.nlink++;

@@ -247,18 +247,17 @@ static int sb_load(struct fs *fs)
 	if (!err)
 		memcpy(&fs->sb, b, FS_BSIZE);
 	else
-		fprintf(stderr, "raidfs: cannot mount: %s\n",
-			why ? why : "I/O error");
+		fs_log(LOG_ERR, "cannot mount: %s", why ? why : "I/O error");
 	if (!err && first) {
-		fprintf(stderr, "raidfs: superblock copy 0 is damaged; "
-			"using copy 1\n");
+		fs_log(LOG_WARNING, "superblock copy 0 is damaged; "
+		       "using copy 1");
 		err = sb_restore_copy0(fs);
 	}
 	free(b);
 	if (!err && (fs_le64(fs->sb.feature_ro_compat) &
 		     ~FS_FEATURE_RO_COMPAT_SUPP) && !fs->rdonly) {
-		fprintf(stderr, "raidfs: unknown read-only-compatible "
-			"features: mount read-only\n");
+		fs_log(LOG_ERR, "unknown read-only-compatible "
+		       "features: mount read-only");
 		err = -EROFS;
 	}
 	return err;
@@ -298,6 +297,7 @@ static void fs_free(struct fs *fs)
 	fs_journal_destroy(fs);
 	bc_destroy(fs);
 	pthread_rwlock_destroy(&fs->ns_lock);
+	pthread_mutex_destroy(&fs->reports.lock);
 	free(fs);
 }
 
@@ -340,6 +340,7 @@ int fs_mount_opts(struct fs_bdev *bdev, const struct fs_mount_opts *o,
 	fs->rdonly = o->flags & FS_MOUNT_RDONLY;
 	fs->noatime = o->flags & FS_MOUNT_NOATIME;
 	pthread_rwlock_init(&fs->ns_lock, NULL);
+	pthread_mutex_init(&fs->reports.lock, NULL);
 	err = sb_load(fs);
 	if (!err)
 		err = bc_init(fs, (o->cache_bytes ? o->cache_bytes :
@@ -437,6 +438,18 @@ int fs_statfs(struct fs *fs, struct statvfs *st)
 	if (fs->rdonly)
 		st->f_flag |= ST_RDONLY;
 	return 0;
+}
+
+uint64_t fs_space_avail(struct fs *fs)
+{
+	struct fs_alloc *a = &fs->alloc;
+	uint64_t n;
+
+	pthread_mutex_lock(&a->lock);
+	n = a->free_blocks > a->reserve ? a->free_blocks - a->reserve : 0;
+	n += a->pending_blocks;
+	pthread_mutex_unlock(&a->lock);
+	return n * FS_BSIZE;
 }
 
 int fs_syncfs(struct fs *fs)

@@ -1,7 +1,9 @@
 /*
- * util: checksums, block headers, clocks, lists of block runs and the
- * panic for broken invariants, shared by every layer of the filesystem.
+ * util: checksums, block headers, clocks, lists of block runs, messages
+ * (fs_log, fs_set_logger) and the panic for broken invariants, shared by
+ * every layer of the filesystem.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +11,30 @@
 #include <xxhash.h>
 #include "fs_int.h"
 
+static void (*fs_logger)(int level, const char *msg);
+
+void fs_set_logger(void (*fn)(int level, const char *msg))
+{
+	fs_logger = fn;
+}
+
+void fs_log(int level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (fs_logger)
+		fs_logger(level, msg);
+	else
+		fprintf(stderr, "raidfs: %s\n", msg);
+}
+
 void fs_panic(const char *file, int line, const char *what)
 {
-	fprintf(stderr, "raidfs: invariant broken at %s:%d: %s\n", file, line,
-		what);
+	fs_log(LOG_CRIT, "invariant broken at %s:%d: %s", file, line, what);
 	abort();
 }
 

@@ -64,8 +64,8 @@ static int xa_load(struct fs *fs, struct fs_inode *ip, struct xa_set *s)
 	s->n = count;
 	return 0;
 bad:
-	fprintf(stderr, "raidfs: xattr block of inode %llu is inconsistent\n",
-		(unsigned long long)ip->ino);
+	fs_log(LOG_ERR, "xattr block of inode %llu is inconsistent",
+	       (unsigned long long)ip->ino);
 	bc_put(fs, s->b);
 	s->b = NULL;
 	return -EUCLEAN;

@@ -36,6 +36,7 @@ enum opt_kind {
 	OPT_DEGRADED,   /* =allow|refuse */
 	OPT_CACHE_MB,   /* =N mebibytes */
 	OPT_CACHE,      /* =SIZE with K/M/G */
+	OPT_LOGFILE,    /* =PATH */
 };
 
 /* name ending in '=' or '-' matches as a prefix; others match exactly. */
@@ -53,6 +54,7 @@ static const struct opt_rule opt_rules[] = {
 	{ "degraded=", OPT_DEGRADED },
 	{ "cache_mb=", OPT_CACHE_MB },
 	{ "cache=", OPT_CACHE },
+	{ "logfile=", OPT_LOGFILE },
 	/* mount(8), fstab and systemd options */
 	{ "defaults", OPT_IGNORE }, { "auto", OPT_IGNORE },
 	{ "noauto", OPT_IGNORE }, { "nofail", OPT_IGNORE },
@@ -107,8 +109,25 @@ void config_opts_free(struct config_opts *o)
 {
 	free(o->fuse_opts);
 	free(o->ignored);
+	free(o->logfile);
 	o->fuse_opts = NULL;
 	o->ignored = NULL;
+	o->logfile = NULL;
+}
+
+/* A path option's value, however long (not through opt_apply's buffer). */
+static int opt_path_set(char **dst, const char *val, size_t len)
+{
+	char *copy;
+
+	if (!len)
+		return -EINVAL;
+	copy = strndup(val, len);
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
 }
 
 /* Appends item[0..len) to a comma list held in *list. */
@@ -235,6 +254,10 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 		break;
 	case OPT_CACHE:
 		ret = config_size_parse(val, &o->cache_bytes);
+		break;
+	case OPT_LOGFILE:
+		ret = opt_path_set(&o->logfile, eq + 1,
+				   len - (size_t)(eq + 1 - opt));
 		break;
 	}
 	if (ret == -EINVAL)
@@ -467,6 +490,7 @@ static cfg_t *cfg_new(void)
 		CFG_STR("degraded", NULL, CFGF_NODEFAULT),
 		CFG_BOOL("ro", cfg_false, CFGF_NODEFAULT),
 		CFG_BOOL("allow_other", cfg_false, CFGF_NODEFAULT),
+		CFG_STR("logfile", NULL, CFGF_NODEFAULT),
 		CFG_END()
 	};
 	static cfg_opt_t top_opts[] = {
@@ -519,7 +543,24 @@ static int cfg_array_read(cfg_t *arr, const char *dir,
 	return ret;
 }
 
-static void cfg_options_read(cfg_t *op, struct config_opts *o)
+/* The logfile, like member paths, is relative to the file's directory. */
+static int cfg_logfile_read(cfg_t *op, const char *dir, struct config_opts *o)
+{
+	const char *p = cfg_getstr(op, "logfile");
+	char buf[PATH_MAX];
+
+	if (!p || !*p)
+		return -EINVAL;
+	if (p[0] != '/' && dir) {
+		if (snprintf(buf, sizeof(buf), "%s/%s", dir, p) >=
+		    (int)sizeof(buf))
+			return -ENAMETOOLONG;
+		p = buf;
+	}
+	return opt_path_set(&o->logfile, p, strlen(p));
+}
+
+static int cfg_options_read(cfg_t *op, const char *dir, struct config_opts *o)
 {
 	if (cfg_size(op, "cache_mb"))
 		o->cache_bytes = (uint64_t)cfg_getint(op, "cache_mb") << 20;
@@ -531,6 +572,7 @@ static void cfg_options_read(cfg_t *op, struct config_opts *o)
 		o->ro = cfg_getbool(op, "ro");
 	if (cfg_size(op, "allow_other"))
 		o->allow_other = cfg_getbool(op, "allow_other");
+	return cfg_size(op, "logfile") ? cfg_logfile_read(op, dir, o) : 0;
 }
 
 static char *path_dirname(const char *path)
@@ -582,9 +624,13 @@ static int source_file_parse(const char *path, struct config_source *src,
 		goto out_cfg;
 	}
 	if (cfg_size(cfg, "options"))
-		cfg_options_read(cfg_getsec(cfg, "options"), o);
-	src->config_path = strdup(path);
-	ret = src->config_path ? 0 : -ENOMEM;
+		ret = cfg_options_read(cfg_getsec(cfg, "options"), dir, o);
+	if (ret)
+		err_set(err, errlen, "%s: logfile: %s", path, ret == -EINVAL ?
+			"must not be empty" : strerror(-ret));
+	src->config_path = ret ? NULL : strdup(path);
+	if (!ret && !src->config_path)
+		ret = -ENOMEM;
 out_cfg:
 	cfg_free(cfg);
 out:

@@ -55,6 +55,8 @@ struct config_opts {
 	uint64_t cache_bytes;         /* 0: the library's default */
 	char *fuse_opts;              /* comma list for libfuse, or NULL */
 	char *ignored;                /* unknown options, for one warning, or NULL */
+	char *logfile;                /* logfile=PATH: where the daemon's
+					 messages go once detached (log.h) */
 };
 
 void config_opts_init(struct config_opts *o);

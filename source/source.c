@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <libmount.h>
 #include <uuid/uuid.h>
 
@@ -144,6 +145,52 @@ static int array_uuid_check(const struct config_source *src,
 	return -EINVAL;
 }
 
+/*
+ * A configuration file that names its array's uuid is believed before any
+ * member is written: a device whose superblock names another array is
+ * left out (closed, counted missing) before assembly, and when no device
+ * holds the named array nothing is assembled at all.  (Checked only after
+ * assembly, a read-write assembly of the wrong array had already written
+ * its members.)  Devices without a readable superblock are raidcore's to
+ * judge.
+ */
+static int members_filter_uuid(const struct config_source *src,
+			       struct rc_dev **devs, int n, char *err,
+			       size_t errlen)
+{
+	char want[37], got[37] = "";
+	struct rc_probe p;
+	int i, ours = 0;
+
+	if (!src->has_uuid)
+		return 0;
+	uuid_unparse(src->uuid, want);
+	for (i = 0; i < n; i++) {
+		if (!devs[i] || rc_member_probe(devs[i], &p))
+			continue;
+		if (!memcmp(p.array_uuid, src->uuid, sizeof(src->uuid))) {
+			ours++;
+			continue;
+		}
+		uuid_unparse(p.array_uuid, got);
+		rfs_log(LOG_WARNING, "member %s holds array %s, not %s: "
+			"leaving it out", devs[i]->name, got, want);
+		rc_dev_close(devs[i]);
+		devs[i] = NULL;
+	}
+	if (ours)
+		return 0;
+	if (got[0])
+		err_set(err, errlen, "%s names array %s, but the members hold "
+			"array %s", src->config_path ? src->config_path :
+			"SOURCE", want, got);
+	else
+		err_set(err, errlen, "%s names array %s, but no member holds "
+			"it", src->config_path ? src->config_path : "SOURCE",
+			want);
+	return -EINVAL;
+}
+
 static int array_assemble(const struct config_source *src,
 			  const struct config_opts *o, struct rc_array **out,
 			  char *err, size_t errlen)
@@ -163,6 +210,8 @@ static int array_assemble(const struct config_source *src,
 	if (ret >= 0)
 		ret = members_open(src->spares, src->nspares, dflags,
 				   devs + src->nmembers, err, errlen);
+	if (ret >= 0)
+		ret = members_filter_uuid(src, devs, n, err, errlen);
 	if (ret < 0) {
 		for (i = 0; i < n; i++)
 			rc_dev_close(devs[i]);
@@ -268,6 +317,22 @@ int source_close(struct source_array *sa)
 	return ret;
 }
 
+/* A cache larger than the machine's memory can never be allocated: it is
+ * refused with the options, before any member is opened. */
+static int cache_check(const struct config_opts *o, char *err, size_t errlen)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ?
+		       (uint64_t)pages * (uint64_t)psize : 0;
+
+	if (!mem || o->cache_bytes <= mem)
+		return 0;
+	err_set(err, errlen, "a cache of %llu MiB is more than this machine's "
+		"memory (%llu MiB)", (unsigned long long)(o->cache_bytes >> 20),
+		(unsigned long long)(mem >> 20));
+	return -EINVAL;
+}
+
 int source_load(const char *source, const char *optstr,
 		struct config_source *src, struct config_opts *o, char *err,
 		size_t errlen)
@@ -276,7 +341,59 @@ int source_load(const char *source, const char *optstr,
 
 	if (!ret)
 		ret = config_opts_parse(optstr, o, err, errlen);
+	if (!ret)
+		ret = cache_check(o, err, errlen);
 	return ret;
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+static void member_status_log(struct rc_array *a, const char *uuid,
+			      uint32_t slot)
+{
+	struct rc_member_status st;
+
+	if (rc_array_member_status(a, (int)slot, &st) ||
+	    st.state == RC_MEMBER_EMPTY)
+		return;
+	rfs_log(st.state == RC_MEMBER_ACTIVE || st.state == RC_MEMBER_SPARE ?
+		LOG_INFO : LOG_WARNING,
+		"array %s: slot %u %s%s%s: %llu read, %llu write, %llu "
+		"checksum errors, %llu blocks repaired%s", uuid, slot,
+		member_state_name(st.state), st.name[0] ? " " : "", st.name,
+		(unsigned long long)st.read_errors,
+		(unsigned long long)st.write_errors,
+		(unsigned long long)st.csum_errors,
+		(unsigned long long)st.repaired,
+		st.state == RC_MEMBER_REBUILDING ? ", rebuilding" : "");
+}
+
+void source_status_log(const struct source_array *sa)
+{
+	struct rc_info info;
+	struct statvfs st;
+	char uuid[37];
+	uint32_t slot;
+
+	if (!sa->array || rc_array_info(sa->array, &info))
+		return;
+	uuid_unparse(info.uuid, uuid);
+	rfs_log(info.degraded || info.errors ? LOG_WARNING : LOG_INFO,
+		"array %s: %s, %u members, %s%s%s, %llu unrecoverable reads",
+		uuid, rc_level_name(info.level), info.members,
+		info.degraded ? "DEGRADED" : "redundant",
+		info.rdonly ? ", read-only" : "",
+		info.errors ? ", errors seen" : "",
+		(unsigned long long)info.unrecoverable);
+	for (slot = 0; slot < info.members + info.spares; slot++)
+		member_status_log(sa->array, uuid, slot);
+	if (!sa->fs || fs_statfs(sa->fs, &st))
+		return;
+	rfs_log(LOG_INFO, "filesystem: %llu of %llu MiB free, %llu of %llu "
+		"inodes free",
+		(unsigned long long)(st.f_bavail * st.f_frsize >> 20),
+		(unsigned long long)(st.f_blocks * st.f_frsize >> 20),
+		(unsigned long long)st.f_ffree, (unsigned long long)st.f_files);
 }
 
 /* ---- is it mounted? ------------------------------------------------------- */

@@ -45,7 +45,8 @@ struct source_array {
 /*
  * Parses SOURCE into src (a configuration file's options become defaults
  * in o), then optstr (may be NULL) over them.  Unknown options are left in
- * o->ignored.  -EINVAL with err set on anything malformed.
+ * o->ignored.  -EINVAL with err set on anything malformed, and on a cache
+ * larger than the machine's memory.
  */
 int source_load(const char *source, const char *optstr,
 		struct config_source *src, struct config_opts *o, char *err,
@@ -53,10 +54,12 @@ int source_load(const char *source, const char *optstr,
 
 /*
  * Opens every member and spare of src (one that cannot be opened is logged
- * and counts as missing; one in use is waited for, then refused), assembles
- * the array (read-only with o->ro; only fully redundant with
- * degraded=refuse), checks the uuid a configuration file names, logs the
- * array's health and wraps it as a bdev.  On failure nothing is left open.
+ * and counts as missing; one in use is waited for, then refused), leaves
+ * out members of another array than the one a configuration file names
+ * (none of them: -EINVAL, nothing assembled), assembles the array
+ * (read-only with o->ro; only fully redundant with degraded=refuse), logs
+ * the array's health and wraps it as a bdev.  On failure nothing is left
+ * open.
  */
 int source_array_open(const struct config_source *src,
 		      const struct config_opts *o, struct source_array *sa,
@@ -65,6 +68,10 @@ int source_array_open(const struct config_source *src,
 /* Mounts the filesystem on sa->bdev with o's flags and cache size. */
 int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 		    char *err, size_t errlen);
+
+/* Logs the array's state, every member's state and error counters, and
+ * the filesystem's free space (if mounted): what SIGUSR1 asks for. */
+void source_status_log(const struct source_array *sa);
 
 /* Unmounts the filesystem (if mounted), closes the bdev and the array
  * (rc_array_close marks it clean).  0 or the first error. */

@@ -241,3 +241,33 @@ m_sums() {
 	if command -v xxhsum >/dev/null; then (cd "$T" && xxhsum -H2 -- *.img 2>/dev/null)
 	else (cd "$T" && sha256sum -- *.img); fi
 }
+
+# ---- file patterns on members ----------------------------------------------
+# t_pattern_files DIR BLOCKS...: DIR/file0, file1, ... of BLOCKS[i] 4 KiB
+# blocks each; block k of file n starts with "F%03dB%06d" (n, k), which is
+# what fsck_locate.py finds on the member images.
+t_pattern_files() {
+	"$PY" - "$@" <<'PY'
+import os, sys
+d = sys.argv[1]
+for n, blocks in enumerate(int(b) for b in sys.argv[2:]):
+    with open(os.path.join(d, "file%d" % n), "wb") as f:
+        for k in range(blocks):
+            f.write((b"F%03dB%06d" % (n, k)).ljust(4096, b"."))
+PY
+}
+
+# t_locate_block N K IMAGE...: prints "IMAGE OFFSET" of file N's block K.
+t_locate_block() {
+	local n=$1 k=$2
+	shift 2
+	"$PY" "$TESTS_DIR/fsck_locate.py" "data:$n" "$@" | "$PY" -c '
+import sys
+want = (b"F%03dB%06d" % (int(sys.argv[1]), int(sys.argv[2])))
+for line in sys.stdin:
+    p, o = line.split()
+    with open(p, "rb") as f:
+        f.seek(int(o)); b = f.read(len(want))
+    if b == want:
+        print(p, o); break' "$n" "$k"
+}

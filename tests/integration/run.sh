@@ -55,6 +55,7 @@ for t in "$HERE"/t[0-9]*.sh; do
 	fi
 	start=$(date +%s)
 	RAIDFS_TEST_TMP=$(mktemp -d /tmp/raidfs-run.XXXXXX)
+	chmod 755 "$RAIDFS_TEST_TMP"     # tests run programs as nobody in it
 	export RAIDFS_TEST_TMP
 	out=$(timeout -k 10 "$TIMEOUT" bash "$t" 2>&1)
 	rc=$?

@@ -396,6 +396,40 @@ static void test_config_file_good(void **state)
 	config_opts_free(&o);
 }
 
+/* logfile=: a path of any length, never empty; in a file, relative to it. */
+static void test_opts_logfile(void **state)
+{
+	struct config_source src;
+	struct config_opts o;
+	char err[CONFIG_ERR_MAX] = "", opt[700], path[512], want[600];
+	char longpath[600];
+
+	config_opts_init(&o);
+	assert_int_equal(config_opts_parse("logfile=/var/log/r.log,ro", &o, err,
+					   sizeof(err)), 0);
+	assert_string_equal(o.logfile, "/var/log/r.log");
+	assert_true(o.ro);
+	memset(longpath, 'x', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	longpath[sizeof(longpath) - 1] = '\0';
+	snprintf(opt, sizeof(opt), "logfile=%s", longpath);
+	assert_int_equal(config_opts_parse(opt, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.logfile, longpath);
+	assert_int_equal(config_opts_parse("logfile=", &o, err, sizeof(err)),
+			 -EINVAL);
+	config_opts_free(&o);
+
+	snprintf(path, sizeof(path), "%s", text_write("log.conf",
+		 "array { members = { \"/a\" } }\n"
+		 "options { logfile = \"raidfs.log\" }\n"));
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(path, &src, &o, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/raidfs.log", tmpdir);
+	assert_string_equal(o.logfile, want);
+	config_source_free(&src);
+	config_opts_free(&o);
+}
+
 /* Options the file does not name keep the caller's values. */
 static void test_config_file_minimal(void **state)
 {
@@ -488,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_source_list),
 		cmocka_unit_test(test_source_is_file),
 		cmocka_unit_test(test_source_single_member),
+		cmocka_unit_test(test_opts_logfile),
 		cmocka_unit_test(test_config_file_good),
 		cmocka_unit_test(test_config_file_minimal),
 		cmocka_unit_test(test_config_file_malformed),

@@ -1,0 +1,196 @@
+/*
+ * report: what the filesystem tells about damage it meets while mounted -
+ * the path of an inode (fs_path), and the file ranges a read could not
+ * deliver, each logged once with the inode, its path and the bytes
+ * (fs_report_unreadable).  fsck's report of a whole scan is repair.c's.
+ *
+ * Paths come from memory, not from a scan: every inode remembers the
+ * directory entry it was last reached through (fs_inode_named: lookup,
+ * create, link, readdirplus, rename), a directory its parent pointer, so a
+ * path costs one directory lookup per level.  Names are read under
+ * ns_lock (read), so no rename moves them meanwhile.
+ */
+#include <string.h>
+#include "fs_int.h"
+
+/* The name ino has in directory dir: the entry at key while it is still
+ * ino's, else the first entry naming ino.  Caller holds ns_lock. */
+static int name_in_dir(struct fs *fs, uint64_t dir, uint64_t ino,
+		       uint64_t key, char *name)
+{
+	struct fs_inode *dp;
+	uint64_t got, k;
+	uint8_t dt;
+	int err = fs_iget(fs, dir, &dp);
+
+	if (err)
+		return err;
+	if (!S_ISDIR(dp->d.mode)) {
+		fs_iput(fs, dp);
+		return -ENOTDIR;
+	}
+	pthread_rwlock_rdlock(&dp->lock);
+	err = -ENOENT;
+	if (key && !fs_dir_next(fs, dp, key, name, &got, &dt, &k) &&
+	    k == key && got == ino)
+		err = 0;
+	for (k = 0; err && !fs_dir_next(fs, dp, k, name, &got, &dt, &k); k++)
+		if (got == ino)
+			err = 0;
+	pthread_rwlock_unlock(&dp->lock);
+	fs_iput(fs, dp);
+	return err;
+}
+
+/* The directory ino is in, and its entry's key there (0: unknown).  A
+ * directory's parent pointer is authoritative; other inodes have the entry
+ * they were last reached through. */
+static int name_place(struct fs *fs, uint64_t ino, uint64_t *dir,
+		      uint64_t *key)
+{
+	struct fs_inode *ip;
+	uint64_t d, k;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	err = fs_inode_name(fs, ip, &d, &k);
+	if (S_ISDIR(ip->d.mode)) {
+		*dir = ip->d.parent;       /* stable under ns_lock */
+		*key = !err && d == *dir ? k : 0;
+		err = 0;
+	} else if (!err) {
+		*dir = d;
+		*key = k;
+	}
+	fs_iput(fs, ip);
+	return err;
+}
+
+int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len)
+{
+	char name[FS_NAME_MAX + 1];
+	size_t pos = len - 1, n;
+	uint64_t cur = ino, dir, key;
+	int depth = 0;
+
+	if (len < 2)
+		return -ENAMETOOLONG;
+	buf[pos] = '\0';
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	while (cur != FS_ROOT_INO && depth++ < 4096) {
+		if (name_place(fs, cur, &dir, &key) ||
+		    name_in_dir(fs, dir, cur, key, name))
+			break;
+		n = strlen(name);
+		if (n + 1 > pos)
+			break;
+		pos -= n;
+		memcpy(buf + pos, name, n);
+		buf[--pos] = '/';
+		cur = dir;
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (ino == FS_ROOT_INO)
+		snprintf(buf, len, "/");
+	else if (cur == FS_ROOT_INO)
+		memmove(buf, buf + pos, len - pos);
+	else
+		buf[0] = '\0';
+	return buf[0] ? 0 : -ENOENT;
+}
+
+/* ---- unreadable ranges --------------------------------------------------- */
+#define REPORT_RUNS_MAX 8
+#define REPORT_REPEAT_NS (10 * 1000000000ull)
+
+/*
+ * The kernel asks again for what its readahead could not read (the page
+ * alone), and a program retries: a run inside one of the runs reported
+ * last (fs->reports), within a few seconds, says nothing new.
+ */
+static bool report_is_new(struct fs *fs, uint64_t ino, uint64_t from,
+			  uint64_t to)
+{
+	struct fs_reports *rs = &fs->reports;
+	uint64_t now = fs_now_ns();
+	bool fresh = true;
+	unsigned i;
+
+	pthread_mutex_lock(&rs->lock);
+	for (i = 0; i < FS_REPORTS_RECENT && fresh; i++)
+		fresh = rs->r[i].ino != ino || from < rs->r[i].from ||
+			to > rs->r[i].to ||
+			now - rs->r[i].when_ns > REPORT_REPEAT_NS;
+	if (fresh)
+		rs->r[rs->next++ % FS_REPORTS_RECENT] =
+			(struct fs_report_run){ ino, from, to, now };
+	pthread_mutex_unlock(&rs->lock);
+	return fresh;
+}
+
+struct report_runs {
+	struct { uint64_t from, to; } v[REPORT_RUNS_MAX];   /* blocks */
+	int n;
+	bool more;
+};
+
+static void runs_add(struct report_runs *r, uint64_t b)
+{
+	if (r->n && r->v[r->n - 1].to == b)
+		r->v[r->n - 1].to = b + 1;
+	else if (r->n < REPORT_RUNS_MAX)
+		r->v[r->n].from = b, r->v[r->n++].to = b + 1;
+	else
+		r->more = true;
+}
+
+/* Reads [off, off + size) again block by block: the runs that fail. */
+static void runs_find(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      size_t size, struct report_runs *r, uint64_t *isize)
+{
+	uint8_t *blk;
+	uint64_t b, end;
+
+	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
+		return;
+	pthread_rwlock_rdlock(&ip->lock);
+	*isize = ip->d.size;
+	end = off + size < ip->d.size ? off + size : ip->d.size;
+	for (b = off >> FS_BSHIFT; b << FS_BSHIFT < end; b++)
+		if (fs_file_read(fs, ip, b << FS_BSHIFT, FS_BSIZE, blk) == -EIO)
+			runs_add(r, b);
+	pthread_rwlock_unlock(&ip->lock);
+	free(blk);
+}
+
+void fs_report_unreadable(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			  size_t size)
+{
+	struct report_runs r = { .n = 0 };
+	char path[1024], where[1100];
+	uint64_t isize = 0, from, to;
+	int i;
+
+	runs_find(fs, ip, off, size, &r, &isize);
+	if (fs_path(fs, ip->ino, path, sizeof(path)))
+		snprintf(where, sizeof(where), "inode %llu",
+			 (unsigned long long)ip->ino);
+	else
+		snprintf(where, sizeof(where), "inode %llu (%s)",
+			 (unsigned long long)ip->ino, path);
+	for (i = 0; i < r.n; i++) {
+		from = r.v[i].from << FS_BSHIFT;
+		to = r.v[i].to << FS_BSHIFT;
+		if (to > isize)
+			to = isize;
+		if (report_is_new(fs, ip->ino, from, to))
+			fs_log(LOG_ERR, "%s: bytes %llu-%llu unreadable", where,
+			       (unsigned long long)from,
+			       (unsigned long long)to - 1);
+	}
+	if (r.more)
+		fs_log(LOG_ERR, "%s: more unreadable ranges in bytes %llu-%llu",
+		       where, (unsigned long long)r.v[r.n - 1].to << FS_BSHIFT,
+		       (unsigned long long)(off + size - 1));
+}

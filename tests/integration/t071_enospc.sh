@@ -1,0 +1,68 @@
+#!/bin/bash
+# ENOSPC from write(2): dd to a nearly full filesystem fails in write()
+# with "No space left on device" (it used to run until killed, the file
+# growing without bound, ENOSPC only at close); the file is no larger than
+# the free space, every byte dd was told was written reads back, earlier
+# files are intact, the next write fails at once, deleting makes room
+# again, and fsck is clean after umount.
+. "$(dirname "$0")/lib.sh"
+t_setup
+FSCK=$RAIDFS_BIN/fsck.raidfs
+
+t_images 4 40M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt"
+
+t_log "earlier files"
+head -c 20M /dev/urandom >"$T/ref"
+cp "$T/ref" "$T/mnt/early"
+mkdir "$T/mnt/d"
+for i in 1 2 3; do echo "small $i" >"$T/mnt/d/s$i"; done
+sync -f "$T/mnt"
+free=$(df -B1 --output=avail "$T/mnt" | tail -1)
+t_log "$((free >> 20)) MiB free"
+
+t_log "dd bs=1M until it fails"
+rc=0
+timeout 120 dd if=/dev/zero of="$T/mnt/fill" bs=1M 2>"$T/dd.err" || rc=$?
+cat "$T/dd.err" | sed 's/^/    /'
+[ $rc -ne 124 ] || t_fail "dd ran until killed: write(2) never failed"
+[ $rc -ne 0 ] || t_fail "dd succeeded on a full filesystem"
+grep -q "error writing.*No space left on device" "$T/dd.err" ||
+	t_fail "dd did not fail in write() with ENOSPC"
+grep -q "closing output file" "$T/dd.err" &&
+	t_fail "close reported an error: bytes write() accepted were lost"
+size=$(stat -c %s "$T/mnt/fill")
+t_log "fill: $((size >> 20)) MiB of $((free >> 20)) MiB free"
+[ "$size" -le "$free" ] || t_fail "fill ($size) grew past the free space ($free)"
+[ "$size" -ge $((free - 16 * 1024 * 1024)) ] ||
+	t_fail "write() failed too early: $size of $free bytes"
+written=$(sed -n 's/^\([0-9]*\) bytes.*copied.*/\1/p' "$T/dd.err")
+[ "$written" = "$size" ] || t_fail "dd says $written bytes, the file has $size"
+sync "$T/mnt/fill" || t_fail "fsync after the failed write reports an error"
+
+t_log "the next write fails at once"
+rc=0; timeout 20 dd if=/dev/zero of="$T/mnt/more" bs=1M count=4 2>"$T/dd2.err" || rc=$?
+[ $rc -ne 0 ] && grep -q "No space left on device" "$T/dd2.err" ||
+	{ cat "$T/dd2.err"; t_fail "a write to the full filesystem did not fail"; }
+[ "$(stat -c %s "$T/mnt/more")" -eq 0 ] || t_fail "more: bytes accepted on a full filesystem"
+rm "$T/mnt/more"
+
+t_log "stored as accepted, across remount"
+t_umount "$T/mnt"
+t_mount "$IMGS" "$T/mnt"
+[ "$(stat -c %s "$T/mnt/fill")" -eq "$size" ] || t_fail "fill's size changed across remount"
+cmp -n "$size" "$T/mnt/fill" /dev/zero || t_fail "fill does not read back as written"
+cmp "$T/ref" "$T/mnt/early" || t_fail "an earlier file changed"
+for i in 1 2 3; do [ "$(cat "$T/mnt/d/s$i")" = "small $i" ] || t_fail "d/s$i changed"; done
+
+t_log "deleting makes room again"
+rm "$T/mnt/fill"
+sync -f "$T/mnt"
+dd if=/dev/zero of="$T/mnt/again" bs=1M count=32 conv=fsync 2>"$T/dd3.err" ||
+	{ cat "$T/dd3.err"; t_fail "no room after deleting"; }
+t_umount "$T/mnt"
+
+rc=0; "$FSCK" -n -f "$IMGS" >"$T/fsck.out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/fsck.out"; t_fail "fsck -n -f: exit $rc"; }
+exit 0

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Bad input writes nothing: a mount that fails - a configuration naming
+# another array's uuid, a cache larger than memory, a bad option, a bad
+# libfuse option, a mount point that is not there, a log file that cannot
+# be opened, a member missing under degraded=refuse - leaves every member
+# image bit for bit unchanged, right after the command returned and 3 s
+# later.  (A uuid mismatch and a cache too large used to assemble the
+# array read-write first, and wrote.)  Daemonised, as mount(8) runs it.
+. "$(dirname "$0")/lib.sh"
+t_setup
+
+t_images 4 64M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt"
+echo data >"$T/mnt/f"
+t_umount "$T/mnt"
+m_sums >"$T/sums"
+mem_mb=$(( $(getconf _PHYS_PAGES) * $(getconf PAGESIZE) >> 20 ))
+
+conf() {   # conf NAME [uuid] [options...]: a configuration file
+	local f=$T/$1.conf uuid=$2 line
+	shift 2
+	{
+		echo "array {"
+		[ -n "$uuid" ] && echo "  uuid = \"$uuid\""
+		echo "  members = { \"${IMG_LIST[0]}\", \"${IMG_LIST[1]}\", \"${IMG_LIST[2]}\", \"${IMG_LIST[3]}\" }"
+		echo "}"
+		echo "options {"
+		for line in "$@"; do echo "  $line"; done
+		echo "}"
+	} >"$f"
+	echo "$f"
+}
+
+# refused WANT_RC WHAT SOURCE [raidfs args...]; on $MNT ($T/mnt unless set)
+refused() {
+	local want=$1 what=$2 src=$3 rc=0
+	shift 3
+	"$RAIDFS" "$@" "$src" "${MNT:-$T/mnt}" >"$T/out" 2>&1 || rc=$?
+	t_is_mounted "$T/mnt" && { umount "$T/mnt"; t_fail "$what: mounted"; }
+	[ $rc -eq "$want" ] || { cat "$T/out"; t_fail "$what: exit $rc, want $want"; }
+	m_sums | diff -q - "$T/sums" >/dev/null ||
+		{ cat "$T/out"; t_fail "$what: the members changed"; }
+	sleep 3
+	m_sums | diff -q - "$T/sums" >/dev/null ||
+		{ cat "$T/out"; t_fail "$what: the members changed after the command returned"; }
+	t_log "$what: exit $rc, nothing written ($(head -c 100 "$T/out" | tr '\n' ' '))"
+}
+
+mkdir -p "$T/mnt"
+refused 32 "another array's uuid" "$(conf wrong 11111111-2222-3333-4444-555555555555)"
+refused 1 "cache_mb beyond memory" "$IMGS" -o cache_mb=$((mem_mb * 2))
+refused 1 "cache= beyond memory, in the file" "$(conf bigcache "" "cache = \"$((mem_mb * 4))M\"")"
+refused 1 "a bad option value" "$IMGS" -o degraded=maybe
+refused 32 "a bad libfuse option value" "$IMGS" -o max_read=abc
+refused 32 "a log file that cannot be opened" "$IMGS" -o logfile="$T/no/such/dir/log"
+MNT=$T/none refused 32 "no mount point" "$IMGS"
+MNT=$T/sums refused 32 "a mount point that is a file" "$IMGS"
+mv "${IMG_LIST[3]}" "$T/m3.away"      # m_sums sums *.img
+m_sums | grep -v m3.img >"$T/sums3"; mv "$T/sums" "$T/sums4"; mv "$T/sums3" "$T/sums"
+refused 32 "a member missing, degraded=refuse" "$IMGS" -o degraded=refuse
+mv "$T/m3.away" "${IMG_LIST[3]}"; mv "$T/sums4" "$T/sums"
+m_sums | diff -q - "$T/sums" >/dev/null || t_fail "the missing member changed"
+
+t_log "and the array still mounts, the file intact"
+t_mount "$IMGS" "$T/mnt"
+[ "$(cat "$T/mnt/f")" = data ] || t_fail "the file changed"
+t_umount "$T/mnt"
+exit 0
