@@ -296,6 +296,12 @@ struct rc_sb_damage {
  * counts them; the first superblock write rewrites them). */
 int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
 		      const char **why, struct rc_sb_damage *dmg);
+/* Blocks a device needs to hold a member laid out as sb says (to take
+ * its slot): the data region, and the two superblock copies after it. */
+static inline uint64_t rc_sb_device_blocks_min(const struct rc_sb *sb)
+{
+	return sb->data_offset + sb->member_blocks + RC_SB_TAIL_BLOCKS;
+}
 
 /* ---- fail.c: a member fails ---- */
 /* Faults the members with a pending fault (RC_PEND_*: errors, shrunk,

@@ -191,6 +191,8 @@ struct rc_probe {
 	bool errors;                   /* errors were seen since the last
 					  clean check (RC_AF_ERRORS) */
 	uint64_t err_read, err_write, err_csum;   /* recorded on this device */
+	uint64_t device_blocks_min;    /* what the device must hold: its data
+					  region and the two copies after it */
 };
 
 /*
@@ -257,6 +259,8 @@ struct rc_info {
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */
+	uint64_t device_blocks_min;/* a device that takes a slot needs this
+				      many blocks (rc_member_replace) */
 	uint64_t tables_unverified; /* checksum table blocks found failing
 				      their seal, not yet re-derived */
 };

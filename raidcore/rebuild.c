@@ -285,7 +285,7 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 		dev = a->spare[0];
 	if (!dev)
 		return -ENODEV;
-	if (dev->size / RC_BLOCK_SIZE < a->sb.data_offset + a->sb.member_blocks)
+	if (dev->size / RC_BLOCK_SIZE < rc_sb_device_blocks_min(&a->sb))
 		return -ENOSPC;
 	if (a->m[slot].state != RC_MEMBER_REBUILDING || a->m[slot].dev != dev)
 		ret = replace_begin(a, slot, dev);

@@ -135,6 +135,21 @@ static uint64_t member_sum(struct rc_array *a, int slot, bool repaired)
 	return repaired ? st.repaired : st.csum_errors;
 }
 
+/* A filled array of c on a new testbed, assembled again (fill's writes
+ * all reached the media): the blocks filled in *blocks. */
+static struct rc_array *filled(struct rc_testbed *tb, const struct cfg *c,
+			       uint64_t *blocks)
+{
+	struct rc_array *a;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	a = tb_assemble(tb, 0, 0);
+	*blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	return tb_assemble(tb, 0, 0);
+}
+
 static void test_bitflips(void **state)
 {
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
@@ -147,13 +162,7 @@ static void test_bitflips(void **state)
 			uint64_t blocks, seed = i * 10 + (uint64_t)victim, pick[24];
 			uint64_t range;
 
-			tb_init(&tb, c->members, DEV_BYTES);
-			tb_create(&tb, c->level, c->chunk, 0);
-			a = tb_assemble(&tb, 0, 0);
-			blocks = fill(a, 1);
-			assert_int_equal(rc_array_close(a), 0);
-
-			a = tb_assemble(&tb, 0, 0);
+			a = filled(&tb, c, &blocks);
 			range = data_blocks_of(a);
 			pick_blocks(pick, 24, range, &seed);
 			for (int k = 0; k < 24; k++)
@@ -215,6 +224,51 @@ static void test_lost_writes(void **state)
 		assert_int_equal(member_sum(a, victim, false), 16);
 		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
 		assert_int_equal(rep.csum_errors + rep.parity_mismatches, 0);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/*
+ * Read errors (pending sectors): a repairing scrub rewrites each block
+ * that failed to read once its reconstruction verifies against the
+ * block's checksum, as md does, so the drive can remap the sector.  The
+ * media under the errors is corrupt too: only a rewrite makes the next
+ * scrub, with the errors gone, find nothing.
+ */
+static void test_read_errors_rewritten(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		int victim = (int)(i % (size_t)c->members);
+		struct rc_testbed tb;
+		struct rc_scrub_report rep;
+		struct rc_array *a;
+		uint64_t blocks, seed = 7 + i, pick[8];
+
+		a = filled(&tb, c, &blocks);
+		rc_array_set_fault_errors(a, 0);
+		pick_blocks(pick, 8, data_blocks_of(a), &seed);
+		for (int k = 0; k < 8; k++) {
+			uint64_t off = DATA_OFF_BYTES + pick[k] * RC_BLOCK_SIZE;
+
+			rc_fault_corrupt(tb.fault[victim], off, RC_BLOCK_SIZE, 5,
+					 seed + (uint64_t)k);
+			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off,
+				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		}
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors, 8);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(rep.repaired, 8);
+		assert_int_equal(member_sum(a, victim, true), 8);
+		/* The sectors were rewritten (remapped): they read again, and
+		 * what they hold verifies. */
+		rc_fault_clear(tb.fault[victim]);
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors + rep.csum_errors, 0);
+		assert_int_equal(rep.parity_mismatches, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
 		assert_int_equal(rc_array_close(a), 0);
 		tb_fini(&tb);
 	}
@@ -779,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_events_margin),
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_shrunk_offline),
+		cmocka_unit_test(test_read_errors_rewritten),
 	};
 
 	/* RC_TEST_FILTER=test_lying_members: one test alone */
