@@ -46,6 +46,7 @@ CC ?= cc
 # What each layer links, so every program links only what it uses
 # (mkfs.raidfs and fsck.raidfs do not link libfuse3).  pkg-config names:
 # libmount is "mount" (option strings, the mount table, fstab escapes).
+# mkfs and fsck also link blkid: source/probe.c, signatures on a device.
 RC_PKGS := libisal libxxhash uuid
 FS_PKGS := libxxhash uuid
 SOURCE_PKGS := libconfuse mount uuid
@@ -59,7 +60,7 @@ FS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS))) -pthread
 SOURCE_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS))) -pthread
 DAEMON_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3)) -pthread
 MKFS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) blkid)) -pthread
-FSCK_LIBS := $(SOURCE_LIBS)
+FSCK_LIBS := $(MKFS_LIBS)
 
 # Folders, bottom up: common <- raidcore (dev/ its member backends) <- fs
 # <- source <- daemon, mkfs, fsck.

@@ -83,6 +83,29 @@ static int extent_read(void *arg, uint64_t ino, uint64_t lblk, uint64_t pblk,
 	return 0;
 }
 
+/*
+ * Nothing unreadable.  "No data lost" only when nothing else was seen
+ * either: stripes whose parity disagrees may hold a wrong block that
+ * verifies, and a block -n verified against redundancy only has no
+ * checksum recorded yet.
+ */
+static void damage_none(struct fsck *f)
+{
+	if (f->mismatches)
+		fsck_msg("  no block is unreadable, but in %llu stripes the "
+			 "parity disagrees with data that verifies: one of their "
+			 "blocks may hold an older version (a lost write), and "
+			 "they have no working redundancy (phase 2)",
+			 (unsigned long long)f->mismatches);
+	else if (f->unverified)
+		fsck_msg("  every file reads; %llu blocks have no valid checksum "
+			 "and were verified against redundancy only (fsck -y "
+			 "records their checksums)",
+			 (unsigned long long)f->unverified);
+	else
+		fsck_msg("  no data lost");
+}
+
 int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 {
 	struct damage d = { .f = f, .r = r };
@@ -90,12 +113,11 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	int ret;
 
 	fsck_phase(4, "Damage report");
-	if (!rc_array_info(f->array, &info))
-		f->unrecoverable += info.unrecoverable;
-	if (!f->unrecoverable) {
-		fsck_msg(f->mismatches ? "  every file reads, but %llu stripes "
-			 "are without working redundancy (phase 2)" :
-			 "  no data lost", (unsigned long long)f->mismatches);
+	/* reads that failed for lack of redundancy (phase 3's, this one's) */
+	if (rc_array_info(f->array, &info))
+		info.unrecoverable = 0;
+	if (!f->unrecoverable && !f->conflicts && !info.unrecoverable) {
+		damage_none(f);
 		return 0;
 	}
 	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))
@@ -108,10 +130,13 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	if (ret)
 		return ret;
 	f->status |= FSCK_UNCORRECTED;
-	if (!d.ranges)
-		fsck_msg("  %llu blocks could not be reconstructed; no file "
-			 "data among them (free space or metadata: see phase 3)",
-			 (unsigned long long)f->unrecoverable);
+	if (!d.ranges && f->unrecoverable)
+		fsck_msg("  %llu blocks could not be reconstructed (phase 2); "
+			 "no file data among them (free space or metadata: see "
+			 "phase 3)", (unsigned long long)f->unrecoverable);
+	else if (!d.ranges)
+		fsck_msg("  some reads could not be reconstructed; no file data "
+			 "among them (metadata: see phase 3)");
 	else
 		fsck_msg("  %llu ranges in %llu files could not be "
 			 "reconstructed", (unsigned long long)d.ranges,

@@ -207,10 +207,9 @@ int fsck_fast_path(struct fsck *f, bool *done)
 {
 	struct fs *fs;
 	bool clean;
-	int ret;
 
 	*done = false;
-	if (f->o.force || f->o.rebuild || !f->array_clean)
+	if (f->o.force || f->o.rebuild || f->nplan || !f->array_clean)
 		return 0;
 	if (fs_mount(f->bdev, FS_MOUNT_RDONLY, &fs) == 0) {
 		clean = fs_repair_sb_clean(fs);
@@ -220,13 +219,7 @@ int fsck_fast_path(struct fsck *f, bool *done)
 			fsck_phase(3, "Filesystem: skipped, unmounted cleanly "
 				   "(-f checks anyway)");
 			*done = true;
-			return 0;
 		}
 	}
-	/* not clean after all: again, in the mode asked for */
-	if (f->o.mode == FSCK_MODE_NO)
-		return 0;
-	fsck_array_close(f);
-	ret = fsck_array_open(f, false);
-	return ret;
+	return 0;
 }

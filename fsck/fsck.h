@@ -5,10 +5,16 @@
  *
  * One file per phase, run in order by fsck_main.c:
  *   members.c     1 Members: what each device's superblock says, which
- *                   members are missing, stale or foreign; the array is
- *                   refused when it is mounted
+ *                   members are missing, stale, foreign or shrunk; the
+ *                   array is refused when it is mounted
+ *   array.c       1 the assembly: read-only first, read-write for -y and
+ *                   -p; the members' error record, cleared at the end
+ *   target.c      1 which device each slot that is not active is rebuilt
+ *                   onto (--rebuild TARGET, a stale member, a blank
+ *                   device, a spare), every check made before any write
+ *   rebuild.c     2 Rebuild: the plan carried out (rc_member_replace)
  *   redundancy.c  2 Redundancy: rc_scrub (checksums, parity, copies) and
- *                   the per-member counts; --rebuild
+ *                   the per-member counts
  *   filesystem.c  3 Filesystem: journal replay (fs_mount), fs_check, and
  *                   repair (fs/repair.c)
  *   damage.c      4 Damage report: unreadable file ranges, by path
@@ -25,6 +31,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "probe.h"
 #include "raidcore.h"
 
 #define FSCK_PROG "fsck.raidfs"
@@ -52,6 +59,33 @@ struct fsck_opts {
 	const char *source;
 };
 
+/* What phase 1 found on one device named in SOURCE or by --rebuild. */
+struct fsck_dev {
+	const char *path;
+	int ret;                /* rc_member_probe's answer (0: p holds it), or
+				   the error opening the device */
+	bool opened;
+	bool shrunk;            /* smaller than its own layout: left out */
+	struct rc_probe p;
+	uint64_t size;          /* bytes */
+};
+
+/* How a slot that is not active gets a device back (target.c). */
+enum fsck_rebuild_kind {
+	FSCK_RB_TARGET,         /* --rebuild TARGET */
+	FSCK_RB_RESUME,         /* the slot's device is rebuilding: go on */
+	FSCK_RB_STALE,          /* its former member, left out as stale */
+	FSCK_RB_BLANK,          /* a device in SOURCE that holds nothing */
+	FSCK_RB_SPARE,          /* the array's first spare */
+};
+
+struct fsck_rebuild {
+	int slot;
+	enum fsck_rebuild_kind kind;
+	const char *path;       /* the device; NULL for RESUME and SPARE */
+	bool wipe;              /* -f: erase libblkid's signatures first */
+};
+
 struct fsck {
 	struct fsck_opts o;
 	struct config_source src;
@@ -59,10 +93,22 @@ struct fsck {
 	struct rc_array *array;
 	struct fs_bdev *bdev;
 	struct rc_info info;
+	struct fsck_dev *devs;  /* SOURCE's members, then its spares */
+	int ndevs;
+	struct probe_result target; /* --rebuild TARGET, probed before the
+				       assembly (fsck_target_probe) */
+	uint64_t target_size;   /* bytes */
+	int target_in_source;   /* index in devs, or -1 */
+	struct fsck_rebuild plan[RC_MAX_MEMBERS];
+	int nplan;              /* rebuilds phase 2 carries out */
 	bool array_clean;       /* every member's superblock said clean */
+	bool errors_recorded;   /* some member's superblock has ERRORS */
 	bool fs_clean;
 	uint64_t unrecoverable; /* blocks raidcore could not repair */
 	uint64_t mismatches;    /* stripes whose parity disagrees */
+	uint64_t conflicts;     /* blocks whose evidence disagrees */
+	uint64_t unverified;    /* blocks -n could verify against redundancy
+				   only (fsck -y records their checksums) */
 	int status;             /* FSCK_* bits so far */
 };
 
@@ -83,12 +129,27 @@ void fsck_usage(FILE *out);
 
 /* members.c */
 int fsck_members(struct fsck *f);
+/* Is path the same file or device as other (stat identity)? */
+bool fsck_same_file(const char *path, const char *other);
+
+/* array.c */
 int fsck_array_open(struct fsck *f, bool rdonly);
+/* The array, read-write from here on (phase 1 assembled it read-only). */
+int fsck_array_writable(struct fsck *f);
 int fsck_array_close(struct fsck *f);
+/* After a writing pass that left nothing uncorrected: the members' ERRORS
+ * flag and error counters go. */
+int fsck_errors_clear(struct fsck *f);
+
+/* target.c: before the read-only assembly, and after it */
+int fsck_target_probe(struct fsck *f);
+int fsck_rebuild_plan(struct fsck *f);
+
+/* rebuild.c */
+int fsck_rebuild(struct fsck *f);
 
 /* redundancy.c */
 int fsck_redundancy(struct fsck *f);
-int fsck_rebuild(struct fsck *f);
 
 /* filesystem.c */
 int fsck_filesystem(struct fsck *f);
@@ -112,5 +173,7 @@ void fsck_progress_init(struct fsck_progress *p, const char *what,
 void fsck_progress_cb(void *ctx, uint64_t done, uint64_t total);
 void fsck_progress_end(struct fsck_progress *p);
 double fsck_now(void);
+/* The bytes of every member's data region: what a scrub or rebuild reads. */
+uint64_t fsck_member_bytes(const struct rc_info *i);
 
 #endif

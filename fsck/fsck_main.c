@@ -2,13 +2,16 @@
  * fsck.raidfs: check and repair a raidfs array and its filesystem
  * (fsck.h lists the phases and their files).
  *
- * Fast path: without -f, an array whose every member says clean and whose
- * filesystem was unmounted cleanly is judged by those flags alone (read
- * only, nothing written, whatever the mode).  Otherwise every phase runs.
- * The mode decides only whether anything is written: -n assembles the
- * array read-only (raidcore replays an unclean journal into memory) and
- * mounts the filesystem read-only, so the members are bit-for-bit
- * unchanged afterwards.
+ * Fast path: without -f, an array whose every member says clean (and
+ * records no errors) and whose filesystem was unmounted cleanly is judged
+ * by those flags alone (read only, nothing written, whatever the mode).
+ * Otherwise every phase runs.  Phase 1 always assembles read-only, and
+ * every check that can refuse the run is made there; the mode decides
+ * only whether anything is written after it: -n keeps the read-only
+ * assembly (raidcore replays an unclean journal into memory) and mounts
+ * the filesystem read-only, so the members are bit-for-bit unchanged
+ * afterwards; -y and -p assemble again, read-write.  A writing pass that
+ * leaves nothing uncorrected clears the error record on the members.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -105,17 +108,21 @@ static int run(struct fsck *f)
 	ret = fsck_fast_path(f, &done);
 	if (ret || done)
 		return ret;
-	if (f->o.rebuild) {
-		ret = fsck_rebuild(f);
-		if (ret)
-			return ret;
-		fsck_cancel_point(f);
-	}
+	ret = fsck_array_writable(f);
+	if (ret)
+		return ret;
+	ret = fsck_rebuild(f);
+	if (ret)
+		return ret;
+	fsck_cancel_point(f);
 	ret = fsck_redundancy(f);
 	if (ret)
 		return ret;
 	fsck_cancel_point(f);
-	return fsck_filesystem(f);
+	ret = fsck_filesystem(f);
+	if (ret)
+		return ret;
+	return fsck_errors_clear(f);
 }
 
 static const char *verdict(int status)
@@ -152,6 +159,7 @@ int main(int argc, char **argv)
 	if (fsck_array_close(&f))
 		f.status |= FSCK_OPERATIONAL;
 	fsck_msg("%s: %s", f.o.source, verdict(f.status));
+	free(f.devs);
 	config_source_free(&f.src);
 	config_opts_free(&f.co);
 	return f.status;

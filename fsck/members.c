@@ -8,96 +8,153 @@
  * with an exclusive flock, so opening it fails with -EBUSY).  Either way
  * fsck stops with status 8 before it has written anything.
  *
- * Assembly itself is the shared layer's (source_array_open in
- * source/source.c), as for every raidfs program; its messages and
- * raidcore's during it (left-out members, replay) are caught with
- * rfs_log_sink and shown in this phase.
+ * The array is then assembled read-only (array.c), whatever the mode:
+ * every check that can refuse the run (a rebuild target that is in use,
+ * holds something, is too small; target.c) is made on that assembly, so
+ * a refused run writes nothing.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uuid/uuid.h>
 
 #include "bdev.h"
 #include "fsck.h"
-#include "log.h"
 #include "source.h"
-
-static void log_sink(int prio, const char *msg)
-{
-	fsck_msg("  %s", msg);
-}
 
 static void uuid_str(const uint8_t *u, char *out)
 {
 	uuid_unparse(u, out);
 }
 
+bool fsck_same_file(const char *path, const char *other)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) || stat(other, &b))
+		return false;
+	if (S_ISBLK(a.st_mode) || S_ISBLK(b.st_mode))
+		return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) &&
+		       a.st_rdev == b.st_rdev;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void copies_report(struct fsck *f, const char *path, uint8_t ok)
+{
+	char bad[16] = "";
+
+	for (int c = 0; c < 4; c++)
+		if (!(ok >> c & 1))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+				 "%s%d", bad[0] ? "," : "", c);
+	/* A good copy serves; a read-write assembly rewrites all. */
+	fsck_msg("  %s: superblock cop%s %s %s damaged%s", path,
+		 strchr(bad, ',') ? "ies" : "y", bad,
+		 strchr(bad, ',') ? "are" : "is",
+		 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
+	f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
+		     FSCK_CORRECTED;
+}
+
+/*
+ * A member whose device no longer holds its data region (an image
+ * truncated, another disk behind the name) is left out of every assembly:
+ * a read-write one would rewrite its superblocks to fit the smaller
+ * device, and the member would then hold a layout no longer its own.  The
+ * device itself is not written.
+ */
+static bool shrunk(struct fsck *f, struct fsck_dev *d)
+{
+	if (d->size / RC_BLOCK_SIZE >= d->p.device_blocks_min)
+		return false;
+	d->shrunk = true;
+	fsck_msg("  %s: %llu KiB, smaller than the %llu KiB its own layout "
+		 "needs (the device shrank, or is not the one it was): left "
+		 "out", d->path, (unsigned long long)(d->size >> 10),
+		 (unsigned long long)(d->p.device_blocks_min *
+				      (RC_BLOCK_SIZE / 1024)));
+	f->status |= FSCK_UNCORRECTED;
+	return true;
+}
+
+/* The line for a device with a raidfs superblock; false: not clean. */
+static bool member_report(struct fsck *f, struct fsck_dev *d)
+{
+	const struct rc_probe *p = &d->p;
+	bool clean = p->clean;
+	char u[37];
+
+	uuid_str(p->array_uuid, u);
+	if (p->role == 0xffffffffu)
+		fsck_msg("  %s: spare of array %s, events %llu%s", d->path, u,
+			 (unsigned long long)p->events, p->clean ? "" : ", not clean");
+	else
+		fsck_msg("  %s: slot %u of array %s (%s, %u members), events "
+			 "%llu%s", d->path, p->role, u, rc_level_name(p->level),
+			 p->members, (unsigned long long)p->events,
+			 p->clean ? "" : ", not clean");
+	if (p->role != 0xffffffffu && (uint32_t)f->src.nmembers < p->members)
+		clean = false;
+	if (shrunk(f, d))
+		return false;
+	if (p->err_read || p->err_csum || p->err_write)
+		fsck_msg("  %s: recorded on it: %llu read errors, %llu checksum "
+			 "errors, %llu write errors", d->path,
+			 (unsigned long long)p->err_read,
+			 (unsigned long long)p->err_csum,
+			 (unsigned long long)p->err_write);
+	if (p->errors) {
+		/* as ext4's error state: the fast path is not taken */
+		f->errors_recorded = true;
+		clean = false;
+	}
+	if (p->copies_ok != 0xf) {
+		copies_report(f, d->path, p->copies_ok);
+		clean = false;
+	}
+	return clean;
+}
+
 /* One line per device: what its superblock says.  -EBUSY: in use. */
-static int member_probe(struct fsck *f, const char *path, bool *clean,
+static int member_probe(struct fsck *f, struct fsck_dev *d, bool *clean,
 			uint8_t *array_uuid, int *nfound)
 {
 	unsigned flags = RC_DEV_RDONLY | RC_DEV_EXCL;
-	struct rc_probe p;
 	struct rc_dev *dev;
-	char u[37];
 	int ret;
 
-	ret = rc_dev_open_file(path, flags, &dev);
+	ret = rc_dev_open_file(d->path, flags, &dev);
+	d->ret = ret;
 	if (ret == -EBUSY) {
 		fsck_err("%s is in use (held by a running raidfs, or another "
-			 "program): unmount the array first", path);
+			 "program): unmount the array first", d->path);
 		return ret;
 	}
 	if (ret) {
-		fsck_msg("  %s: cannot open (%s): counted as missing", path,
+		fsck_msg("  %s: cannot open (%s): counted as missing", d->path,
 			 strerror(-ret));
 		*clean = false;
 		return 0;
 	}
-	ret = rc_member_probe(dev, &p);
+	d->opened = true;
+	d->size = dev->size;
+	d->ret = rc_member_probe(dev, &d->p);
 	rc_dev_close(dev);
-	if (ret) {
-		fsck_msg("  %s: %s", path, ret == -ENODATA ?
-			 "not a raidfs member" : ret == -EBADMSG ?
-			 "both superblock copies are damaged" :
-			 strerror(-ret));
+	if (d->ret) {
+		fsck_msg("  %s: %s", d->path, d->ret == -ENODATA ?
+			 "not a raidfs member" : d->ret == -EBADMSG ?
+			 "every superblock copy is damaged" :
+			 strerror(-d->ret));
 		*clean = false;
 		return 0;
 	}
-	uuid_str(p.array_uuid, u);
-	if (*nfound && memcmp(array_uuid, p.array_uuid, RC_UUID_SIZE))
+	if (*nfound && memcmp(array_uuid, d->p.array_uuid, RC_UUID_SIZE))
 		*clean = false;
-	memcpy(array_uuid, p.array_uuid, RC_UUID_SIZE);
+	memcpy(array_uuid, d->p.array_uuid, RC_UUID_SIZE);
 	(*nfound)++;
-	*clean = *clean && p.clean;
-	if (p.role == 0xffffffffu)
-		fsck_msg("  %s: spare of array %s, events %llu%s", path, u,
-			 (unsigned long long)p.events, p.clean ? "" : ", not clean");
-	else
-		fsck_msg("  %s: slot %u of array %s (%s, %u members), events "
-			 "%llu%s", path, p.role, u, rc_level_name(p.level),
-			 p.members, (unsigned long long)p.events,
-			 p.clean ? "" : ", not clean");
-	if (p.role != 0xffffffffu && (uint32_t)f->src.nmembers < p.members)
-		*clean = false;
-	if (p.copies_ok != 0xf) {
-		char bad[16] = "";
-
-		for (int c = 0; c < 4; c++)
-			if (!(p.copies_ok >> c & 1))
-				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
-					 "%s%d", bad[0] ? "," : "", c);
-		/* A good copy serves; a read-write assembly rewrites all. */
-		fsck_msg("  %s: superblock cop%s %s %s damaged%s", path,
-			 strchr(bad, ',') ? "ies" : "y", bad,
-			 strchr(bad, ',') ? "are" : "is",
-			 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
-		f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
-			     FSCK_CORRECTED;
-		*clean = false;
-	}
+	*clean = member_report(f, d) && *clean;
 	return 0;
 }
 
@@ -107,11 +164,19 @@ static int members_probe(struct fsck *f)
 	bool clean = true;
 	int i, ret = 0, nfound = 0;
 
-	for (i = 0; i < f->src.nmembers && !ret; i++)
-		ret = member_probe(f, f->src.members[i], &clean, uuid, &nfound);
-	for (i = 0; i < f->src.nspares && !ret; i++)
-		ret = member_probe(f, f->src.spares[i], &clean, uuid, &nfound);
+	f->ndevs = f->src.nmembers + f->src.nspares;
+	f->devs = calloc((size_t)f->ndevs + 1, sizeof(*f->devs));
+	if (!f->devs)
+		return -ENOMEM;
+	for (i = 0; i < f->ndevs; i++)
+		f->devs[i].path = i < f->src.nmembers ? f->src.members[i] :
+				  f->src.spares[i - f->src.nmembers];
+	for (i = 0; i < f->ndevs && !ret; i++)
+		ret = member_probe(f, &f->devs[i], &clean, uuid, &nfound);
 	f->array_clean = clean && nfound > 0;
+	if (f->errors_recorded)
+		fsck_msg("  errors were recorded while the array was in use: "
+			 "a full check follows");
 	return ret;
 }
 
@@ -147,45 +212,8 @@ static void array_summary(struct fsck *f)
 		fsck_msg("  the array was not shut down cleanly: %llu journal "
 			 "transactions replayed%s",
 			 (unsigned long long)f->info.replayed_txns,
-			 f->info.rdonly ? " (in memory: -n writes nothing)" : "");
-}
-
-/* Assembles the array, read-only when rdonly. */
-int fsck_array_open(struct fsck *f, bool rdonly)
-{
-	struct source_array sa;
-	char err[512];
-	int ret;
-
-	f->co.ro = rdonly;
-	f->co.degraded = CONFIG_DEGRADED_ALLOW;
-	rfs_log_sink(log_sink);
-	ret = source_array_open(&f->src, &f->co, &sa, err, sizeof(err));
-	if (ret) {
-		fsck_err("cannot assemble the array: %s", err);
-		return ret;
-	}
-	f->array = sa.array;
-	f->bdev = sa.bdev;
-	/* fsck repairs a member in place, however many blocks that takes */
-	rc_array_set_fault_errors(f->array, 0);
-	ret = rc_array_info(f->array, &f->info);
-	if (ret)
-		fsck_err("array info: %s", strerror(-ret));
-	return ret;
-}
-
-int fsck_array_close(struct fsck *f)
-{
-	struct source_array sa = { .array = f->array, .bdev = f->bdev };
-	int ret;
-
-	if (!f->array)
-		return 0;
-	ret = source_close(&sa);
-	f->array = NULL;
-	f->bdev = NULL;
-	return ret;
+			 f->o.mode == FSCK_MODE_NO ?
+			 " (in memory: -n writes nothing)" : "");
 }
 
 int fsck_members(struct fsck *f)
@@ -202,15 +230,20 @@ int fsck_members(struct fsck *f)
 		return -EBUSY;
 	}
 	ret = members_probe(f);
+	if (ret == 0)
+		ret = fsck_target_probe(f);
 	if (ret)
 		return ret;
-	/* the clean fast path reads only; so does -n */
-	ret = fsck_array_open(f, f->o.mode == FSCK_MODE_NO ||
-			      (f->array_clean && !f->o.force && !f->o.rebuild));
+	ret = fsck_array_open(f, true);
 	if (ret)
 		return ret;
 	array_summary(f);
-	if (f->info.degraded || f->info.was_unclean)
+	if (f->info.degraded || f->info.was_unclean || f->info.errors)
 		f->array_clean = false;
-	return 0;
+	if (f->info.errors && !f->errors_recorded) {
+		f->errors_recorded = true;
+		fsck_msg("  errors were recorded while the array was in use: "
+			 "a full check follows");
+	}
+	return fsck_rebuild_plan(f);
 }

@@ -79,3 +79,10 @@ void fsck_progress_end(struct fsck_progress *p)
 	if (p->tty && fsck_now() - p->t0 >= 0.1)
 		fputs("\r\033[K", stderr);
 }
+
+uint64_t fsck_member_bytes(const struct rc_info *i)
+{
+	uint64_t cols = i->data_columns ? i->data_columns : 1;
+
+	return i->blocks / cols * i->members * RC_BLOCK_SIZE;
+}

@@ -4,7 +4,8 @@
  *   options.c   command line -> struct mkfs_opts (no I/O)
  *   members.c   open every member (read-write, exclusive), find the same
  *               device named twice, sizes
- *   probe.c     signatures already on a member (raidfs, libblkid); wiping
+ *   (source/probe.c: signatures already on a member - raidfs, libblkid -
+ *   and wiping them, shared with fsck.raidfs)
  *   plan.c      a dry run of rc_array_create on stand-in devices: what the
  *               array would be, without writing a byte
  *   conffile.c  the array configuration file for raidfs and fstab
@@ -22,12 +23,12 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "probe.h"
 #include "raidcore.h"
 
 #define MKFS_PROG "mkfs.raidfs"
 #define MKFS_DEFAULT_LEVEL RC_RAID5
 #define MKFS_DEFAULT_CHUNK (64u << 10)     /* see docs/DESIGN.md, mkfs.raidfs */
-#define MKFS_MAX_SIGS 8                    /* signatures reported per member */
 
 struct mkfs_opts {
 	enum rc_level level;
@@ -43,23 +44,13 @@ struct mkfs_opts {
 	int nspares;
 };
 
-/* Something found on a member that mkfs would destroy. */
-struct mkfs_sig {
-	char what[160];                    /* "an ext4 filesystem", ... */
-	char detail[200];                  /* "label 'x', UUID ...", or "" */
-	uint64_t offset;                   /* bytes; for the -f wipe message */
-	bool raidfs;
-};
-
 struct mkfs_member {
 	const char *path;                  /* as given */
 	bool spare;
 	struct rc_dev *dev;                /* open read-write, exclusive */
 	struct stat st;
 	uint64_t size;                     /* bytes */
-	struct mkfs_sig sigs[MKFS_MAX_SIGS];
-	int nsigs;
-	bool sigs_truncated;               /* more than MKFS_MAX_SIGS */
+	struct probe_result found;         /* what it holds (source/probe.h) */
 };
 
 /* What the array will be, from the dry run. */
@@ -81,10 +72,6 @@ int mkfs_chunk_parse(const char *s, uint32_t *bytes);
 /* Opens all o->ndevs members into m (every one is tried and reported). */
 int mkfs_members_open(const struct mkfs_opts *o, struct mkfs_member *m);
 void mkfs_members_close(struct mkfs_member *m, int n);
-
-/* probe.c */
-int mkfs_sigs_find(struct mkfs_member *m);
-int mkfs_sigs_wipe(struct mkfs_member *m);
 
 /* plan.c */
 int mkfs_plan_make(const struct mkfs_opts *o, const struct mkfs_member *m,

@@ -39,11 +39,15 @@ void mkfs_err(const char *fmt, ...)
 
 static int signatures_find(const struct mkfs_opts *o, struct mkfs_member *m)
 {
+	char err[512];
 	int ret = 0;
 
 	for (int i = 0; i < o->ndevs; i++) {
-		int r = mkfs_sigs_find(&m[i]);
+		int r = probe_sigs_find(m[i].path, m[i].dev, &m[i].found, err,
+					sizeof(err));
 
+		if (r)
+			mkfs_err("%s", err);
 		ret = ret ? ret : r;
 	}
 	return ret;
@@ -56,7 +60,7 @@ static int signatures_judge(const struct mkfs_opts *o,
 	int holding = 0;
 
 	for (int i = 0; i < o->ndevs; i++)
-		holding += m[i].nsigs > 0;
+		holding += m[i].found.nsigs > 0;
 	if (!holding)
 		return 0;
 	if (!o->force) {
@@ -93,13 +97,14 @@ static int validate(const struct mkfs_opts *o, struct mkfs_member *m,
 /* Only what libblkid found: raidfs's own superblock is overwritten anyway. */
 static int signatures_wipe(const struct mkfs_opts *o, struct mkfs_member *m)
 {
-	for (int i = 0; i < o->ndevs; i++) {
-		bool foreign = false;
+	char err[512];
 
-		for (int j = 0; j < m[i].nsigs; j++)
-			foreign |= !m[i].sigs[j].raidfs;
-		if (foreign && mkfs_sigs_wipe(&m[i]) < 0)
+	for (int i = 0; i < o->ndevs; i++) {
+		if (probe_has_foreign(&m[i].found) &&
+		    probe_sigs_wipe(m[i].path, err, sizeof(err)) < 0) {
+			mkfs_err("%s", err);
 			return -EIO;
+		}
 	}
 	return 0;
 }

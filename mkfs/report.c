@@ -148,14 +148,12 @@ void mkfs_report_done(FILE *f, const struct mkfs_opts *o,
 }
 
 static void sig_line_put(FILE *f, const char *lead,
-			 const struct mkfs_member *m, const struct mkfs_sig *s)
+			 const struct mkfs_member *m, const struct probe_sig *s)
 {
-	fprintf(f, "%s%s holds %s", lead, m->path, s->what);
-	if (s->detail[0])
-		fprintf(f, " (%s)", s->detail);
-	if (!s->raidfs)
-		fprintf(f, " at byte %llu", (unsigned long long)s->offset);
-	fputc('\n', f);
+	char what[512];
+
+	probe_sig_describe(s, what, sizeof(what));
+	fprintf(f, "%s%s %s\n", lead, m->path, what);
 }
 
 /*
@@ -168,9 +166,9 @@ void mkfs_report_sigs(FILE *f, const struct mkfs_member *m, int n,
 	const char *lead = wiping ? "  " : MKFS_PROG ": ";
 
 	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < m[i].nsigs; j++)
-			sig_line_put(f, lead, &m[i], &m[i].sigs[j]);
-		if (m[i].sigs_truncated)
+		for (int j = 0; j < m[i].found.nsigs; j++)
+			sig_line_put(f, lead, &m[i], &m[i].found.sigs[j]);
+		if (m[i].found.truncated)
 			fprintf(f, "%s%s holds more signatures than these\n",
 				lead, m[i].path);
 	}

@@ -4,15 +4,18 @@
  *
  *   rc_array_init    geometry, locks, the stripe table, the checksum
  *                    cache, one I/O worker per member
- *   rc_array_start   replay the journal after an unclean shutdown, then
- *                    the first checkpoint marks the array active
+ *   rc_array_start   replay the journal into the overlay after an unclean
+ *                    shutdown; nothing is written (activate.c: the first
+ *                    write puts it in place and marks the array active)
  *   ... I/O, maintenance, the recovery thread ...
- *   rc_array_close   stop the recovery thread, flush, checkpoint clean,
+ *   rc_array_close   stop the recovery thread; if the array was ever
+ *                    written to, flush and checkpoint clean; then
  *                    rc_array_free: stop the workers, close the devices
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "array.h"
 
 void rc_array_set_cache(struct rc_array *a, uint64_t bytes)
@@ -27,11 +30,28 @@ void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors)
 	a->fault_errors = errors;
 }
 
+void rc_array_set_health_interval(struct rc_array *a, uint32_t ms)
+{
+	a->health_interval_ns = (uint64_t)ms * 1000000ull;
+}
+
+/* state_cond measures its timeouts on the monotonic clock. */
+static void state_cond_init(struct rc_array *a)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->state_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 int rc_array_init(struct rc_array *a, unsigned flags)
 {
 	int ret;
 
 	a->fault_errors = RC_FAULT_ERRORS_DEFAULT;
+	rc_array_set_health_interval(a, RC_HEALTH_INTERVAL_MS);
 	a->g = (struct rc_geom){ .level = a->sb.level, .layout = a->sb.layout,
 		.members = a->sb.members, .chunk_blocks = a->sb.chunk_blocks,
 		.member_blocks = a->sb.member_blocks };
@@ -48,7 +68,8 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->commit_lock, NULL);
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->csum_lock, NULL);
-	pthread_cond_init(&a->state_cond, NULL);
+	pthread_rwlock_init(&a->overlay_lock, NULL);
+	state_cond_init(a);
 	rc_array_set_cache(a, 64ull << 20);
 	a->zero = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	if (a->zero)
@@ -81,6 +102,7 @@ void rc_array_free(struct rc_array *a)
 	pthread_mutex_destroy(&a->commit_lock);
 	pthread_mutex_destroy(&a->state_lock);
 	pthread_mutex_destroy(&a->csum_lock);
+	pthread_rwlock_destroy(&a->overlay_lock);
 	pthread_cond_destroy(&a->state_cond);
 	free(a);
 }
@@ -106,10 +128,7 @@ int rc_array_start(struct rc_array *a)
 		if (!a->m[s].dev && a->m[s].state == RC_MEMBER_MISSING)
 			rc_log("slot %u is missing: running degraded", s);
 	}
-	pthread_mutex_lock(&a->commit_lock);
-	ret = rc_journal_checkpoint(a, false);
-	pthread_mutex_unlock(&a->commit_lock);
-	return ret;
+	return 0;
 }
 
 int rc_array_close(struct rc_array *a)
@@ -122,7 +141,8 @@ int rc_array_close(struct rc_array *a)
 	 * next assembly from its checkpoint. */
 	atomic_store(&a->rebuild_abort, true);
 	rc_recovery_stop(a);
-	if (!a->rdonly) {
+	/* Never written to: nothing to flush, and nothing is written. */
+	if (!a->rdonly && rc_array_is_active(a)) {
 		ret = rc_flush(a);
 		pthread_mutex_lock(&a->commit_lock);
 		if (ret == 0)

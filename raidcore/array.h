@@ -40,10 +40,20 @@ struct rc_member {
 	/* Counted over the device's life (kept in its superblock). */
 	atomic_uint_fast64_t read_errors, write_errors, csum_errors, repaired;
 	/* io.c: errors in the current window (rc_member_note_error), and
-	 * a verdict waiting for a caller that holds no lock to act on it. */
+	 * verdicts waiting for rc_member_faults_apply (fail.c) to act on
+	 * them: RC_PEND_* bits, set lock-free by whoever finds the member
+	 * lying - too many errors, a smaller size (shrunk, and shrunk_to in
+	 * bytes, from rc_io_size_check), a superblock that is not the one last written
+	 * (lie says how, under state_lock). */
 	atomic_uint_fast64_t err_window_start_ns;
 	atomic_uint err_window_count;
-	atomic_bool fault_pending;
+	atomic_uint fault_pending;
+	atomic_bool shrunk;
+	atomic_uint_fast64_t shrunk_to;
+	char lie[160];
+	/* super.c: events of the last superblock written to it (state_lock);
+	 * 0 before the first. */
+	uint64_t sb_events;
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
@@ -119,9 +129,19 @@ struct rc_array {
 	uint64_t jcheckpoint;           /* last checkpointed transaction */
 	uint64_t journal_blocks;
 
-	/* Replayed journal blocks of a read-only array with an unclean
-	 * journal: member reads see them instead of the media. */
+	/* Replayed journal blocks of an unclean journal, until the first
+	 * write puts them in place (activate.c; a read-only array keeps them
+	 * to the end): member reads see them instead of the media.  Built
+	 * before the array is shared; overlay_lock (a leaf) lets activation
+	 * drop it under readers, who look only while overlay_live. */
 	struct rc_overlay *overlay;
+	pthread_rwlock_t overlay_lock;
+	atomic_bool overlay_live;
+	/* activate.c: a read-write array writes nothing until it is first
+	 * used for writing; io.c refuses writes until writable, and active
+	 * says the activation (replay in place, first checkpoint) is done. */
+	atomic_bool writable;
+	atomic_bool active;
 
 	atomic_uint_fast64_t unrecoverable;
 	atomic_bool errors_seen;        /* RC_AF_ERRORS from the next superblock
@@ -132,11 +152,14 @@ struct rc_array {
 					   that fault a member; 0: never */
 	uint8_t *zero;                  /* one zero chunk */
 
-	/* recovery.c: the thread waits on state_cond; recovery_stop is
-	 * guarded by state_lock. */
+	/* recovery.c: the thread waits on state_cond (CLOCK_MONOTONIC) with
+	 * a timeout; recovery_stop is guarded by state_lock.  Every
+	 * health_interval_ns (0: never) it re-reads every member's
+	 * superblock (super.c, rc_sb_check_members). */
 	pthread_t recovery_thread;
 	bool recovery_running, recovery_stop;
 	atomic_bool rebuild_abort;      /* set at close: stop between batches */
+	uint64_t health_interval_ns;
 };
 
 /* ---- log.c: messages and the names they use ---- */
@@ -162,7 +185,17 @@ enum rc_err_kind { RC_ERR_READ, RC_ERR_WRITE, RC_ERR_CSUM };
  */
 void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind);
 #define RC_FAULT_ERRORS_DEFAULT 32
+#define RC_HEALTH_INTERVAL_MS 10000     /* superblocks re-read (recovery.c) */
 #define RC_FAULT_WINDOW_NS (60ull * 1000000000ull)
+/* Why a member's fault is pending (rc_member.fault_pending). */
+enum {
+	RC_PEND_ERRORS = 1u << 0,       /* too many errors in the window */
+	RC_PEND_SHRUNK = 1u << 1,       /* smaller than when it was opened */
+	RC_PEND_IDENTITY = 1u << 2,     /* its superblock is not ours */
+};
+/* Wakes the recovery thread without state_lock (lock-free callers): it
+ * looks at pending faults and the errors flag. */
+void rc_member_nudge(struct rc_array *a);
 /* Has a device and is active or rebuilding: it is written to. */
 bool rc_member_present(struct rc_array *a, int slot);
 /* Holds current data of stripe (active, or rebuilt past it). */
@@ -182,6 +215,8 @@ void rc_member_wake(struct rc_array *a);
 void rc_member_state_changed(struct rc_array *a);
 
 /* ---- io.c: every member read, write and flush of an assembled array ---- */
+/* CLOCK_MONOTONIC in ns: error windows, the recovery thread's timers. */
+uint64_t rc_mono_ns(void);
 struct rc_io {
 	int member;
 	bool write;
@@ -201,14 +236,27 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n);
  * their slots in the bitmask *failed.  Faulting them is the caller's. */
 int rc_io_sync_all(struct rc_array *a, uint32_t *failed);
 /* Devices of the array that hold no slot: spares, and a replacement before
- * it takes its slot.  The read-only guard applies; no member counts. */
+ * it takes its slot.  The write guard applies; no member counts. */
 int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
 			 uint64_t block, uint32_t count, const void *buf);
 int rc_io_unplaced_sync(struct rc_array *a, struct rc_dev *dev);
 int rc_io_start(struct rc_array *a);
 void rc_io_stop(struct rc_array *a);
+/* May the array write now (not read-only, and activated)?  Read-path
+ * repairs and superblock writes wait until it may. */
+bool rc_io_may_write(struct rc_array *a);
+/* The device of slot is smaller than it was at open: shrunk_to and a
+ * pending RC_PEND_SHRUNK fault are set, and true returned.  Lock-free;
+ * called on every member I/O error, at checkpoints and by the recovery
+ * thread. */
+bool rc_io_size_check(struct rc_array *a, int slot);
+/* The overlay of replayed blocks (built before the array is shared). */
 int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
 		   const void *data);
+/* Writes every overlay block in place (activation), the slots whose
+ * writes failed in *failed; the overlay stays until rc_overlay_free. */
+void rc_overlay_write_back(struct rc_array *a, uint32_t *failed);
+/* Drops the overlay; safe against concurrent member reads. */
 void rc_overlay_free(struct rc_array *a);
 
 /* ---- super.c: superblocks ---- */
@@ -221,19 +269,48 @@ int rc_sb_put_copies(struct rc_sb *sb, uint8_t *blk,
 				bool sync),
 		     void *ctx);
 /* Rewrites every present member's and spare's superblock from the
- * template, events bumped; a member whose write fails is faulty.  Holds
- * state_lock throughout; a caller that moved the journal holds commit_lock
- * (a checkpoint), one failing a member may hold stripe locks. */
+ * template, events bumped, and reads copy 0 of each member back: a member
+ * whose write fails, or whose copy does not come back as written, is
+ * faulty (unless the array cannot run without it: then it is kept, and
+ * said so).  Holds state_lock throughout; a caller that moved the journal
+ * holds commit_lock (a checkpoint), one failing a member may hold stripe
+ * locks.  Writes nothing before the array may write (rc_io_may_write). */
 int rc_sb_write_all(struct rc_array *a);
+/* Re-reads copy 0 of every present member and compares array uuid,
+ * member uuid and events with the last superblock written to it: a
+ * member whose copy is not that one, and none of whose other copies is
+ * either, gets a pending identity fault (rc_member_faults_apply).  true
+ * when some member's copy 0 was damaged while another copy still proves
+ * it is ours: the superblocks want rewriting.  Takes state_lock. */
+bool rc_sb_check_members(struct rc_array *a);
 /* Before assembly (no array yet: straight from the device): the valid
  * copy with the higher events. */
 int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why);
+/* Which of a device's four copies are not the best one (bit c: copy c). */
+struct rc_sb_damage {
+	uint8_t eio;            /* unreadable */
+	uint8_t bad;            /* invalid (zeros, garbage, misplaced) */
+	uint8_t old;            /* valid, with lower events than the best */
+};
+/* rc_sb_read_best, saying which copies are damaged (assembly logs and
+ * counts them; the first superblock write rewrites them). */
+int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
+		      const char **why, struct rc_sb_damage *dmg);
+/* Blocks a device needs to hold a member laid out as sb says (to take
+ * its slot): the data region, and the two superblock copies after it. */
+static inline uint64_t rc_sb_device_blocks_min(const struct rc_sb *sb)
+{
+	return sb->data_offset + sb->member_blocks + RC_SB_TAIL_BLOCKS;
+}
 
 /* ---- fail.c: a member fails ---- */
-/* Faults the members rc_member_note_error marked, unless the array could
- * not run without them.  The caller holds no lock. */
+/* Faults the members with a pending fault (RC_PEND_*: errors, shrunk,
+ * identity), unless the array could not run without them: those are
+ * kept, loudly.  The caller holds neither state_lock nor any lock after
+ * it (commit_lock and stripe locks are fine). */
 void rc_member_faults_apply(struct rc_array *a);
-/* Marks slot faulty, rewrites the superblocks, signals the change. */
+/* Marks slot faulty, rewrites the superblocks, signals the change.  A
+ * member found shrunk is named so, whatever why says. */
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
 /* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
 int rc_member_sync_all(struct rc_array *a);
@@ -262,6 +339,9 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 		       uint64_t **targets, uint32_t *n);
 void rc_csum_drop_slot(struct rc_array *a, int slot);
+/* Forgets the cached copy of table block `block` (absolute) of slot:
+ * replay has just put a newer one under it. */
+void rc_csum_forget(struct rc_array *a, int slot, uint64_t block);
 
 /* ---- stripe.c: the stripe table and locks ---- */
 int rc_stripe_table_init(struct rc_array *a);
@@ -300,6 +380,11 @@ enum rc_blk_state {
  * mismatches; rebuilds and writes nothing. */
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint32_t row0, uint32_t nr, uint8_t **cols, uint8_t **state);
+/* The same, with the columns in the mask absent taken as ABSENT (not
+ * read, nothing counted against them). */
+int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
+			  uint32_t row0, uint32_t nr, uint8_t **cols,
+			  uint8_t **state, uint64_t absent);
 /* How a column of a stripe read by the caller (whole chunks) came in. */
 enum rc_loaded {
 	RC_LOADED_READ = 0,      /* read fine: verify it */
@@ -369,13 +454,30 @@ struct rc_jwrite {
 	const void *data;
 	uint64_t csum;                  /* rc_block_csum(data, target), 0: compute */
 };
-/* Writes one transaction's records (one per member with n[m] > 0). */
+/* Writes one batch's records: n[m] blocks for member m, in transactions
+ * of at most RC_JHDR_MAX_ENTRIES per record; every transaction has a
+ * record (empty if need be) on every participant of the batch, and a
+ * batch has at least nred + 1 participants, so that the journal of one
+ * member (nred members) can be lost without losing a transaction. */
 int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
 		     const uint32_t *n);
 bool rc_journal_fits(struct rc_array *a, const uint32_t *n);
+/* Flushes, checks every member's size (a shrunk one is faulty), moves the
+ * tails to the heads and writes the superblocks.  Caller holds
+ * commit_lock. */
 int rc_journal_checkpoint(struct rc_array *a, bool clean);
-int rc_journal_replay(struct rc_array *a);
 void rc_journal_fini(struct rc_array *a);
+
+/* ---- activate.c: the first write ---- */
+/* Before the first write of a read-write array: puts the replayed journal
+ * (the overlay) in place and checkpoints, marking the array active.  Once;
+ * later calls return at once.  -EROFS on a read-only array.  Takes
+ * commit_lock: the caller holds no raidcore lock. */
+int rc_array_activate(struct rc_array *a);
+/* The same for a caller holding stripe locks (a repair on the read path):
+ * -EAGAIN instead of waiting when commit_lock is taken. */
+int rc_array_activate_try(struct rc_array *a);
+bool rc_array_is_active(struct rc_array *a);
 
 /* ---- commit.c: writing dirty stripes through the journal ---- */
 int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
@@ -394,13 +496,52 @@ int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
 /* Re-derives the table blocks found failing their seal (heal.c). */
 void rc_tables_heal(struct rc_array *a);
 
+/* ---- rebuild.c: reconstructing a column ---- */
+/* Where a reconstructed block goes: the member (rebuild) or the overlay
+ * (replay). */
+typedef int (*rc_block_put)(struct rc_array *a, int slot, uint64_t block,
+			    const void *data);
+/* Column c of row `row` (buffer index r) after rc_row_resolve gave v, c
+ * being ABSENT in state: a row never written anywhere else gets entry 0
+ * and no write; a reconstructed block goes to put with its entry; one
+ * that cannot be reconstructed gets an entry no block matches (it reads
+ * as -EIO), counted in *lost. */
+int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
+		    uint32_t c, uint8_t **cols, uint8_t **state, uint32_t row,
+		    uint32_t r, const struct rc_row *v, rc_block_put put,
+		    uint64_t *lost);
+/* Seals slot's changed table blocks and hands them to put. */
+int rc_tables_put(struct rc_array *a, int slot, rc_block_put put);
+
+/* ---- replay_gaps.c: what lost journal records held ---- */
+/* A row a replayed batch touched: the members that lost their record of
+ * the batch (the batch's gaps), and one whose complete record wrote it. */
+struct rc_gap_row {
+	uint64_t stripe;
+	uint32_t row;
+	uint64_t seq;                   /* the batch's first transaction */
+	uint64_t lost, wrote;           /* slot masks */
+};
+/* After the whole replay: every column of rows[0 .. n) whose member lost
+ * its record of the last batch that touched it is rebuilt from the others
+ * into the overlay, with its table entry; the members are named and
+ * counted an error.  Sorts and folds rows in place. */
+int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n);
+
+/* ---- replay.c: the journal after an unclean shutdown ---- */
+/* Replays the committed batches after the checkpoint into the overlay
+ * (nothing is written), reconstructing the columns of members whose
+ * records were lost (docs/DESIGN.md "Journal damage on one member"). */
+int rc_journal_replay(struct rc_array *a);
+
 /* ---- recovery.c: the background rebuild thread ---- */
 void rc_recovery_stop(struct rc_array *a);
 
 /* ---- array.c: an array's life after assembly chose its members ---- */
 /* Geometry, locks, tables and I/O workers from a->sb and a->m[]. */
 int rc_array_init(struct rc_array *a, unsigned flags);
-/* Replays the journal if the array was not closed cleanly, checkpoints. */
+/* Replays the journal into the overlay if the array was not closed
+ * cleanly; writes nothing (the first write activates, activate.c). */
 int rc_array_start(struct rc_array *a);
 /* Stops everything, closes the devices the array holds, frees a. */
 void rc_array_free(struct rc_array *a);
@@ -408,6 +549,12 @@ void rc_array_free(struct rc_array *a);
 static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 {
 	return a->sb.data_offset + mblock;
+}
+
+/* Member block of ring block pos of the journal. */
+static inline uint64_t rc_ring_block(const struct rc_array *a, uint64_t pos)
+{
+	return a->sb.journal_offset + pos;
 }
 
 #define RC_DIV_ROUND_UP(x, y) (((x) + (y) - 1) / (y))

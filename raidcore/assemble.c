@@ -13,7 +13,9 @@
  * Assembly trusts the newest superblock (highest events) among the members
  * of the chosen array for the slot table: a device whose slot is not active
  * there, or whose uuid is not in it, is stale and left out, even if its own
- * superblock claims otherwise.  Nothing is written before every check has
+ * superblock claims otherwise.  A device active in its slot there whose own
+ * superblock is behind (cand_is_stale) is stale too: it becomes a spare,
+ * to be rebuilt in place.  Nothing is written before every check has
  * passed.
  *
  * Superblocks are read straight from the devices (rc_sb_read_best): until
@@ -29,6 +31,7 @@
 struct cand {
 	struct rc_dev *dev;
 	struct rc_sb sb;
+	struct rc_sb_damage dmg;        /* its copies that are not sb */
 	bool ok;
 };
 
@@ -43,6 +46,24 @@ static bool same_dev(const struct rc_dev *x, const struct rc_dev *y)
 	if (x->rdev || y->rdev)
 		return x->rdev == y->rdev;
 	return x->ino && x->st_dev == y->st_dev && x->ino == y->ino;
+}
+
+/* A device smaller than its superblock says was cut short (a partition
+ * shrunk, an image truncated): its tail, the last superblock copies with
+ * it, is gone, and a superblock written to it now would record the
+ * smaller size as if nothing had happened.  It is left out, never
+ * written. */
+static bool cand_is_shrunk(struct cand *c)
+{
+	uint64_t now = c->dev->size / RC_BLOCK_SIZE;
+
+	if (now >= c->sb.device_blocks)
+		return false;
+	rc_log("%s: left out: the device is smaller than its superblock says "
+	       "(%llu blocks, was %llu): shrunk or truncated; it is not "
+	       "written", c->dev->name, (unsigned long long)now,
+	       (unsigned long long)c->sb.device_blocks);
+	return true;
 }
 
 /* Step 1 and 2: 0, or -EPROTONOSUPPORT if some member is too new. */
@@ -61,7 +82,7 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 				goto next;
 			}
 		}
-		ret = rc_sb_read_best(c[i].dev, &c[i].sb, &why);
+		ret = rc_sb_read_copies(c[i].dev, &c[i].sb, &why, &c[i].dmg);
 		if (ret == -EPROTONOSUPPORT) {
 			snprintf(err, len, "%s: %s", c[i].dev->name, why);
 			return ret;
@@ -71,7 +92,7 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 			       ret == -ENODATA ? "not a raidfs member" : why);
 			continue;
 		}
-		c[i].ok = true;
+		c[i].ok = !cand_is_shrunk(&c[i]);
 next:;
 	}
 	return 0;
@@ -126,6 +147,93 @@ static int newest(struct cand *c, int n)
 	return best;
 }
 
+/* Is candidate i, in the slot its superblock and the newest slot table
+ * agree on, behind the others?  Every superblock update bumps events on
+ * every member, written in slot order (super.c), so a crash during one
+ * leaves a suffix of the slots one behind, current in all else (mdadm's
+ * event margin of 1, narrowed to that suffix).  Anything else behind is an
+ * old copy of the member or a member that lost writes: its blocks verify
+ * against its own old tables, so it must not be read. */
+static bool cand_is_stale(const struct cand *c, int n, int i,
+			  const struct rc_sb *t)
+{
+	if (c[i].sb.events >= t->events)
+		return false;
+	if (c[i].sb.events + 1 < t->events)
+		return true;
+	for (int j = 0; j < n; j++)
+		if (c[j].ok && c[j].sb.role > c[i].sb.role &&
+		    c[j].sb.role < t->members && c[j].sb.events == t->events)
+			return true;
+	return false;
+}
+
+/* A stale member is left out of its slot and becomes a spare under a new
+ * member uuid (nothing written yet): the slot reads through reconstruction
+ * and the recovery thread rebuilds it in place, like any spare. */
+static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
+{
+	rc_log("%s: stale: its superblock is %llu updates behind the newest "
+	       "(events %llu, newest %llu): an old copy of member %u, or a "
+	       "disk that lost writes; left out of reads%s", c->dev->name,
+	       (unsigned long long)(a->sb.events - c->sb.events),
+	       (unsigned long long)c->sb.events,
+	       (unsigned long long)a->sb.events, s,
+	       a->nspares < RC_MAX_SPARES ? ", taken as a spare to rebuild "
+	       "the slot in place" : "");
+	if (a->nspares >= RC_MAX_SPARES)
+		return;
+	a->spare[a->nspares] = c->dev;
+	a->spare_sb[a->nspares] = c->sb;
+	a->spare_sb[a->nspares].role = RC_ROLE_SPARE;
+	uuid_generate(a->spare_sb[a->nspares++].member_uuid);
+	c->dev = NULL;
+}
+
+/* Appends "copies 0 1 what" to buf (at off) if mask names any copy. */
+static size_t damage_part(char *buf, size_t len, size_t off, uint8_t mask,
+			  const char *what)
+{
+	if (!mask)
+		return off;
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off, "%scopies",
+					off ? "; " : "");
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++)
+		if (mask >> c & 1 && off < len)
+			off += (size_t)snprintf(buf + off, len - off, " %u", c);
+	if (off < len)
+		off += (size_t)snprintf(buf + off, len - off, " %s", what);
+	return off;
+}
+
+/* Slot s's device had damaged superblock copies: told and counted on the
+ * member, which makes the next superblock write (the array's first write,
+ * never a read-only assembly's) carry the ERRORS flag and rewrite every
+ * copy from the template. */
+static void sb_damage_note(struct rc_array *a, uint32_t s,
+			   const struct cand *c)
+{
+	const struct rc_sb_damage *d = &c->dmg;
+	char msg[128];
+	size_t off = 0;
+
+	if (!(d->eio | d->bad | d->old))
+		return;
+	off = damage_part(msg, sizeof(msg), off, d->eio, "unreadable");
+	off = damage_part(msg, sizeof(msg), off, d->bad,
+			  "invalid (zeros, garbage)");
+	damage_part(msg, sizeof(msg), off, d->old, "older than the others");
+	rc_log("member %u (%s): superblock %s; copy %u is good: the others "
+	       "are rewritten at the array's first write", s, c->dev->name,
+	       msg, c->sb.sb_copy);
+	atomic_fetch_add(&a->m[s].read_errors,
+			 (uint64_t)__builtin_popcount(d->eio));
+	atomic_fetch_add(&a->m[s].csum_errors,
+			 (uint64_t)__builtin_popcount(d->bad | d->old));
+	atomic_store(&a->errors_seen, true);
+}
+
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
 static void place(struct rc_array *a, struct cand *c, int n)
 {
@@ -153,6 +261,11 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				}
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
+				   c[i].sb.role == s && !a->m[s].dev &&
+				   cand_is_stale(c, n, i, t)) {
+				stale_to_spare(a, &c[i], s);
+			} else if ((sl->state == RC_MEMBER_ACTIVE ||
+				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev) {
 				a->m[s].dev = c[i].dev;
 				a->m[s].state = sl->state;
@@ -162,6 +275,7 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				atomic_store(&a->m[s].write_errors, c[i].sb.err_write);
 				atomic_store(&a->m[s].csum_errors, c[i].sb.err_csum);
 				atomic_store(&a->m[s].repaired, c[i].sb.repaired);
+				sb_damage_note(a, s, &c[i]);
 				c[i].dev = NULL;
 			} else {
 				rc_log("%s: left out: stale (slot %u is %s in "

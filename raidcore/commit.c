@@ -2,7 +2,8 @@
  * commit: turns dirty stripes into new columns and puts them on the
  * members through the journal (docs/DESIGN.md, "No write hole").
  *
- *   rc_write            copy into the stripe cache, mark dirty
+ *   rc_write            copy into the stripe cache, mark dirty (the first
+ *                       one activates the array: activate.c)
  *   rc_commit           batch: lock stripes ascending, compute, journal,
  *                       flush (commit point), write in place, unlock
  *   rc_flush            rc_commit of everything
@@ -412,6 +413,9 @@ int rc_commit(struct rc_array *a, bool all)
 
 	if (a->rdonly)
 		return 0;
+	/* Nothing was written yet (rc_write activates): nothing to flush. */
+	if (!rc_array_is_active(a))
+		return 0;
 	pthread_mutex_lock(&a->commit_lock);
 	while (ret == 0 && a->ndirty_stripes > target) {
 		n = rc_stripe_take_dirty(a, stripes, batch_stripes(a));
@@ -452,6 +456,7 @@ int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 		return -EROFS;
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	ret = rc_array_activate(a);
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
 		i = col * a->g.chunk_blocks + r;
@@ -490,6 +495,9 @@ int rc_discard(struct rc_array *a, uint64_t block, uint64_t count)
 		return -EROFS;
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
 	first = RC_DIV_ROUND_UP(block, sb);
 	last = (block + count) / sb;
 	for (uint64_t s = first; s < last && ret == 0; s++) {

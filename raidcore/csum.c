@@ -304,6 +304,25 @@ out:
 	return ret;
 }
 
+void rc_csum_forget(struct rc_array *a, int slot, uint64_t block)
+{
+	struct rc_csum_entry *e;
+
+	pthread_mutex_lock(&a->csum_lock);
+	e = entry_of(hc_find(&a->cc->hc,
+			     csum_key(slot, block - a->sb.csum_offset)));
+	if (e && e->dirty) {
+		struct rc_csum_entry **pp = &a->cc->dirty[slot];
+
+		while (*pp != e)
+			pp = &(*pp)->dnext;
+		*pp = e->dnext;
+	}
+	if (e)
+		entry_remove(a, e);
+	pthread_mutex_unlock(&a->csum_lock);
+}
+
 uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
 			      uint64_t *indexes, uint32_t max)
 {

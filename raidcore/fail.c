@@ -1,7 +1,9 @@
 /*
  * fail: what happens when a member fails - by an I/O error the caller saw
- * (a write, a flush, the write of a repaired block) or by request
- * (rc_member_fail, md's --fail).
+ * (a write, a flush, the write of a repaired block), by a verdict waiting
+ * in fault_pending (too many errors, a device that shrank, a superblock
+ * that is not ours: rc_member_faults_apply), or by request (rc_member_fail
+ * in rebuild.c, md's --fail).
  *
  *   1. the slot turns faulty under state_lock (only from active or
  *      rebuilding: a member fails once);
@@ -13,12 +15,21 @@
  * caller's question (rc_array_failed).
  */
 #include <errno.h>
+#include <stdio.h>
 #include "array.h"
 
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
 {
+	uint64_t to = atomic_load(&a->m[slot].shrunk_to);
 	bool changed = false;
+	char msg[160];
 
+	if (atomic_load(&a->m[slot].shrunk) && a->m[slot].dev) {
+		snprintf(msg, sizeof(msg), "it shrank from %llu to %llu blocks",
+			 (unsigned long long)(a->m[slot].dev->size / RC_BLOCK_SIZE),
+			 (unsigned long long)(to / RC_BLOCK_SIZE));
+		why = msg;
+	}
 	pthread_mutex_lock(&a->state_lock);
 	if (a->m[slot].state == RC_MEMBER_ACTIVE ||
 	    a->m[slot].state == RC_MEMBER_REBUILDING) {
@@ -45,35 +56,43 @@ int rc_member_sync_all(struct rc_array *a)
 	return ret;
 }
 
-int rc_member_fail(struct rc_array *a, int slot)
+/* Why slot's pending fault is (pend: RC_PEND_* bits), into msg. */
+static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
+			       char *msg, size_t len)
 {
-	if (slot < 0 || (uint32_t)slot >= a->g.members)
-		return -EINVAL;
-	if (a->rdonly)
-		return -EROFS;
-	rc_member_set_faulty(a, slot, "failed by request");
-	return rc_array_failed(a) ? -EIO : 0;
+	if (pend & RC_PEND_SHRUNK)
+		return "it shrank";     /* rc_member_set_faulty says by how much */
+	if (pend & RC_PEND_IDENTITY) {
+		pthread_mutex_lock(&a->state_lock);
+		snprintf(msg, len, "%s", a->m[slot].lie);
+		pthread_mutex_unlock(&a->state_lock);
+		return msg;
+	}
+	return "too many read or checksum errors";
 }
 
 void rc_member_faults_apply(struct rc_array *a)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };
+	char msg[160];
 
 	for (uint32_t s = 0; s < a->g.members; s++) {
-		if (!atomic_load(&a->m[s].fault_pending))
+		unsigned pend = atomic_exchange(&a->m[s].fault_pending, 0);
+		const char *why;
+
+		if (!pend || !rc_member_present(a, (int)s))
 			continue;
-		atomic_store(&a->m[s].fault_pending, false);
+		why = pending_why(a, (int)s, pend, msg, sizeof(msg));
 		/* The last copy of the data stays in, errors and all: its
 		 * good blocks are still the only ones there are. */
 		for (uint32_t t = 0; t < a->g.members; t++)
 			gone[t] = !rc_member_present(a, (int)t) || t == s;
 		if (rc_array_would_fail(a, gone)) {
-			rc_log("member %u (%s) has too many errors, but the "
-			       "array cannot run without it: kept", s,
-			       a->m[s].dev ? a->m[s].dev->name : "?");
+			rc_log("member %u (%s): %s - but the array cannot run "
+			       "without it: kept; its data is suspect", s,
+			       a->m[s].dev ? a->m[s].dev->name : "?", why);
 			continue;
 		}
-		rc_member_set_faulty(a, (int)s, "too many read or checksum "
-				     "errors");
+		rc_member_set_faulty(a, (int)s, why);
 	}
 }

@@ -12,9 +12,14 @@
  *
  * Errors are counted against the member here; deciding that a member is
  * faulty is the caller's business (a read error is repaired first; fail.c
- * faults).  A read-only array writes nothing (-EROFS; its flushes are
- * no-ops), and with an unclean journal reads through the overlay of
- * replayed blocks instead of writing them.
+ * faults).  After an error the device's size is asked again: a member
+ * that shrank gets a pending fault (rc_io_size_check).
+ *
+ * The write guard: a read-only array writes nothing (-EROFS; its flushes
+ * are no-ops), and neither does a read-write one until it is activated
+ * by its first write (activate.c sets writable).  With an unclean
+ * journal, reads go through the overlay of replayed blocks until
+ * activation writes them in place (for a read-only array: to the end).
  *
  * The only device I/O outside this file: creation (create.c, before an
  * array exists) and reading superblocks to choose members (super.c's
@@ -27,7 +32,7 @@
 #include <time.h>
 #include "array.h"
 
-static uint64_t mono_ns(void)
+uint64_t rc_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -38,16 +43,39 @@ static uint64_t mono_ns(void)
 void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
 {
 	struct rc_member *m = &a->m[slot];
-	uint64_t now = mono_ns(), start = atomic_load(&m->err_window_start_ns);
+	uint64_t now = rc_mono_ns(), start = atomic_load(&m->err_window_start_ns);
+	bool first = !atomic_exchange(&a->errors_seen, true);
 
 	(void)kind;
-	atomic_store(&a->errors_seen, true);
 	if (now - start > RC_FAULT_WINDOW_NS &&
 	    atomic_compare_exchange_strong(&m->err_window_start_ns, &start, now))
 		atomic_store(&m->err_window_count, 0);
 	if (atomic_fetch_add(&m->err_window_count, 1) + 1 > a->fault_errors &&
-	    a->fault_errors)
-		atomic_store(&m->fault_pending, true);
+	    a->fault_errors &&
+	    !(atomic_fetch_or(&m->fault_pending, RC_PEND_ERRORS) & RC_PEND_ERRORS))
+		first = true;
+	/* The recovery thread records the flag and applies the fault. */
+	if (first)
+		rc_member_nudge(a);
+}
+
+bool rc_io_size_check(struct rc_array *a, int slot)
+{
+	struct rc_dev *dev = a->m[slot].dev;
+	uint64_t now;
+
+	if (!dev || rc_dev_size_now(dev, &now) < 0 || now >= dev->size)
+		return false;
+	atomic_store(&a->m[slot].shrunk_to, now);
+	atomic_store(&a->m[slot].shrunk, true);
+	atomic_fetch_or(&a->m[slot].fault_pending, RC_PEND_SHRUNK);
+	rc_member_nudge(a);
+	return true;
+}
+
+bool rc_io_may_write(struct rc_array *a)
+{
+	return !a->rdonly && atomic_load(&a->writable);
 }
 
 struct rc_batch {
@@ -105,6 +133,7 @@ int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
 		a->overlay = calloc(1, sizeof(*a->overlay));
 		if (!a->overlay)
 			return -ENOMEM;
+		atomic_store(&a->overlay_live, true);
 	}
 	b = overlay_bucket(a->overlay, slot, block);
 	for (ob = *b; ob; ob = ob->next)
@@ -123,20 +152,43 @@ int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
 	return 0;
 }
 
+void rc_overlay_write_back(struct rc_array *a, uint32_t *failed)
+{
+	struct rc_overlay_block *ob;
+
+	*failed = 0;
+	if (!a->overlay)
+		return;
+	for (int i = 0; i < OVERLAY_BUCKETS; i++)
+		for (ob = a->overlay->tab[i]; ob; ob = ob->next)
+			if (!(*failed >> ob->slot & 1) &&
+			    rc_member_present(a, ob->slot) &&
+			    rc_io_member_write(a, ob->slot, ob->block, 1,
+					       ob->data) < 0)
+				*failed |= 1u << ob->slot;
+}
+
 void rc_overlay_free(struct rc_array *a)
 {
 	struct rc_overlay_block *ob, *next;
+	struct rc_overlay *o;
 
-	if (!a->overlay)
+	if (!a->overlay)        /* only replay creates it, before sharing */
+		return;
+	pthread_rwlock_wrlock(&a->overlay_lock);
+	o = a->overlay;
+	a->overlay = NULL;
+	atomic_store(&a->overlay_live, false);
+	pthread_rwlock_unlock(&a->overlay_lock);
+	if (!o)
 		return;
 	for (int i = 0; i < OVERLAY_BUCKETS; i++) {
-		for (ob = a->overlay->tab[i]; ob; ob = next) {
+		for (ob = o->tab[i]; ob; ob = next) {
 			next = ob->next;
 			free(ob);
 		}
 	}
-	free(a->overlay);
-	a->overlay = NULL;
+	free(o);
 }
 
 static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
@@ -144,13 +196,15 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 {
 	struct rc_overlay_block *ob;
 
-	for (uint32_t i = 0; i < count; i++) {
+	pthread_rwlock_rdlock(&a->overlay_lock);
+	for (uint32_t i = 0; a->overlay && i < count; i++) {
 		ob = *overlay_bucket(a->overlay, slot, block + i);
 		for (; ob; ob = ob->next)
 			if (ob->slot == slot && ob->block == block + i)
 				memcpy(buf + (size_t)i * RC_BLOCK_SIZE,
 				       ob->data, RC_BLOCK_SIZE);
 	}
+	pthread_rwlock_unlock(&a->overlay_lock);
 }
 
 int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
@@ -171,8 +225,10 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 			     "from the others where they verify" :
 			     "read error: reconstructed from the others "
 			     "where they verify");
-	} else if (a->overlay)
+		rc_io_size_check(a, slot);
+	} else if (atomic_load(&a->overlay_live)) {
 		overlay_apply(a, slot, block, count, buf);
+	}
 	return ret;
 }
 
@@ -183,7 +239,7 @@ static int io_write(struct rc_array *a, struct rc_dev *dev,
 {
 	int ret;
 
-	if (a->rdonly)
+	if (!rc_io_may_write(a))
 		return -EROFS;
 	if (!dev)
 		return -ENXIO;
@@ -200,7 +256,7 @@ static int io_sync(struct rc_array *a, struct rc_dev *dev,
 {
 	int ret;
 
-	if (a->rdonly)
+	if (!rc_io_may_write(a))
 		return 0;
 	if (!dev)
 		return -ENXIO;
@@ -213,13 +269,21 @@ static int io_sync(struct rc_array *a, struct rc_dev *dev,
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf)
 {
-	return io_write(a, a->m[slot].dev, &a->m[slot].write_errors, block,
-			count, buf);
+	int ret = io_write(a, a->m[slot].dev, &a->m[slot].write_errors, block,
+			   count, buf);
+
+	if (ret < 0 && ret != -EROFS)
+		rc_io_size_check(a, slot);
+	return ret;
 }
 
 int rc_io_member_sync(struct rc_array *a, int slot)
 {
-	return io_sync(a, a->m[slot].dev, &a->m[slot].write_errors);
+	int ret = io_sync(a, a->m[slot].dev, &a->m[slot].write_errors);
+
+	if (ret < 0)
+		rc_io_size_check(a, slot);
+	return ret;
 }
 
 int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
@@ -420,7 +484,7 @@ int rc_io_sync_all(struct rc_array *a, uint32_t *failed)
 	int ntasks = 0, ret = 0;
 
 	*failed = 0;
-	if (a->rdonly)
+	if (!rc_io_may_write(a))
 		return 0;
 	for (uint32_t i = 0; i < a->g.members; i++) {
 		if (!rc_member_present(a, (int)i))

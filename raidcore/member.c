@@ -12,7 +12,9 @@
  * member fails, super.c when a superblock write fails, rebuild.c as a
  * rebuild moves on); rc_member_state_changed() then wakes whoever waits on
  * state_cond for one - the recovery thread, which calls back into nothing
- * here but these predicates.
+ * here but these predicates.  rc_member_nudge() wakes it from callers
+ * that may hold any lock (an error was counted, a member shrank), without
+ * state_lock: the thread's timed wait bounds what a missed wake-up costs.
  */
 #include "array.h"
 
@@ -75,6 +77,13 @@ bool rc_array_failed(struct rc_array *a)
 	for (uint32_t i = 0; i < a->g.members; i++)
 		gone[i] = !a->m[i].dev || a->m[i].state != RC_MEMBER_ACTIVE;
 	return geom_lost(&a->g, gone);
+}
+
+/* pthread_cond_broadcast needs no mutex: a waiter between its check and
+ * its wait misses this one, and sees the news at its next timeout. */
+void rc_member_nudge(struct rc_array *a)
+{
+	pthread_cond_broadcast(&a->state_cond);
 }
 
 void rc_member_wake(struct rc_array *a)

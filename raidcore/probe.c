@@ -57,6 +57,7 @@ int rc_member_probe(struct rc_dev *dev, struct rc_probe *p)
 		p->err_read = sb->err_read;
 		p->err_write = sb->err_write;
 		p->err_csum = sb->err_csum;
+		p->device_blocks_min = rc_sb_device_blocks_min(sb);
 	}
 	free(sb);
 	return ret;

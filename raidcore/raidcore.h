@@ -65,6 +65,10 @@ struct rc_dev_ops {
 	/* Optional: make [off, off + len) read as zeros, cheaply (a hole, or
 	 * BLKZEROOUT).  NULL: rc_dev_zero writes zeros. */
 	int (*zero)(struct rc_dev *dev, uint64_t off, uint64_t len);
+	/* Optional: the device's size now, in bytes (a file or a disk can
+	 * shrink under an open handle; dev->size stays what it was at open).
+	 * NULL: it never changes. */
+	int (*size_now)(struct rc_dev *dev, uint64_t *bytes);
 };
 
 struct rc_dev {
@@ -91,6 +95,8 @@ enum rc_dev_flags {
 int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out);
 /* Makes a byte range read as zeros (ops->zero, or by writing zeros). */
 int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len);
+/* The device's size now (ops->size_now, or dev->size), in bytes. */
+int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes);
 void rc_dev_close(struct rc_dev *dev);
 
 /*
@@ -160,8 +166,12 @@ int rc_array_create_err(const struct rc_create_params *p, struct rc_dev **devs,
  * reported through rc_array_status), and assembly fails with -ENODEV when
  * more members are missing than the level tolerates.  On success the array
  * owns every device in devs (it closes the ones it left out).  Replays the
- * write journal after an unclean shutdown.  err, if not NULL, receives a
- * human-readable reason on failure.
+ * write journal after an unclean shutdown, into memory: nothing is written
+ * to the members until the array is first used for writing (rc_write, a
+ * flush with something to flush, rc_discard, rc_member_replace,
+ * rc_member_fail, rc_scrub with repair, rc_array_clear_errors,
+ * rc_array_start_recovery, a repair a read makes).  err, if not NULL,
+ * receives a human-readable reason on failure.
  */
 int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		      struct rc_array **out, char *err, size_t errlen);
@@ -181,6 +191,8 @@ struct rc_probe {
 	bool errors;                   /* errors were seen since the last
 					  clean check (RC_AF_ERRORS) */
 	uint64_t err_read, err_write, err_csum;   /* recorded on this device */
+	uint64_t device_blocks_min;    /* what the device must hold: its data
+					  region and the two copies after it */
 };
 
 /*
@@ -190,7 +202,9 @@ struct rc_probe {
  */
 int rc_member_probe(struct rc_dev *dev, struct rc_probe *p);
 
-/* Flushes, marks the array clean and closes every member. */
+/* Flushes, marks the array clean and closes every member; an array never
+ * written to since assembly is closed without writing anything (an
+ * unclean one stays so: the next assembly replays again). */
 int rc_array_close(struct rc_array *a);
 
 /* I/O on the logical device, in blocks.  Thread-safe. */
@@ -245,6 +259,8 @@ struct rc_info {
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */
+	uint64_t device_blocks_min;/* a device that takes a slot needs this
+				      many blocks (rc_member_replace) */
 	uint64_t tables_unverified; /* checksum table blocks found failing
 				      their seal, not yet re-derived */
 };
@@ -277,7 +293,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 
 /*
  * Starts the background recovery thread: it resumes an interrupted rebuild
- * and rebuilds onto a spare when a member fails (now or later), as md does.
+ * and rebuilds onto a spare when a member fails (now or later), as md does;
+ * it faults members found lying (see rc_array_set_health_interval) and
+ * records errors on the members' superblocks as soon as they are seen.
+ * Starting it counts as a first write (the array is activated).
  * The daemon calls this after mounting; tools that want to stay passive do
  * not.  It stops at rc_array_close (an unfinished rebuild resumes from its
  * checkpoint next time).
@@ -323,6 +342,14 @@ void rc_set_logger(void (*fn)(int level, const char *msg));
  * repairs in place).
  */
 void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors);
+
+/*
+ * How often the recovery thread (rc_array_start_recovery) re-reads every
+ * member's superblock to check that the member is still the device it
+ * wrote to (not an old image copied over it, a device that drops writes,
+ * another disk behind the same name): default 10000 ms; 0: never.
+ */
+void rc_array_set_health_interval(struct rc_array *a, uint32_t ms);
 
 /* Dirty data the stripe cache may hold before it writes back (bytes). */
 void rc_array_set_cache(struct rc_array *a, uint64_t bytes);

@@ -1,6 +1,8 @@
 /*
  * rebuild: put a device into a slot that is not active and reconstruct its
- * columns from the others (md's recovery).
+ * columns from the others (md's recovery); and the other maintenance call
+ * on a slot, rc_member_fail (md's --fail).  Both are a first write
+ * (activate.c).
  *
  * The slot is REBUILDING with rebuild_pos = the stripes that are current on
  * it: reads below it use the device, reads above reconstruct, commits write
@@ -11,6 +13,10 @@
  * most the current batch; the rebuild resumes from the recorded position.
  * Rows that reconstruct to zeros are left unwritten (table entry 0 reads
  * as zeros), so the unused part of an array costs no writes.
+ *
+ * rc_rebuild_cell, one row of one column, is shared with replay.c, which
+ * rebuilds the columns of members whose journal records were lost into
+ * the overlay instead of onto the device.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,6 +51,36 @@ static bool row_unwritten(const struct rc_stripe_map *mp, uint8_t **state,
 	return any;
 }
 
+int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
+		    uint32_t c, uint8_t **cols, uint8_t **state, uint32_t row,
+		    uint32_t r, const struct rc_row *v, rc_block_put put,
+		    uint64_t *lost)
+{
+	int slot = (int)mp->col[c].member, ret;
+	uint64_t mb = mp->col[c].offset + row;
+
+	if (!v->known[c]) {
+		/* Unrecoverable: poison the entry so it reads as EIO. */
+		(*lost)++;
+		rc_log_block(a, slot, rc_abs(a, mb), "cannot be rebuilt (too "
+			     "many other columns lost): reads as an I/O error");
+		return rc_csum_update(a, slot, mb, POISON_CSUM);
+	}
+	if (row_unwritten(mp, state, (int)c, r))
+		return rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);
+	ret = put(a, slot, rc_abs(a, mb), BLK(cols[c], r));
+	if (ret == 0)
+		ret = rc_csum_update(a, slot, mb,
+				     rc_block_csum(BLK(cols[c], r), rc_abs(a, mb)));
+	return ret;
+}
+
+static int member_put(struct rc_array *a, int slot, uint64_t block,
+		      const void *data)
+{
+	return rc_io_member_write(a, slot, block, 1, data);
+}
+
 /*
  * Rebuilds one row range of one column on the new device, from what
  * verify.c establishes of the others (their own repairs go along).
@@ -56,36 +92,16 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			int c, uint8_t **cols, uint8_t **state, uint32_t r0,
 			uint32_t nr, uint64_t *lost)
 {
-	const struct rc_col *col = &mp->col[c];
-	int slot = (int)col->member, ret = 0;
 	struct rc_row v;
+	int ret = 0;
 
 	for (uint32_t r = r0; r < r0 + nr && ret == 0; r++) {
-		uint64_t mb = col->offset + r;
-
 		ret = rc_row_resolve(a, mp, cols, r, r, state, &v);
 		if (ret)
 			break;
 		rc_row_apply(a, mp, cols, r, r, state, &v, true);
-		if (!v.known[c]) {
-			/* Unrecoverable: poison the entry so it reads as EIO. */
-			(*lost)++;
-			rc_log_block(a, slot, rc_abs(a, mb), "cannot be rebuilt "
-				     "(too many other columns lost): reads as "
-				     "an I/O error");
-			ret = rc_csum_update(a, slot, mb, POISON_CSUM);
-			continue;
-		}
-		if (row_unwritten(mp, state, c, r)) {
-			ret = rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);
-			continue;
-		}
-		ret = rc_io_member_write(a, slot, rc_abs(a, mb), 1,
-					 BLK(cols[c], r));
-		if (ret == 0)
-			ret = rc_csum_update(a, slot, mb,
-					     rc_block_csum(BLK(cols[c], r),
-							   rc_abs(a, mb)));
+		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
+				      member_put, lost);
 	}
 	return ret;
 }
@@ -115,8 +131,7 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	return ret;
 }
 
-/* Writes the slot's changed table blocks straight to the device. */
-static int tables_write(struct rc_array *a, int slot)
+int rc_tables_put(struct rc_array *a, int slot, rc_block_put put)
 {
 	uint8_t *blocks;
 	uint64_t *targets;
@@ -125,7 +140,7 @@ static int tables_write(struct rc_array *a, int slot)
 
 	ret = rc_csum_take_dirty(a, slot, &blocks, &targets, &n);
 	for (uint32_t i = 0; i < n && ret == 0; i++)
-		ret = rc_io_member_write(a, slot, targets[i], 1, BLK(blocks, i));
+		ret = put(a, slot, targets[i], BLK(blocks, i));
 	free(blocks);
 	free(targets);
 	return ret;
@@ -189,6 +204,10 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	m->state = RC_MEMBER_REBUILDING;
 	m->rebuild_pos = 0;
 	m->jhead = m->jtail = m->jused = 0;
+	/* What was found about the old device does not hold for this one. */
+	m->sb_events = 0;
+	atomic_store(&m->fault_pending, 0);
+	atomic_store(&m->shrunk, false);
 	pthread_mutex_unlock(&a->state_lock);
 	rc_csum_drop_slot(a, slot);
 	ret = rc_journal_checkpoint(a, false);
@@ -196,6 +215,16 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	if (old && old != dev)
 		rc_dev_close(old);
 	return ret;
+}
+
+static bool member_is_rebuilding(struct rc_array *a, int slot)
+{
+	bool yes;
+
+	pthread_mutex_lock(&a->state_lock);
+	yes = a->m[slot].state == RC_MEMBER_REBUILDING;
+	pthread_mutex_unlock(&a->state_lock);
+	return yes;
 }
 
 static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
@@ -210,12 +239,18 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 		a->m[slot].rebuild_pos = s + 1;
 		pthread_mutex_unlock(&a->state_lock);
 	}
+	/* Straight to the device, not journaled: a crash before the
+	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
-		ret = tables_write(a, slot);
+		ret = rc_tables_put(a, slot, member_put);
 	if (ret == 0 && s1 == a->stripes) {
 		pthread_mutex_lock(&a->state_lock);
-		a->m[slot].state = RC_MEMBER_ACTIVE;
-		a->m[slot].rebuild_pos = 0;
+		if (a->m[slot].state == RC_MEMBER_REBUILDING) {
+			a->m[slot].state = RC_MEMBER_ACTIVE;
+			a->m[slot].rebuild_pos = 0;
+		} else {
+			ret = -EIO;     /* it failed in this batch */
+		}
 		pthread_mutex_unlock(&a->state_lock);
 	}
 	if (ret == 0)
@@ -234,6 +269,9 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 
 	if (a->rdonly)
 		return -EROFS;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
 	if (slot < 0)
 		for (slot = 0; (uint32_t)slot < a->g.members &&
 		     a->m[slot].dev && a->m[slot].state == RC_MEMBER_ACTIVE; slot++)
@@ -247,7 +285,7 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 		dev = a->spare[0];
 	if (!dev)
 		return -ENODEV;
-	if (dev->size / RC_BLOCK_SIZE < a->sb.data_offset + a->sb.member_blocks)
+	if (dev->size / RC_BLOCK_SIZE < rc_sb_device_blocks_min(&a->sb))
 		return -ENOSPC;
 	if (a->m[slot].state != RC_MEMBER_REBUILDING || a->m[slot].dev != dev)
 		ret = replace_begin(a, slot, dev);
@@ -258,6 +296,11 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
 		if (atomic_load(&a->rebuild_abort)) {
 			ret = -EINTR;
+			break;
+		}
+		/* The device failed (or was found lying) under the rebuild. */
+		if (!member_is_rebuilding(a, slot)) {
+			ret = -EIO;
 			break;
 		}
 		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
@@ -275,4 +318,19 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 	for (uint32_t c = 0; c < a->g.members; c++)
 		free(cols[c]);
 	return ret < 0 ? ret : lost ? -EIO : 0;
+}
+
+int rc_member_fail(struct rc_array *a, int slot)
+{
+	int ret;
+
+	if (slot < 0 || (uint32_t)slot >= a->g.members)
+		return -EINVAL;
+	if (a->rdonly)
+		return -EROFS;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
+	rc_member_set_faulty(a, slot, "failed by request");
+	return rc_array_failed(a) ? -EIO : 0;
 }

@@ -1,23 +1,40 @@
 /*
- * recovery: the background thread that keeps an array redundant, like md's
- * recovery thread.  Once started (rc_array_start_recovery) it
- *   - resumes a rebuild that was interrupted (a REBUILDING slot), and
+ * recovery: the background thread that keeps an array redundant and its
+ * members honest, like md's recovery thread and ZFS's fault management.
+ * Once started (rc_array_start_recovery, which counts as a first write:
+ * activate.c) it
+ *   - resumes a rebuild that was interrupted (a REBUILDING slot),
  *   - puts a spare into a failed or missing slot and rebuilds it,
+ *   - faults the members found lying (rc_member_faults_apply: too many
+ *     errors, shrunk, not the device last written), unless the array
+ *     cannot run without them,
  *   - re-derives checksum table blocks found failing their seal (heal.c),
- * now and whenever a member turns faulty later.  It stops at close.
+ *   - records the ERRORS flag on the members as soon as errors were seen
+ *     (so a crash right after an error still leaves it there), and
+ *   - every health_interval_ns re-reads every member's superblock and
+ *     size (super.c, rc_sb_check_members; io.c, rc_io_size_check),
+ * now and whenever something changes later.  It stops at close.
  *
- * It learns of a failure by waiting on state_cond, which the member-state
- * code signals after a change (member.c, rc_member_state_changed): it
- * calls down into rebuild.c and member.c, and nothing calls up into it but
- * the array's start and close (array.c).  state_changes seen at the last
- * look tells a change that came during a rebuild from none.
+ * It waits on state_cond with a timeout (RECOVERY_TICK_NS): the
+ * member-state code signals it after a change (member.c,
+ * rc_member_state_changed), lock-free callers nudge it (rc_member_nudge),
+ * a read that found a table block failing its seal wakes it
+ * (rc_member_wake), and the timeout bounds what a missed nudge costs.
+ * It calls down into rebuild.c, heal.c, super.c, fail.c and member.c,
+ * and nothing calls up into it but the array's start and close
+ * (array.c).  state_changes seen at the
+ * last look tells a change that came during a rebuild from none, and a
+ * failed rebuild is tried again only after a change.
  *
  * Lock order: the thread waits holding state_lock alone; the rebuild
  * itself takes commit_lock and stripe locks as rebuild.c says.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include "array.h"
+
+#define RECOVERY_TICK_NS 1000000000ull
 
 /* The slot to work on, or -1. */
 static int recovery_next(struct rc_array *a, bool *resume)
@@ -41,32 +58,98 @@ static int recovery_next(struct rc_array *a, bool *resume)
 	return slot;
 }
 
+/* Whenever the thread wakes: now and then every member's size and
+ * superblock are checked; members found lying go; the errors flag and
+ * repaired superblock copies reach the members. */
+static void recovery_health(struct rc_array *a, uint64_t *next_check)
+{
+	uint64_t now = rc_mono_ns();
+	bool rewrite = false, record;
+
+	if (a->health_interval_ns && now >= *next_check) {
+		*next_check = now + a->health_interval_ns;
+		for (uint32_t s = 0; s < a->g.members; s++)
+			if (rc_member_present(a, (int)s))
+				rc_io_size_check(a, (int)s);
+		rewrite = rc_sb_check_members(a);
+	}
+	rc_member_faults_apply(a);
+	pthread_mutex_lock(&a->state_lock);
+	record = atomic_load(&a->errors_seen) &&
+		 !(a->sb.array_flags & RC_AF_ERRORS);
+	pthread_mutex_unlock(&a->state_lock);
+	if (record || rewrite)
+		rc_sb_write_all(a);
+}
+
+/* Caller holds state_lock: sleeps until a change, a nudge or the tick. */
+static void recovery_wait(struct rc_array *a)
+{
+	uint64_t tick = RECOVERY_TICK_NS, t;
+	struct timespec ts;
+
+	if (a->health_interval_ns && a->health_interval_ns < tick)
+		tick = a->health_interval_ns;
+	t = rc_mono_ns() + tick;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	pthread_cond_timedwait(&a->state_cond, &a->state_lock, &ts);
+}
+
+struct recovery_ctx {
+	struct rc_array *a;
+	uint64_t *next_check;
+};
+
+/* Between rebuild batches (no lock held): a rebuild takes hours on a large
+ * array, and the members are watched meanwhile too. */
+static void recovery_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct recovery_ctx *rc = ctx;
+
+	recovery_health(rc->a, rc->next_check);
+}
+
+/* Rebuilds slot; true when it is done. */
+static bool recovery_rebuild(struct rc_array *a, int slot, bool resume,
+			     uint64_t *next_check)
+{
+	struct recovery_ctx rc = { a, next_check };
+	int ret;
+
+	rc_log("%s slot %d", resume ? "resuming the rebuild of" :
+	       "rebuilding onto a spare:", slot);
+	ret = rc_member_replace(a, slot, NULL, recovery_progress, &rc);
+	rc_log("rebuild of slot %d %s", slot,
+	       ret == 0 ? "done: the array is redundant again" : "stopped");
+	return ret == 0;
+}
+
 static void *recovery_main(void *arg)
 {
 	struct rc_array *a = arg;
-	uint64_t seen = 0;
-	bool resume = false;
-	int slot, ret = 0;
+	uint64_t seen, failed_at = UINT64_MAX;
+	uint64_t next_check = rc_mono_ns() + a->health_interval_ns;
+	bool resume = false, worked;
+	int slot;
 
 	pthread_mutex_lock(&a->state_lock);
 	while (!a->recovery_stop) {
+		seen = a->state_changes;
 		pthread_mutex_unlock(&a->state_lock);
+		recovery_health(a, &next_check);
 		rc_tables_heal(a);
 		slot = recovery_next(a, &resume);
-		if (slot >= 0 && !rc_array_failed_beyond(a)) {
-			rc_log("%s slot %d", resume ? "resuming the rebuild of" :
-			       "rebuilding onto a spare:", slot);
-			ret = rc_member_replace(a, slot, NULL, NULL, NULL);
-			rc_log("rebuild of slot %d %s", slot,
-			       ret == 0 ? "done: the array is redundant again" :
-			       "stopped");
+		worked = false;
+		if (slot >= 0 && seen != failed_at && !rc_array_failed_beyond(a)) {
+			worked = recovery_rebuild(a, slot, resume, &next_check);
+			if (!worked)
+				failed_at = seen;
 		}
 		pthread_mutex_lock(&a->state_lock);
-		if (slot < 0 || ret < 0)
-			while (!a->recovery_stop && a->state_changes == seen &&
-			       !atomic_load(&a->tables_to_heal))
-				pthread_cond_wait(&a->state_cond, &a->state_lock);
-		seen = a->state_changes;
+		if (!a->recovery_stop && !worked && a->state_changes == seen &&
+		    !atomic_load(&a->tables_to_heal))
+			recovery_wait(a);
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	return NULL;
@@ -74,10 +157,15 @@ static void *recovery_main(void *arg)
 
 int rc_array_start_recovery(struct rc_array *a)
 {
+	int ret;
+
 	if (a->rdonly)
 		return 0;
 	if (a->recovery_running)
 		return 0;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
 	if (pthread_create(&a->recovery_thread, NULL, recovery_main, a))
 		return -EAGAIN;
 	a->recovery_running = true;

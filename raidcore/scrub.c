@@ -236,6 +236,9 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	uint64_t next_report = 0;
 	int ret = 0;
 
+	/* Repairing is writing: the array is activated first. */
+	if (repair && !a->rdonly)
+		ret = rc_array_activate(a);
 	for (uint64_t s = first; s < end && ret == 0; s += per) {
 		uint64_t k = end - s < per ? end - s : per;
 

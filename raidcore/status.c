@@ -18,6 +18,7 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->data_columns = a->ndata;
 	info->stripe_blocks = a->stripe_blocks;
 	info->blocks = a->sb.array_blocks;
+	info->device_blocks_min = rc_sb_device_blocks_min(&a->sb);
 	pthread_mutex_lock(&a->state_lock);
 	info->spares = (uint32_t)a->nspares;
 	info->events = a->sb.events;
@@ -41,8 +42,13 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 
 int rc_array_clear_errors(struct rc_array *a, bool counters)
 {
+	int ret;
+
 	if (a->rdonly)
 		return -EROFS;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&a->state_lock);
 	atomic_store(&a->errors_seen, false);
 	a->sb.array_flags &= ~RC_AF_ERRORS;

@@ -10,12 +10,22 @@
  *                     creation (create.c writes to devices directly)
  *   rc_sb_read_best   the best copy of a device's four, read straight
  *                     from the device: assembly and probing use it to
- *                     choose members, before there is an array
+ *                     choose members, before there is an array;
+ *                     rc_sb_read_copies also says which copies are
+ *                     damaged (assembly logs and counts them)
+ *   rc_sb_check_members  is every member still the device we last wrote
+ *                     a superblock to (the recovery thread, every 10 s)?
  *
- * A member whose superblock write fails is marked faulty here, under
- * state_lock, and the write starts over with it left out.
+ * A member lies when what it returns is not what was written to it: a
+ * disk that drops writes, an old image copied over it, another device
+ * behind the same name, zeros.  Copy 0 of every member is therefore read
+ * back right after every write, and again now and then.  A member whose
+ * superblock write fails or does not come back is marked faulty here,
+ * under state_lock, and the write starts over with it left out - unless
+ * the array cannot run without it, which is said loudly instead.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -108,9 +118,46 @@ static void slots_from_members(struct rc_array *a)
 	a->sb.nspares = (uint32_t)a->nspares;
 }
 
-/* Caller holds state_lock.  false when a member's write failed (it is
- * faulty now) and the template changed: start over. */
-static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk)
+/* Would the array lose data without slot?  Caller holds state_lock. */
+static bool sb_member_needed(struct rc_array *a, int slot)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t t = 0; t < a->g.members; t++)
+		gone[t] = !rc_member_present(a, (int)t) || t == (uint32_t)slot;
+	return rc_array_would_fail(a, gone);
+}
+
+/* Copy 0 of sb, just written to slot, reads back as written. */
+static bool sb_reads_back(struct rc_array *a, int slot, struct rc_sb *sb,
+			  uint8_t *blk, uint8_t *back)
+{
+	sb->sb_copy = 0;
+	rc_sb_encode(sb, blk);
+	return rc_io_member_read(a, slot, 0, 1, back) == 0 &&
+	       memcmp(blk, back, RC_BLOCK_SIZE) == 0;
+}
+
+/* Caller holds state_lock: slot lied (why); faulty unless needed. */
+static bool sb_member_lied(struct rc_array *a, int slot, const char *why)
+{
+	struct rc_member *m = &a->m[slot];
+
+	if (sb_member_needed(a, slot)) {
+		rc_log("member %d (%s): %s - but the array cannot run without "
+		       "it: kept; its data is suspect", slot, m->dev->name, why);
+		return false;
+	}
+	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
+	       slot, m->dev->name, why);
+	m->state = RC_MEMBER_FAULTY;
+	return true;
+}
+
+/* Caller holds state_lock.  false when a member failed (it is faulty
+ * now) and the template changed: start over. */
+static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
+			   uint8_t *back)
 {
 	struct sb_target t = { .a = a };
 
@@ -131,6 +178,12 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk)
 			a->m[i].state = RC_MEMBER_FAULTY;
 			return false;
 		}
+		if (!sb_reads_back(a, (int)i, sb, blk, back) &&
+		    sb_member_lied(a, (int)i, "its superblock did not read back "
+				   "as written (writes lost, or another device "
+				   "answers)"))
+			return false;
+		a->m[i].sb_events = sb->events;
 	}
 	t.slot = -1;
 	for (int i = 0; i < a->nspares; i++) {
@@ -144,69 +197,178 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk)
 int rc_sb_write_all(struct rc_array *a)
 {
 	struct rc_sb *sb = malloc(sizeof(*sb));
-	uint8_t *blk = malloc(RC_BLOCK_SIZE);
+	uint8_t *blk = malloc(RC_BLOCK_SIZE), *back = malloc(RC_BLOCK_SIZE);
+	bool failed = false;
 	int ret = 0;
 
-	if (!sb || !blk) {
+	if (!sb || !blk || !back) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (a->rdonly)
+	if (!rc_io_may_write(a))
 		goto out;
 	pthread_mutex_lock(&a->state_lock);
-	while (!sb_write_round(a, sb, blk))
-		;
+	while (!sb_write_round(a, sb, blk, back))
+		failed = true;
 	if (rc_array_failed(a))
 		ret = -EIO;
+	if (failed) {
+		/* rc_member_state_changed, with state_lock already held */
+		a->state_changes++;
+		pthread_cond_broadcast(&a->state_cond);
+	}
 	pthread_mutex_unlock(&a->state_lock);
 out:
 	free(sb);
 	free(blk);
+	free(back);
 	return ret;
+}
+
+/* Does copy c of slot say it is what we last wrote there?  NULL if so,
+ * else how it differs (into msg). */
+static const char *sb_copy_differs(struct rc_array *a, int slot, uint32_t c,
+				   uint8_t *blk, struct rc_sb *sb, char *msg,
+				   size_t len)
+{
+	const struct rc_member *m = &a->m[slot];
+	const char *why = NULL;
+
+	if (rc_io_member_read(a, slot, rc_sb_copy_block(c, m->dev->size /
+							  RC_BLOCK_SIZE),
+			      1, blk) < 0)
+		return "its superblock cannot be read";
+	if (rc_sb_decode(blk, sb, &why) < 0)
+		return "its superblock is gone (zeros, garbage or another "
+		       "format where it was)";
+	if (memcmp(sb->array_uuid, a->sb.array_uuid, RC_UUID_SIZE))
+		return "it carries another array's superblock";
+	if (memcmp(sb->member_uuid, m->uuid, RC_UUID_SIZE))
+		return "it carries another member's superblock";
+	if (sb->events == m->sb_events)
+		return NULL;
+	snprintf(msg, len, "its superblock is %s the one last written (events "
+		 "%llu, written %llu): %s", sb->events < m->sb_events ?
+		 "older than" : "newer than", (unsigned long long)sb->events,
+		 (unsigned long long)m->sb_events, sb->events < m->sb_events ?
+		 "writes were lost, or an old image was copied over it" :
+		 "something else writes to it");
+	return msg;
+}
+
+/* Caller holds state_lock.  One member: true when its copy 0 is damaged
+ * but another copy vouches for it. */
+static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
+			    struct rc_sb *sb)
+{
+	struct rc_member *m = &a->m[slot];
+	char msg[160];
+	const char *why = sb_copy_differs(a, slot, 0, blk, sb, msg, sizeof(msg));
+
+	if (!why)
+		return false;
+	for (uint32_t c = 1; c < RC_SB_COPIES; c++) {
+		char other[160];
+
+		if (sb_copy_differs(a, slot, c, blk, sb, other, sizeof(other)))
+			continue;
+		rc_log("member %d (%s): superblock copy 0 is damaged (%s), copy "
+		       "%u is intact: rewriting them", slot, m->dev->name, why, c);
+		return true;
+	}
+	snprintf(m->lie, sizeof(m->lie), "%s", why);
+	atomic_fetch_or(&m->fault_pending, RC_PEND_IDENTITY);
+	return false;
+}
+
+bool rc_sb_check_members(struct rc_array *a)
+{
+	struct rc_sb *sb = malloc(sizeof(*sb));
+	uint8_t *blk = malloc(RC_BLOCK_SIZE);
+	bool rewrite = false;
+
+	if (!sb || !blk)
+		goto out;
+	pthread_mutex_lock(&a->state_lock);
+	for (uint32_t i = 0; i < a->g.members; i++)
+		if (rc_member_present(a, (int)i) && a->m[i].sb_events)
+			rewrite |= sb_check_member(a, (int)i, blk, sb);
+	pthread_mutex_unlock(&a->state_lock);
+out:
+	free(sb);
+	free(blk);
+	return rewrite;
+}
+
+/* One copy c of dev into sb: 0, or why not (dmg says which kind). */
+static int sb_read_copy(struct rc_dev *dev, uint32_t c, uint8_t *blk,
+			struct rc_sb *sb, const char **why,
+			struct rc_sb_damage *dmg)
+{
+	uint64_t dev_blocks = dev->size / RC_BLOCK_SIZE;
+	int r;
+
+	if (dev_blocks < RC_SB_COPIES ||
+	    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+			rc_sb_copy_block(c, dev_blocks) * RC_BLOCK_SIZE) < 0) {
+		*why = "cannot read the superblock";
+		dmg->eio |= (uint8_t)(1u << c);
+		return -EIO;
+	}
+	r = rc_sb_decode(blk, sb, why);
+	if (r == 0 && sb->sb_copy != c) {
+		*why = "superblock copy found at another copy's place";
+		r = -EINVAL;
+	}
+	if (r < 0)
+		dmg->bad |= (uint8_t)(1u << c);
+	return r;
 }
 
 /* Reads the four copies and returns the valid one with the highest events.
  * A copy counts only where it belongs (its sb_copy is its position). */
-int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
+int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
+		      const char **why, struct rc_sb_damage *dmg)
 {
 	uint8_t *blk = malloc(RC_BLOCK_SIZE);
 	struct rc_sb *sb = malloc(sizeof(*sb));
+	uint64_t events[RC_SB_COPIES] = { 0 };
 	int ret = -ENODATA, r;
 	bool found = false;
 
+	memset(dmg, 0, sizeof(*dmg));
 	if (!blk || !sb) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
-		uint64_t dev_blocks = dev->size / RC_BLOCK_SIZE;
-
-		if (dev_blocks < RC_SB_COPIES ||
-		    rc_dev_read(dev, blk, RC_BLOCK_SIZE,
-				rc_sb_copy_block(c, dev_blocks) *
-				RC_BLOCK_SIZE) < 0) {
-			*why = "cannot read the superblock";
-			if (!found && ret == -ENODATA)
-				ret = -EIO;
-			continue;
-		}
-		r = rc_sb_decode(blk, sb, why);
-		if (r == 0 && sb->sb_copy != c) {
-			*why = "superblock copy found at another copy's place";
-			r = -EINVAL;
-		}
-		if (r == 0 && (!found || sb->events > best->events)) {
-			*best = *sb;
+		r = sb_read_copy(dev, c, blk, sb, why, dmg);
+		if (r == 0) {
+			events[c] = sb->events;
+			if (!found || sb->events > best->events)
+				*best = *sb;
 			found = true;
 		}
-		if (!found && r != -ENODATA && (ret == -ENODATA || r ==
-						-EPROTONOSUPPORT))
+		if (!found && r < 0 && r != -ENODATA &&
+		    (ret == -ENODATA || r == -EPROTONOSUPPORT))
 			ret = r;
 	}
-	if (found)
+	if (found) {
 		ret = 0;
+		for (uint32_t c = 0; c < RC_SB_COPIES; c++)
+			if (!((dmg->eio | dmg->bad) >> c & 1) &&
+			    events[c] < best->events)
+				dmg->old |= (uint8_t)(1u << c);
+	}
 out:
 	free(blk);
 	free(sb);
 	return ret;
+}
+
+int rc_sb_read_best(struct rc_dev *dev, struct rc_sb *best, const char **why)
+{
+	struct rc_sb_damage dmg;
+
+	return rc_sb_read_copies(dev, best, why, &dmg);
 }

@@ -99,8 +99,33 @@ bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
 	return col_unwritten(a, slot, mblock, count);
 }
 
+/* Rows [row0, row0 + nr) of a column whose large read failed: block by
+ * block, so that one bad sector costs one block, not the whole run (and a
+ * repair rewrites that block alone). */
+static void load_blockwise(struct rc_array *a, const struct rc_col *col,
+			   uint32_t row0, uint32_t nr, uint8_t *buf,
+			   uint8_t *state)
+{
+	for (uint32_t r = 0; r < nr; r++) {
+		if (rc_io_member_read(a, (int)col->member,
+				      rc_abs(a, col->offset + row0 + r), 1,
+				      BLK(buf, r)) < 0)
+			state[r] = BLK_EIO;
+		else
+			classify_rows(a, col, row0 + r, 1, BLK(buf, r),
+				      state + r, true);
+	}
+}
+
 int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint32_t row0, uint32_t nr, uint8_t **cols, uint8_t **state)
+{
+	return rc_stripe_load_masked(a, mp, row0, nr, cols, state, 0);
+}
+
+int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
+			  uint32_t row0, uint32_t nr, uint8_t **cols,
+			  uint8_t **state, uint64_t absent)
 {
 	struct rc_io io[RC_MAX_MEMBERS];
 	int nio = 0;
@@ -108,7 +133,8 @@ int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		const struct rc_col *col = &mp->col[c];
 
-		if (!rc_member_usable(a, (int)col->member, mp->stripe)) {
+		if ((absent >> c & 1) ||
+		    !rc_member_usable(a, (int)col->member, mp->stripe)) {
 			memset(state[c], BLK_ABSENT, nr);
 			continue;
 		}
@@ -127,28 +153,16 @@ int rc_stripe_load(struct rc_array *a, const struct rc_stripe_map *mp,
 	for (int i = 0, c = 0; i < nio; i++, c++) {
 		while (mp->col[c].member != (uint32_t)io[i].member)
 			c++;
-		if (io[i].err < 0)
+		if (io[i].err < 0 && nr > 1)
+			load_blockwise(a, &mp->col[c], row0, nr, cols[c],
+				       state[c]);
+		else if (io[i].err < 0)
 			memset(state[c], BLK_EIO, nr);
 		else
 			classify_rows(a, &mp->col[c], row0, nr, cols[c],
 				      state[c], true);
 	}
 	return 0;
-}
-
-/* A column whose large read failed: block by block, so that one bad
- * sector costs one block, not the whole run. */
-static void load_blockwise(struct rc_array *a, const struct rc_col *col,
-			   uint32_t nr, uint8_t *buf, uint8_t *state)
-{
-	for (uint32_t r = 0; r < nr; r++) {
-		if (rc_io_member_read(a, (int)col->member,
-				      rc_abs(a, col->offset + r), 1,
-				      BLK(buf, r)) < 0)
-			state[r] = BLK_EIO;
-		else
-			classify_rows(a, col, r, 1, BLK(buf, r), state + r, true);
-	}
 }
 
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
@@ -170,7 +184,7 @@ void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
 			memset(state[c], BLK_ABSENT, nr);
 			break;
 		default:
-			load_blockwise(a, &mp->col[c], nr, cols[c], state[c]);
+			load_blockwise(a, &mp->col[c], 0, nr, cols[c], state[c]);
 			break;
 		}
 	}
@@ -560,7 +574,12 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 				     "cannot tell which is wrong; left as is" :
 				     "the evidence for this block disagrees: "
 				     "left as is, it reads as an I/O error");
-		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly)
+		/* A repair is a write: the first activates the array
+		 * (activate.c), unless a commit holds commit_lock, which
+		 * under a stripe lock cannot be waited for - the repair
+		 * waits for the next read then. */
+		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly ||
+		    rc_array_activate_try(a) < 0)
 			continue;
 		if (v->fix[c] == RC_FIX_WRITE &&
 		    rc_io_member_write(a, slot, at, 1, R) < 0) {

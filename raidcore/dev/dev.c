@@ -1,6 +1,7 @@
 /*
- * rc_dev: what every member backend shares - closing a device, and making
- * a range read as zeros whether or not the backend can do it cheaply.
+ * rc_dev: what every member backend shares - closing a device, making a
+ * range read as zeros whether or not the backend can do it cheaply, and
+ * asking a device its size now.
  *
  * The backends themselves are one per file: file.c (file or block device),
  * mem.c (sparse memory), fault.c (fault injection, tests only).
@@ -33,6 +34,14 @@ int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
 	}
 	free(z);
 	return ret;
+}
+
+int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes)
+{
+	if (dev->ops->size_now)
+		return dev->ops->size_now(dev, bytes);
+	*bytes = dev->size;
+	return 0;
 }
 
 /* Every backend's close frees its device, so this is all there is. */

@@ -3,7 +3,8 @@
  *
  * Usage pattern (tests):
  *   rc_fault_wrap(lower, power, &dev, &ctl)   dev now owns lower
- *   rc_fault_eio / _flip_on_read / _lose_writes / _corrupt / _vanish (ctl)
+ *   rc_fault_eio / _flip_on_read / _lose_writes / _corrupt / _vanish /
+ *   _shrink / _swap (ctl)
  *   I/O on dev as on any member; rc_fault_reads(ctl) ... for assertions
  *   rc_dev_close(dev)                         closes lower too
  *
@@ -11,7 +12,8 @@
  * touch it: an operation touching the ranges of several rules fires all of
  * them, and each loses one hit (RC_FAULT_PERSISTENT rules never run out).
  * An operation fails with the first applicable error, in this order:
- * -EINVAL (out of bounds), -ENXIO (vanished), -EIO (power off), -EIO (rule).
+ * -EINVAL (out of bounds), -ENXIO (vanished), -EIO (power off), -EIO
+ * (reaching past a shrunk size), -EIO (rule).
  * A lost-write rule drops only the bytes of the write inside its range; the
  * rest of the write is stored.  A flip rule flips one bit in every 4 KiB
  * block (absolute, aligned) where the read meets the rule's range, at most
@@ -36,7 +38,13 @@
  * Closing a device while the power is on writes its cache back (as a page
  * cache would eventually); with the power off its cache is already gone.
  *
- * Locks: f->lock protects a device's rules and vanish flag; power->lock
+ * Shrink and swap.  A shrunk device keeps dev->size (the size at open, as
+ * a real handle does) but its size_now says the new size, and I/O past it
+ * fails.  A swapped device reads, writes and syncs another lower device
+ * from then on (the first one stays open until close, so I/O in flight on
+ * it finishes); rc_fault_corrupt then corrupts the new one.
+ *
+ * Locks: f->lock protects a device's rules, vanish flag and shrunk size; power->lock
  * protects the domain: its state, its device list and every device's cache.
  * Neither is ever taken while holding the other.  I/O on lower happens
  * under power->lock when there is a domain, which serializes the domain's
@@ -87,6 +95,8 @@ struct rc_fault {
 	struct fault_rule *rules;         /* in the order they were added */
 	size_t nrules, cap;
 	bool vanished;
+	uint64_t shrunk_to;               /* bytes; UINT64_MAX: not shrunk */
+	struct rc_dev *_Atomic swapped;   /* answers instead of lower; set once */
 	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
 	/* Protected by power->lock. */
 	struct fault_pending *head, **tail;
@@ -135,6 +145,14 @@ static uint64_t fault_min(uint64_t a, uint64_t b)
 static uint64_t fault_max(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+/* The device that answers now: lower, or what was swapped in. */
+static struct rc_dev *fault_lower(struct rc_fault *f)
+{
+	struct rc_dev *d = atomic_load(&f->swapped);
+
+	return d ? d : f->lower;
 }
 
 /* ---- rules ---------------------------------------------------------------- */
@@ -233,6 +251,10 @@ static int fault_gate(struct rc_fault *f, unsigned op, uint64_t start,
 	}
 	if (start == end)
 		goto out;
+	if (end > f->shrunk_to) {
+		err = -EIO;
+		goto out;
+	}
 	n = fault_rules_fire_locked(f, FAULT_EIO, op, start, end, NULL);
 	if (n) {
 		err = -EIO;
@@ -345,7 +367,7 @@ static int fault_pending_apply(struct rc_fault *f)
 	int err;
 
 	while ((w = f->head) != NULL) {
-		err = rc_dev_write(f->lower, w->data, w->len, w->off);
+		err = rc_dev_write(fault_lower(f), w->data, w->len, w->off);
 		if (err)
 			return err;
 		f->head = w->next;
@@ -381,8 +403,8 @@ static void fault_pending_scatter(struct rc_power *p, struct rc_fault *f)
 		for (s = w->off; s < end; s = e) {
 			e = fault_min(end, (s / FAULT_PIECE + 1) * FAULT_PIECE);
 			if (fault_rng_next(&p->rng) & 1)
-				(void)rc_dev_write(f->lower, w->data + (s - w->off),
-						   e - s, s);
+				(void)rc_dev_write(fault_lower(f),
+						   w->data + (s - w->off), e - s, s);
 		}
 	}
 }
@@ -412,7 +434,7 @@ static int power_read(struct rc_fault *f, void *buf, size_t len, uint64_t off)
 	pthread_mutex_lock(&p->lock);
 	if (atomic_load(&p->off))
 		goto out;
-	err = rc_dev_read(f->lower, buf, len, off);
+	err = rc_dev_read(fault_lower(f), buf, len, off);
 	if (!err)
 		fault_pending_overlay(f, buf, len, off);
 out:
@@ -525,7 +547,7 @@ static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
 	if (f->power)
 		err = power_read(f, buf, len, off);
 	else
-		err = rc_dev_read(f->lower, buf, len, off);
+		err = rc_dev_read(fault_lower(f), buf, len, off);
 	if (!err)
 		fault_flips_apply(buf, off, off + len, &flips);
 out:
@@ -542,7 +564,8 @@ static int fault_write_through(struct rc_fault *f, const unsigned char *buf,
 
 	for (pos = off; !err && fault_kept_next(lost, &pos, end, &seg_end);
 	     pos = seg_end)
-		err = rc_dev_write(f->lower, buf + (pos - off), seg_end - pos, pos);
+		err = rc_dev_write(fault_lower(f), buf + (pos - off),
+				   seg_end - pos, pos);
 	return err;
 }
 
@@ -588,7 +611,7 @@ static int fault_sync(struct rc_dev *dev)
 		if (err)
 			return err;
 	}
-	return rc_dev_sync(f->lower);
+	return rc_dev_sync(fault_lower(f));
 }
 
 static void fault_close(struct rc_dev *dev)
@@ -597,6 +620,7 @@ static void fault_close(struct rc_dev *dev)
 
 	if (f->power)
 		power_detach(f);
+	rc_dev_close(atomic_load(&f->swapped));
 	rc_dev_close(f->lower);
 	pthread_mutex_destroy(&f->lock);
 	free(f->rules);
@@ -604,11 +628,28 @@ static void fault_close(struct rc_dev *dev)
 	free(dev);
 }
 
+/* What the device answering now says, or less when it was shrunk. */
+static int fault_size_now(struct rc_dev *dev, uint64_t *bytes)
+{
+	struct rc_fault *f = dev->ctx;
+	uint64_t limit;
+	int err;
+
+	err = rc_dev_size_now(fault_lower(f), bytes);
+	pthread_mutex_lock(&f->lock);
+	limit = f->shrunk_to;
+	pthread_mutex_unlock(&f->lock);
+	if (!err && *bytes > limit)
+		*bytes = limit;
+	return err;
+}
+
 static const struct rc_dev_ops fault_ops = {
 	.read = fault_read,
 	.write = fault_write,
 	.sync = fault_sync,
 	.close = fault_close,
+	.size_now = fault_size_now,
 };
 
 static void power_attach(struct rc_power *p, struct rc_fault *f)
@@ -640,6 +681,7 @@ int rc_fault_wrap(struct rc_dev *lower, struct rc_power *power,
 		goto fail;
 	f->lower = lower;
 	f->power = power;
+	f->shrunk_to = UINT64_MAX;
 	f->tail = &f->head;
 	*dev = *lower;         /* size, name and identity are the lower's */
 	dev->ops = &fault_ops;
@@ -749,7 +791,7 @@ int rc_fault_corrupt(struct rc_fault *f, uint64_t off, uint64_t len,
 	uint64_t *bits;
 	int err;
 
-	if (nbits < 0 || !fault_in_bounds(f->lower, len, off) ||
+	if (nbits < 0 || !fault_in_bounds(fault_lower(f), len, off) ||
 	    ((uint64_t)nbits + 7) / 8 > len)
 		return -EINVAL;
 	if (nbits == 0)
@@ -758,7 +800,8 @@ int rc_fault_corrupt(struct rc_fault *f, uint64_t off, uint64_t len,
 	if (!bits)
 		return -ENOMEM;
 	fault_bits_pick(bits, (size_t)nbits, len * 8, seed);
-	err = fault_bits_apply(f->lower, off, off + len, bits, (size_t)nbits);
+	err = fault_bits_apply(fault_lower(f), off, off + len, bits,
+			       (size_t)nbits);
 	free(bits);
 	return err;
 }
@@ -770,11 +813,30 @@ void rc_fault_vanish(struct rc_fault *f)
 	pthread_mutex_unlock(&f->lock);
 }
 
+void rc_fault_shrink(struct rc_fault *f, uint64_t bytes)
+{
+	pthread_mutex_lock(&f->lock);
+	f->shrunk_to = bytes;
+	pthread_mutex_unlock(&f->lock);
+}
+
+int rc_fault_swap(struct rc_fault *f, struct rc_dev *other)
+{
+	struct rc_dev *none = NULL;
+
+	if (!other || other->size < f->lower->size)
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong(&f->swapped, &none, other))
+		return -EBUSY;
+	return 0;
+}
+
 void rc_fault_clear(struct rc_fault *f)
 {
 	pthread_mutex_lock(&f->lock);
 	f->nrules = 0;
 	f->vanished = false;
+	f->shrunk_to = UINT64_MAX;
 	pthread_mutex_unlock(&f->lock);
 }
 

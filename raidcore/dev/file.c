@@ -7,6 +7,8 @@
  *
  * The size is fixed at open time: a regular file by its length, a block
  * device by BLKGETSIZE64.  I/O beyond it is refused, so a member never grows.
+ * The size now (size_now: fstat or BLKGETSIZE64 again) tells raidcore that
+ * a member shrank under it (a truncated image, a resized device).
  * RC_DEV_EXCL opens a block device with O_EXCL, as mdadm does, so the kernel
  * refuses a second exclusive opener (or a mounted device) with -EBUSY.
  */
@@ -131,13 +133,6 @@ static int dev_file_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
 	return 0;
 }
 
-static const struct rc_dev_ops dev_file_ops = {
-	.read = dev_file_read,
-	.write = dev_file_write,
-	.sync = dev_file_sync,
-	.close = dev_file_close,
-	.zero = dev_file_zero,
-};
 
 /* Only regular files and block devices can hold a member. */
 static int dev_file_check_type(const struct stat *st)
@@ -159,6 +154,25 @@ static int dev_file_size_get(int fd, const struct stat *st, uint64_t *size)
 		return -errno;
 	return 0;
 }
+
+static int dev_file_size_now(struct rc_dev *dev, uint64_t *bytes)
+{
+	struct dev_file *df = dev->ctx;
+	struct stat st;
+
+	if (fstat(df->fd, &st) < 0)
+		return -errno;
+	return dev_file_size_get(df->fd, &st, bytes);
+}
+
+static const struct rc_dev_ops dev_file_ops = {
+	.read = dev_file_read,
+	.write = dev_file_write,
+	.sync = dev_file_sync,
+	.close = dev_file_close,
+	.zero = dev_file_zero,
+	.size_now = dev_file_size_now,
+};
 
 /*
  * The type is checked with stat() before open() so that a FIFO is never

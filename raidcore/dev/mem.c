@@ -18,7 +18,7 @@
  * costs a few superblocks.  Reads of absent blocks return zeros.
  *
  * There is no cache, so sync has nothing to do: a write is "durable" once
- * it returns.  Each operation holds the storage's mutex for the copy, so
+ * it returns.  The size never changes (no size_now: dev->size it is).  Each operation holds the storage's mutex for the copy, so
  * concurrent reads and writes of the same bytes never tear (a disk gives
  * the old or the new sector, never a mix) and are not data races.
  */

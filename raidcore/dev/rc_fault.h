@@ -7,6 +7,9 @@
  *   bit flips on read         the data returned is corrupt, the media is not
  *   lost writes               acknowledged, not stored
  *   vanish                    every later operation fails with -ENXIO
+ *   shrink                    the device reports a smaller size, and I/O
+ *                             beyond it fails with -EIO
+ *   swap                      another device answers under the same name
  * and rc_fault_corrupt() flips bits on the media itself (silent corruption).
  *
  * Power: devices wrapped with the same struct rc_power share one power
@@ -57,7 +60,16 @@ int rc_fault_corrupt(struct rc_fault *f, uint64_t off, uint64_t len,
 		     int nbits, uint64_t seed);
 /* From now on every operation fails with -ENXIO. */
 void rc_fault_vanish(struct rc_fault *f);
-/* Removes every rule (vanish included). */
+/* From now on the device is bytes long (size_now says so; dev->size, the
+ * size at open, does not change) and I/O reaching past it fails with
+ * -EIO, as on a disk or a device-mapper target that shrank. */
+void rc_fault_shrink(struct rc_fault *f, uint64_t bytes);
+/* From now on other (owned by the device from here on) answers every
+ * read, write and sync instead of the wrapped device: another disk behind
+ * the same name.  Rules, power and counters stay.  Once only; -EBUSY the
+ * second time, -EINVAL when other is smaller. */
+int rc_fault_swap(struct rc_fault *f, struct rc_dev *other);
+/* Removes every rule (vanish and shrink included; a swap stays). */
 void rc_fault_clear(struct rc_fault *f);
 /* Operations seen, for assertions: every call, failed or not. */
 uint64_t rc_fault_reads(const struct rc_fault *f);

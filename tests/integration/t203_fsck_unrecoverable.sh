@@ -3,49 +3,23 @@
 # repair.  fsck reports it as unrecoverable with the file's path and byte
 # range (exit 4, also with -y), and every other file is intact.
 . "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
 t_setup
-FSCK=$RAIDFS_BIN/fsck.raidfs
 
-t_images 4 64M
-t_mkfs 5 64K "${IMG_LIST[@]}"
-t_mount "$IMGS" "$T/mnt"
-"$PY" - "$T/mnt" <<'PY'
-import os, sys
-d = sys.argv[1]
-for n, blocks in enumerate([50, 120, 8]):
-    with open(os.path.join(d, "file%d" % n), "wb") as f:
-        for k in range(blocks):
-            f.write((b"F%03dB%06d" % (n, k)).ljust(4096, b"."))
-PY
-t_umount "$T/mnt"
+f_pattern_array 5 50 120 8
 
-# one row of file1 (its block 60's row), on two members
-read -r img0 off < <("$PY" "$TESTS_DIR/fsck_locate.py" data:1 "${IMG_LIST[@]}" |
-	"$PY" -c '
-import sys
-for line in sys.stdin:
-    p, o = line.split()
-    with open(p, "rb") as f:
-        f.seek(int(o)); b = f.read(16)
-    if b.startswith(b"F001B000060"):
-        print(p, o); break')
+# one row of file1 (its block 60's row), on two members: the block, and
+# the row's parity (another data block of the row would be a second lost
+# block; a parity block may look like block 60 too)
+img0=
+while read -r p o; do
+	[ "$(dd if="$p" bs=1 skip="$o" count=11 status=none)" = F001B000060 ] || continue
+	other=$(f_parity_of "$o" "${IMG_LIST[@]}")
+	[ "$other" != "$p" ] || continue
+	img0=$p off=$o
+	break
+done < <("$PY" "$TESTS_DIR/fsck_locate.py" data:1 "${IMG_LIST[@]}")
 [ -n "$img0" ] || t_fail "file1 block 60 not found"
-# the second corrupt block: the row's parity (RAID 5 left-symmetric: slot
-# n-1 - stripe mod n), so that only block 60 is lost
-other=$("$PY" - "$off" "${IMG_LIST[@]}" <<'PY'
-import struct, sys
-off, imgs = int(sys.argv[1]), sys.argv[2:]
-for p in imgs:
-    with open(p, "rb") as f:
-        sb = f.read(4096)
-    role, chunk, n = struct.unpack_from("<I8xII", sb, 72)
-    data_off = struct.unpack_from("<Q", sb, 104)[0]
-    stripe = (off // 4096 - data_off) // chunk
-    if role == n - 1 - stripe % n:
-        print(p)
-PY
-)
-[ -n "$other" ] || t_fail "no parity block in block 60's row"
 t_log "corrupting $(basename "$img0") and $(basename "$other") at $off"
 for img in "$img0" "$other"; do
 	printf 'CORRUPTCORRUPT!!' | dd of="$img" bs=1 seek=$((off + 100)) conv=notrunc status=none

@@ -6,6 +6,15 @@
  * each member (for RAID 6 each pair) missing as well: every block flushed
  * before the cut reads back exactly, and every other block holds one of
  * the values written to it - nothing outside the in-flight writes changed.
+ *
+ * Journal damage: an unclean image whose journal holds committed batches
+ * (the last one's in-place writes lost), then garbage or zeros over one
+ * member's whole ring (two for RAID 6), or over one of its records: the
+ * array assembles, every flushed write reads back exactly, scrub is clean,
+ * read-only and read-write alike; with more members damaged than the
+ * redundancy the batches are not replayed and the stripes keep a state
+ * they had.  And a read-write assembly that is only read writes nothing,
+ * clean or unclean, until the first write applies the journal in place.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "ondisk.h"
 #include "rc_test_util.h"
 
 #define DEV_BYTES (4ull << 20)
@@ -262,11 +272,378 @@ static void test_power_cut_every_write(void **state)
 	}
 }
 
+/* ---- journal damage -------------------------------------------------------- */
+
+#define JBLOCKS (BASE_BLOCKS + 64)
+
+/* Batches of writes, each flushed: committed, and every batch but the last
+ * in place too when the power goes. */
+static const struct op jwork[] = {
+	{ 0, 24 }, { 30, 3 }, { 0, 0 }, { 100, 36 }, { 50, 5 }, { 0, 0 },
+	{ 7, 1 }, { 200, 9 }, { 130, 40 }, { 300, 30 }, { 0, 0 },
+};
+#define JOPS (sizeof(jwork) / sizeof(jwork[0]))
+
+/* What each block holds after the last flush, and before it. */
+struct jmodel {
+	uint32_t now[JBLOCKS], before[JBLOCKS];
+};
+
+static void jmodel_block(const struct jmodel *m, uint32_t b, const uint8_t *p,
+			 bool either, const char *what)
+{
+	static const uint8_t zero[RC_BLOCK_SIZE];
+
+	for (int k = 0; k < (either ? 2 : 1); k++) {
+		uint32_t g = k ? m->before[b] : m->now[b];
+
+		if (g ? tb_check(p, b, g) : !memcmp(p, zero, RC_BLOCK_SIZE))
+			return;
+	}
+	fail_msg("%s: block %u holds neither what was flushed last%s", what, b,
+		 either ? " nor what it held before" : "");
+}
+
+/* Base, then jwork with the power cut after the last flush. */
+static void jimage_make(struct rc_testbed *tb, enum rc_power_mode mode,
+			struct jmodel *m)
+{
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	char err[256];
+	int ret;
+
+	for (uint32_t b = 0; b < JBLOCKS; b++)
+		m->now[b] = m->before[b] = b < BASE_BLOCKS ? 1 : 0;
+	tb_devs_power(tb, devs, mode, 5, 0);
+	assert_int_equal(tb_try_assemble(tb, devs, 0, &a, err, sizeof(err)), 0);
+	for (size_t i = 0; i < JOPS; i++) {
+		const struct op *o = &jwork[i];
+
+		if (o->len == 0) {
+			assert_int_equal(rc_flush(a), 0);
+			if (i + 1 < JOPS)
+				memcpy(m->before, m->now, sizeof(m->now));
+			continue;
+		}
+		write_gen(a, o->start, o->len, 10 + (uint32_t)i, &ret);
+		assert_int_equal(ret, 0);
+		for (uint32_t b = o->start; b < o->start + o->len; b++)
+			m->now[b] = 10 + (uint32_t)i;
+	}
+	rc_power_cut(tb->power);
+	rc_array_close(a);             /* fails: the power is off */
+}
+
+static void jsb(struct rc_testbed *tb, int i, struct rc_sb *sb)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	const char *why;
+
+	assert_int_equal(rc_dev_read(tb->mem[i], blk, RC_BLOCK_SIZE, 0), 0);
+	assert_int_equal(rc_sb_decode(blk, sb, &why), 0);
+}
+
+/* Ring blocks of member i's first and last record after its checkpoint,
+ * and whether the last has a payload. */
+static void jrecords(struct rc_testbed *tb, int i, const struct rc_sb *sb,
+		     uint64_t *first, uint64_t *last, bool *payload)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	struct rc_jhdr *h = malloc(sizeof(*h));
+	uint64_t pos = sb->journal_tail, seq = sb->journal_seq;
+	bool wrapped = false, any = false;
+
+	assert_non_null(h);
+	for (;;) {
+		if (pos >= sb->journal_blocks) {
+			pos = 0;
+			wrapped = true;
+		}
+		assert_int_equal(rc_dev_read(tb->mem[i], blk, RC_BLOCK_SIZE,
+			(sb->journal_offset + pos) * RC_BLOCK_SIZE), 0);
+		if (rc_jhdr_decode(blk, h) || h->role != (uint32_t)i ||
+		    h->ring_pos != pos || h->seq <= seq) {
+			if (wrapped || pos == 0)
+				break;
+			pos = 0;
+			wrapped = true;
+			continue;
+		}
+		if (!any)
+			*first = pos;
+		any = true;
+		*last = pos;
+		*payload = h->nentries > 0;
+		seq = h->seq;
+		pos += 1 + h->nentries;
+	}
+	free(h);
+	assert_true(any);
+}
+
+enum jdamage { J_RING_GARBAGE, J_RING_ZEROS, J_FIRST_HEADER, J_LAST_PAYLOAD };
+static const char *const jdamage_name[] = {
+	"garbage over the ring", "zeros over the ring",
+	"garbage over the first record's header",
+	"zeros over the last record's payload",
+};
+
+/* Writes garbage (or zeros) over blocks [first, first + n) of member i. */
+static void jsmash(struct rc_testbed *tb, int i, uint64_t first, uint64_t n,
+		   bool zeros, uint64_t seed)
+{
+	uint8_t *buf = calloc(n, RC_BLOCK_SIZE);
+	uint64_t *w = (uint64_t *)buf;
+
+	assert_non_null(buf);
+	for (size_t k = 0; !zeros && k < n * RC_BLOCK_SIZE / 8; k++)
+		w[k] = tb_rand(&seed);
+	assert_int_equal(rc_dev_write(tb->mem[i], buf, n * RC_BLOCK_SIZE,
+				      first * RC_BLOCK_SIZE), 0);
+	free(buf);
+}
+
+static void jdamage_apply(struct rc_testbed *tb, int i, enum jdamage d)
+{
+	uint64_t first = 0, last = 0;
+	bool payload = false;
+	struct rc_sb sb;
+
+	jsb(tb, i, &sb);
+	switch (d) {
+	case J_RING_GARBAGE:
+	case J_RING_ZEROS:
+		jsmash(tb, i, sb.journal_offset, sb.journal_blocks,
+		       d == J_RING_ZEROS, 77 + (uint64_t)i);
+		return;
+	case J_FIRST_HEADER:
+		jrecords(tb, i, &sb, &first, &last, &payload);
+		jsmash(tb, i, sb.journal_offset + first, 1, false, 5);
+		return;
+	case J_LAST_PAYLOAD:
+		jrecords(tb, i, &sb, &first, &last, &payload);
+		jsmash(tb, i, sb.journal_offset + last + (payload ? 1 : 0), 1,
+		       true, 0);
+		return;
+	}
+}
+
+/* Reads everything back; scrub (read-only) must find nothing. */
+static void jcheck(struct rc_array *a, const struct jmodel *m, bool either,
+		   const char *what)
+{
+	uint8_t *buf = malloc(64 * RC_BLOCK_SIZE);
+	struct rc_scrub_report rep;
+
+	for (uint32_t b = 0; b < JBLOCKS; b += 64) {
+		assert_int_equal(rc_read(a, b, 64, buf), 0);
+		for (uint32_t i = 0; i < 64; i++)
+			jmodel_block(m, b + i, buf + (size_t)i * RC_BLOCK_SIZE,
+				     either, what);
+	}
+	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+	if (rep.csum_errors || rep.parity_mismatches || rep.unrecoverable)
+		fail_msg("%s: scrub found %llu checksum errors, %llu parity "
+			 "mismatches, %llu unrecoverable blocks", what,
+			 (unsigned long long)rep.csum_errors,
+			 (unsigned long long)rep.parity_mismatches,
+			 (unsigned long long)rep.unrecoverable);
+	free(buf);
+}
+
+static struct rc_array *jassemble(struct rc_testbed *tb, unsigned flags,
+				  const char *what)
+{
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a = NULL;
+	char err[512];
+
+	tb_devs(tb, devs, false, 0);
+	if (tb_try_assemble(tb, devs, flags, &a, err, sizeof(err)))
+		fail_msg("%s: assemble: %s", what, err);
+	return a;
+}
+
+/*
+ * Read-only and read-write assemblies that only read: the data, through
+ * the overlay, and not a byte written.  Then a first write puts the
+ * journal in place: after a clean close nothing is left to replay.
+ */
+static void jverify(struct rc_testbed *tb, struct jmodel *m, bool either,
+		    const char *what)
+{
+	uint64_t before = tb_media_hash(tb);
+	unsigned flags[2] = { RC_ASSEMBLE_RDONLY, 0 };
+	struct rc_info info;
+	struct rc_array *a;
+	int ret;
+
+	for (int k = 0; k < 2; k++) {
+		a = jassemble(tb, flags[k], what);
+		rc_array_info(a, &info);
+		assert_true(info.was_unclean);
+		if (!either)
+			assert_true(info.replayed_txns > 0);
+		else
+			assert_int_equal(info.replayed_txns, 0);
+		jcheck(a, m, either, what);
+		assert_int_equal(rc_array_close(a), 0);
+		if (tb_media_hash(tb) != before)
+			fail_msg("%s: an assembly that only read wrote", what);
+	}
+	a = jassemble(tb, 0, what);
+	write_gen(a, JBLOCKS - 1, 1, 99, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	m->now[JBLOCKS - 1] = m->before[JBLOCKS - 1] = 99;
+	a = jassemble(tb, 0, what);
+	rc_array_info(a, &info);
+	assert_false(info.was_unclean);
+	jcheck(a, m, either, what);
+	assert_int_equal(rc_array_close(a), 0);
+	m->now[JBLOCKS - 1] = m->before[JBLOCKS - 1] = 0;
+}
+
+static void test_journal_damage(void **state)
+{
+	static const struct cfg jcfgs[] = {
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false },
+		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false },
+		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true },
+		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false },
+	};
+
+	for (size_t c = 0; c < sizeof(jcfgs) / sizeof(jcfgs[0]); c++) {
+		const struct cfg *cf = &jcfgs[c];
+		int nred = cf->level == RC_RAID6 ? 2 : 1;
+		struct jmodel m;
+		struct rc_testbed tb;
+		uint8_t **base, **image;
+		char what[160];
+
+		tb_init(&tb, cf->members, DEV_BYTES);
+		tb_create(&tb, cf->level, cf->chunk, 0);
+		base_fill(&tb);
+		base = tb_snapshot(&tb);
+		for (int mode = RC_POWER_DROP; mode <= RC_POWER_REORDER; mode++) {
+			tb_restore(&tb, base);
+			jimage_make(&tb, (enum rc_power_mode)mode, &m);
+			image = tb_snapshot(&tb);
+			for (int d = J_RING_GARBAGE; d <= J_LAST_PAYLOAD; d++) {
+				if (mode == RC_POWER_REORDER && d != J_RING_GARBAGE)
+					continue;
+				for (int i = 0; i < cf->members; i++) {
+					tb_restore(&tb, image);
+					for (int k = 0; k < (d <= J_RING_ZEROS ?
+							     nred : 1); k++)
+						jdamage_apply(&tb, (i + k) %
+							      cf->members,
+							      (enum jdamage)d);
+					snprintf(what, sizeof(what), "%s/%d, %s: "
+						 "%s on member %d%s",
+						 rc_level_name(cf->level),
+						 cf->members, mode ? "reorder" :
+						 "drop", jdamage_name[d], i,
+						 nred > 1 && d <= J_RING_ZEROS ?
+						 " and the next" : "");
+					jverify(&tb, &m, false, what);
+				}
+			}
+			if (mode == RC_POWER_DROP) {
+				/* One member more than the redundancy: the
+				 * batches were not committed as far as replay
+				 * can tell; each stripe keeps a state it had. */
+				tb_restore(&tb, image);
+				for (int k = 0; k <= nred; k++)
+					jdamage_apply(&tb, k, J_RING_GARBAGE);
+				snprintf(what, sizeof(what), "%s/%d: garbage over "
+					 "%d rings", rc_level_name(cf->level),
+					 cf->members, nred + 1);
+				jverify(&tb, &m, true, what);
+			}
+			tb_snapshot_free(&tb, image);
+		}
+		fprintf(stderr, "%s/%d: journal damage survived\n",
+			rc_level_name(cf->level), cf->members);
+		tb_snapshot_free(&tb, base);
+		tb_fini(&tb);
+	}
+}
+
+/* Assembled read-write and only read, clean or unclean: not a byte
+ * changes, and an unclean array stays unclean.  The first write puts the
+ * replayed journal in place and marks the superblocks active. */
+static void test_rw_assembly_writes_nothing(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_probe p;
+	struct rc_info info;
+	struct rc_array *a;
+	struct rc_dev *d;
+	struct jmodel m;
+	uint64_t before;
+	int ret;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	base_fill(&tb);
+	for (int unclean = 0; unclean < 2; unclean++) {
+		if (unclean) {
+			jimage_make(&tb, RC_POWER_DROP, &m);
+			/* written by the clean round, below */
+			m.now[JBLOCKS - 1] = m.before[JBLOCKS - 1] = 99;
+		}
+		for (int k = 0; k < 2; k++) {
+			before = tb_media_hash(&tb);
+			a = jassemble(&tb, 0, "read-write, read only");
+			rc_array_info(a, &info);
+			assert_int_equal(info.was_unclean, unclean);
+			if (unclean)
+				jcheck(a, &m, false, "read-write, read only");
+			else
+				assert_int_equal(rc_flush(a), 0);
+			assert_int_equal(rc_array_close(a), 0);
+			assert_true(tb_media_hash(&tb) == before);
+		}
+		a = jassemble(&tb, 0, "read-write, then a write");
+		before = tb_media_hash(&tb);
+		write_gen(a, JBLOCKS - 1, 1, 99, &ret);
+		assert_int_equal(ret, 0);
+		/* Activated by the write itself: superblocks active, and
+		 * with an unclean journal, the replay in place. */
+		assert_true(tb_media_hash(&tb) != before);
+		d = tb_borrow(&tb, 0);
+		assert_int_equal(rc_member_probe(d, &p), 0);
+		rc_dev_close(d);
+		assert_false(p.clean);
+		assert_int_equal(rc_array_close(a), 0);
+		a = jassemble(&tb, 0, "after the first write");
+		rc_array_info(a, &info);
+		assert_false(info.was_unclean);
+		if (unclean) {
+			m.now[JBLOCKS - 1] = 99;
+			jcheck(a, &m, false, "after the first write");
+		}
+		assert_int_equal(rc_array_close(a), 0);
+	}
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rw_assembly_writes_nothing),
+		cmocka_unit_test(test_journal_damage),
 		cmocka_unit_test(test_power_cut_every_write),
 	};
+
+	/* RC_TEST_FILTER=test_journal_damage: one test alone (the power cut
+	 * test takes minutes) */
+	if (getenv("RC_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RC_TEST_FILTER"));
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  *   file      round trip through a file under a private temporary directory,
  *             persisted across reopen; bounds; read-only refuses writes; a
  *             directory, a FIFO and a character device are refused; a file
- *             truncated under an open device reads as zeros.
+ *             truncated under an open device reads as zeros, and its size
+ *             now says so (dev->size stays the size at open).
  *   blockdev  (root with working losetup, else skipped) a loop device opened
  *             with RC_DEV_EXCL has the right size and rdev, and a second
  *             exclusive open fails with -EBUSY.
@@ -19,7 +20,8 @@
  *             persistent rules stay, operations outside a range untouched;
  *             flip-on-read leaves the media intact; corrupt flips exactly
  *             nbits bits, deterministically; lost writes leave old data;
- *             vanish; counters.
+ *             vanish; counters; a shrunk device says its new size and
+ *             fails I/O past it; a swapped one answers from another device.
  *   power     writes invisible to lower until sync; a cut across two devices
  *             drops both caches and fails every later operation; synced data
  *             survives; REORDER keeps some whole 4 KiB pieces and never a
@@ -363,6 +365,24 @@ static void test_file_truncated_reads_zeros(void **state)
 	assert_int_equal(rc_dev_read(dev, buf, sizeof(buf), 0), 0);
 	assert_true(pat_is(buf, BLK + 100, 0, 7));
 	assert_true(buf_is_zero(buf + BLK + 100, BLK - 100));
+	rc_dev_close(dev);
+}
+
+/* The size now is asked again (fstat), unlike dev->size. */
+static void test_file_size_now(void **state)
+{
+	char path[PATH_MAX];
+	struct rc_dev *dev;
+	uint64_t now;
+
+	tmp_file_create(path, sizeof(path), "shrink.img", 8 * BLK);
+	assert_int_equal(rc_dev_open_file(path, 0, &dev), 0);
+	assert_int_equal(rc_dev_size_now(dev, &now), 0);
+	assert_int_equal(now, 8 * BLK);
+	assert_int_equal(truncate(path, 3 * BLK), 0);
+	assert_int_equal(rc_dev_size_now(dev, &now), 0);
+	assert_int_equal(now, 3 * BLK);
+	assert_int_equal(dev->size, 8 * BLK);
 	rc_dev_close(dev);
 }
 
@@ -973,6 +993,58 @@ static void test_fault_vanish_and_counters(void **state)
 	rc_dev_close(dev);
 }
 
+/* A shrunk device keeps dev->size, says its new size, fails past it. */
+static void test_fault_shrink(void **state)
+{
+	struct rc_dev *lower = mem_new(SCRIPT_DEV), *dev;
+	struct rc_fault *f;
+	uint8_t buf[BLK];
+	uint64_t now;
+
+	assert_int_equal(rc_fault_wrap(lower, NULL, &dev, &f), 0);
+	assert_int_equal(rc_dev_size_now(dev, &now), 0);
+	assert_int_equal(now, SCRIPT_DEV);
+	rc_fault_shrink(f, 4 * BLK);
+	assert_int_equal(rc_dev_size_now(dev, &now), 0);
+	assert_int_equal(now, 4 * BLK);
+	assert_int_equal(dev->size, SCRIPT_DEV);
+	assert_int_equal(rc_dev_read(dev, buf, BLK, 3 * BLK), 0);
+	assert_int_equal(rc_dev_read(dev, buf, BLK, 4 * BLK), -EIO);
+	assert_int_equal(rc_dev_read(dev, buf, 2, 4 * BLK - 1), -EIO);
+	assert_int_equal(dev_write_pat(dev, 4 * BLK, BLK, 1), -EIO);
+	assert_int_equal(dev_write_pat(dev, 0, BLK, 1), 0);
+	rc_fault_clear(f);
+	assert_int_equal(rc_dev_size_now(dev, &now), 0);
+	assert_int_equal(now, SCRIPT_DEV);
+	assert_int_equal(rc_dev_read(dev, buf, BLK, 4 * BLK), 0);
+	rc_dev_close(dev);
+}
+
+/* A swapped device answers from the other one, and closes both. */
+static void test_fault_swap(void **state)
+{
+	struct rc_dev *lower = mem_new(SCRIPT_DEV), *other = mem_new(SCRIPT_DEV);
+	struct rc_dev *small = mem_new(BLK), *dev;
+	struct rc_fault *f;
+
+	assert_int_equal(rc_fault_wrap(lower, NULL, &dev, &f), 0);
+	assert_int_equal(dev_write_pat(dev, 0, 2 * BLK, 1), 0);
+	assert_int_equal(dev_write_pat(other, 0, 2 * BLK, 2), 0);
+	assert_int_equal(rc_fault_swap(f, small), -EINVAL);
+	rc_dev_close(small);
+	assert_int_equal(rc_fault_swap(f, other), 0);
+	assert_int_equal(rc_fault_swap(f, other), -EBUSY);
+	assert_true(dev_is_pat(dev, 0, 2 * BLK, 2));
+	assert_int_equal(dev_write_pat(dev, 0, BLK, 3), 0);
+	assert_true(dev_is_pat(other, 0, BLK, 3));
+	assert_true(dev_is_pat(lower, 0, 2 * BLK, 1));
+	assert_int_equal(rc_fault_corrupt(f, 0, BLK, 8, 1), 0);
+	assert_false(dev_is_pat(other, 0, BLK, 3));
+	assert_true(dev_is_pat(lower, 0, 2 * BLK, 1));
+	assert_string_equal(dev->name, lower->name);
+	rc_dev_close(dev);
+}
+
 /* ---- power ------------------------------------------------------------------ */
 
 struct domain_dev {
@@ -1332,6 +1404,7 @@ int main(void)
 		cmocka_unit_test(test_file_rdonly),
 		cmocka_unit_test(test_file_refused),
 		cmocka_unit_test(test_file_truncated_reads_zeros),
+		cmocka_unit_test(test_file_size_now),
 		cmocka_unit_test_setup_teardown(test_blockdev_excl, loop_setup,
 						loop_teardown),
 		cmocka_unit_test(test_mem_roundtrip),
@@ -1348,6 +1421,8 @@ int main(void)
 		cmocka_unit_test(test_fault_corrupt),
 		cmocka_unit_test(test_fault_corrupt_bad),
 		cmocka_unit_test(test_fault_vanish_and_counters),
+		cmocka_unit_test(test_fault_shrink),
+		cmocka_unit_test(test_fault_swap),
 		cmocka_unit_test(test_power_cache_until_sync),
 		cmocka_unit_test(test_power_cut_after_two_devices),
 		cmocka_unit_test(test_power_cut_now),

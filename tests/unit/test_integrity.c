@@ -3,6 +3,24 @@
  * writes - is detected by the block checksums, repaired from redundancy,
  * counted against the right member, and never returned; beyond redundancy
  * the read fails with -EIO instead.
+ *
+ * Members that lie (DESIGN "Members that lie"): one that shrinks (seen on
+ * an I/O error, or by the recovery thread asking its size), drops every
+ * write, gets an old image of itself copied over it, turns to zeros, has
+ * another disk put behind its name, or vanishes, is found, made faulty,
+ * and replaced by the spare, the data intact throughout; without a spare
+ * the array goes on degraded; a member the array cannot do without is
+ * kept.  Errors seen while running reach the members' superblocks
+ * (RC_AF_ERRORS) without a close.
+ *
+ * Offline: an old copy of a member put back (its superblock behind the
+ * others') is never read; it is taken as a spare and rebuilt in place.  A
+ * suffix of the slots one update behind (a superblock write torn by a
+ * crash) is current and kept.  Damaged superblock copies (zeros, garbage,
+ * unreadable, over either end) are told and counted on the member at
+ * assembly and rewritten at the first write, never by a read-only
+ * assembly.  A member shrunk while the array was down is left out and
+ * never written.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,8 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
+#include <xxhash.h>
 #include "rc_test_util.h"
+#include "ondisk.h"
 
 #define DEV_BYTES (6ull << 20)
 #define DATA_OFF_BYTES (2ull << 20)   /* data_offset for 6 MiB members */
@@ -45,6 +66,21 @@ static uint64_t fill(struct rc_array *a, uint32_t gen)
 	assert_int_equal(rc_flush(a), 0);
 	free(buf);
 	return info.blocks;
+}
+
+/* A RAID 5 of 4 on tb, assembled, every block written (gen 1). */
+static struct rc_array *raid5_filled(struct rc_testbed *tb, uint64_t *blocks)
+{
+	struct rc_array *a;
+	uint64_t n;
+
+	tb_init(tb, 4, DEV_BYTES);
+	tb_create(tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(tb, 0, 0);
+	n = fill(a, 1);
+	if (blocks)
+		*blocks = n;
+	return a;
 }
 
 /* Reads everything; returns how many blocks failed with -EIO, and fails
@@ -99,6 +135,21 @@ static uint64_t member_sum(struct rc_array *a, int slot, bool repaired)
 	return repaired ? st.repaired : st.csum_errors;
 }
 
+/* A filled array of c on a new testbed, assembled again (fill's writes
+ * all reached the media): the blocks filled in *blocks. */
+static struct rc_array *filled(struct rc_testbed *tb, const struct cfg *c,
+			       uint64_t *blocks)
+{
+	struct rc_array *a;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	a = tb_assemble(tb, 0, 0);
+	*blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	return tb_assemble(tb, 0, 0);
+}
+
 static void test_bitflips(void **state)
 {
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
@@ -111,13 +162,7 @@ static void test_bitflips(void **state)
 			uint64_t blocks, seed = i * 10 + (uint64_t)victim, pick[24];
 			uint64_t range;
 
-			tb_init(&tb, c->members, DEV_BYTES);
-			tb_create(&tb, c->level, c->chunk, 0);
-			a = tb_assemble(&tb, 0, 0);
-			blocks = fill(a, 1);
-			assert_int_equal(rc_array_close(a), 0);
-
-			a = tb_assemble(&tb, 0, 0);
+			a = filled(&tb, c, &blocks);
 			range = data_blocks_of(a);
 			pick_blocks(pick, 24, range, &seed);
 			for (int k = 0; k < 24; k++)
@@ -185,6 +230,51 @@ static void test_lost_writes(void **state)
 }
 
 /*
+ * Read errors (pending sectors): a repairing scrub rewrites each block
+ * that failed to read once its reconstruction verifies against the
+ * block's checksum, as md does, so the drive can remap the sector.  The
+ * media under the errors is corrupt too: only a rewrite makes the next
+ * scrub, with the errors gone, find nothing.
+ */
+static void test_read_errors_rewritten(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		int victim = (int)(i % (size_t)c->members);
+		struct rc_testbed tb;
+		struct rc_scrub_report rep;
+		struct rc_array *a;
+		uint64_t blocks, seed = 7 + i, pick[8];
+
+		a = filled(&tb, c, &blocks);
+		rc_array_set_fault_errors(a, 0);
+		pick_blocks(pick, 8, data_blocks_of(a), &seed);
+		for (int k = 0; k < 8; k++) {
+			uint64_t off = DATA_OFF_BYTES + pick[k] * RC_BLOCK_SIZE;
+
+			rc_fault_corrupt(tb.fault[victim], off, RC_BLOCK_SIZE, 5,
+					 seed + (uint64_t)k);
+			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off,
+				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		}
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors, 8);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(rep.repaired, 8);
+		assert_int_equal(member_sum(a, victim, true), 8);
+		/* The sectors were rewritten (remapped): they read again, and
+		 * what they hold verifies. */
+		rc_fault_clear(tb.fault[victim]);
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors + rep.csum_errors, 0);
+		assert_int_equal(rep.parity_mismatches, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/*
  * RAID 5: the same row of one stripe corrupt on two members.  The data
  * block(s) of that row read -EIO, never wrong data; everything else reads
  * correctly.
@@ -196,10 +286,7 @@ static void test_two_members_same_stripe(void **state)
 	uint64_t blocks, eio;
 	const uint64_t row = 5;          /* member block 5: stripe 1, row 1 */
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 
 	a = tb_assemble(&tb, 0, 0);
@@ -235,13 +322,523 @@ static void test_two_members_same_stripe(void **state)
 	tb_fini(&tb);
 }
 
+/* ---- members that lie ------------------------------------------------------ */
+
+enum lie {
+	LIE_SHRINK_EIO,         /* to half its size: I/O past it fails */
+	LIE_SHRINK_TAIL,        /* its last blocks only: no I/O meets it */
+	LIE_LOST_WRITES,        /* acknowledges every write, keeps none */
+	LIE_OLD_IMAGE,          /* an old copy of itself copied over it */
+	LIE_ZEROS,              /* blank */
+	LIE_SWAP,               /* another (blank) disk behind its name */
+	LIE_VANISH,
+};
+static const char *const lie_name[] = {
+	"shrinks to half", "shrinks by its last blocks", "drops its writes",
+	"gets an old image of itself", "turns to zeros",
+	"has another disk behind its name", "vanishes",
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits (at most 30 s) until slot is not active, or with the spare in it
+ * again, active on the spare. */
+static void wait_replaced(struct rc_array *a, int slot, bool spare,
+			  const char *what)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+
+	for (int i = 0; i < 3000; i++) {
+		rc_array_member_status(a, slot, &st);
+		rc_array_info(a, &info);
+		if (!spare && st.state != RC_MEMBER_ACTIVE)
+			return;
+		if (spare && st.state == RC_MEMBER_ACTIVE && !info.degraded &&
+		    info.spares == 0)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("%s: the member was not %s", what,
+		 spare ? "replaced by the spare" : "taken out");
+}
+
+/* What the lie does to member v once the array runs (gen 1 on it). */
+static void lie_apply(struct rc_testbed *tb, struct rc_array *a, int v,
+		      enum lie l, uint64_t blocks)
+{
+	struct rc_dev *other;
+	uint8_t *old;
+
+	switch (l) {
+	case LIE_SHRINK_EIO:
+		rc_fault_shrink(tb->fault[v], DEV_BYTES / 2);
+		/* Reads meet the end: the first error asks the size. */
+		assert_int_equal(verify(a, blocks, 1), 0);
+		return;
+	case LIE_SHRINK_TAIL:
+		rc_fault_shrink(tb->fault[v], DEV_BYTES - 2 * RC_BLOCK_SIZE);
+		return;
+	case LIE_LOST_WRITES:
+		rc_fault_lose_writes(tb->fault[v], 0, DEV_BYTES,
+				     RC_FAULT_PERSISTENT);
+		fill(a, 1);     /* enough to checkpoint: superblocks read back */
+		return;
+	case LIE_OLD_IMAGE:
+		old = malloc(DEV_BYTES);
+		assert_non_null(old);
+		assert_int_equal(rc_dev_read(tb->mem[v], old, DEV_BYTES, 0), 0);
+		fill(a, 1);     /* superblocks move on */
+		assert_int_equal(rc_array_clear_errors(a, false), 0);
+		assert_int_equal(rc_dev_write(tb->mem[v], old, DEV_BYTES, 0), 0);
+		free(old);
+		return;
+	case LIE_ZEROS:
+		assert_int_equal(rc_dev_zero(tb->mem[v], 0, DEV_BYTES), 0);
+		return;
+	case LIE_SWAP:
+		assert_int_equal(rc_dev_mem_create(DEV_BYTES, "other", &other), 0);
+		assert_int_equal(rc_fault_swap(tb->fault[v], other), 0);
+		return;
+	case LIE_VANISH:
+		rc_fault_vanish(tb->fault[v]);
+		return;
+	}
+}
+
+/* One lie on member 1 of a RAID 5 of 4, with or without a spare, the
+ * recovery thread checking every 20 ms. */
+static void lying_member(enum lie l, bool spare)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+	char what[96];
+
+	snprintf(what, sizeof(what), "a member that %s", lie_name[l]);
+	tb_init(&tb, spare ? 5 : 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, spare ? 1 : 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	rc_array_set_health_interval(a, 20);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	lie_apply(&tb, a, 1, l, blocks);
+	wait_replaced(a, 1, spare, what);
+	rc_array_member_status(a, 1, &st);
+	rc_array_info(a, &info);
+	if (spare) {
+		assert_string_equal(st.name, "mem4");
+	} else {
+		assert_int_equal(st.state, RC_MEMBER_FAULTY);
+		assert_true(info.degraded);
+	}
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	/* A new assembly leaves the liar out (stale in the slot table). */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	if (spare)
+		assert_string_equal(st.name, "mem4");
+	else
+		assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	fprintf(stderr, "%s: taken out%s\n", what,
+		spare ? ", the spare took over" : ", degraded");
+	tb_fini(&tb);
+}
+
+/* Each lie: the member goes, the spare takes over (or the array goes on
+ * degraded), every block reads right before and after, and after a new
+ * assembly. */
+static void test_lying_members(void **state)
+{
+	for (int l = LIE_SHRINK_EIO; l <= LIE_VANISH; l++)
+		for (int spare = 1; spare >= 0; spare--)
+			lying_member((enum lie)l, spare);
+}
+
+/* Without a spare: faulty, degraded, data intact; nothing is needed for
+ * that but the calls a program makes (no recovery thread). */
+static void test_shrunk_member_degrades(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	a = raid5_filled(&tb, &blocks);
+	lie_apply(&tb, a, 2, LIE_SHRINK_EIO, blocks);
+	rc_array_member_status(a, 2, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	/* The shrink at a checkpoint, with no I/O error to tell it. */
+	a = tb_assemble(&tb, 1u << 2, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+
+	a = raid5_filled(&tb, &blocks);
+	rc_fault_shrink(tb.fault[0], DEV_BYTES - RC_BLOCK_SIZE);
+	assert_int_equal(rc_array_close(a), 0);      /* checkpoints */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 0, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+/* Degraded already: the member that lies is the last copy of its data;
+ * it stays (loudly), it is not made faulty. */
+static void test_needed_liar_kept(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 1u << 3, 0);
+	fill(a, 1);
+	rc_array_set_health_interval(a, 20);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_dev_zero(tb.mem[1], 0, DEV_BYTES), 0);
+	sleep_ms(300);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	rc_array_close(a);
+	tb_fini(&tb);
+}
+
+/* An error seen while running is on every member's superblock soon after,
+ * without a close: a crash then still leaves RC_AF_ERRORS for fsck. */
+static void test_errors_recorded_promptly(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_probe p = { 0 };
+	struct rc_array *a;
+	struct rc_dev *d;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	a = raid5_filled(&tb, NULL);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	d = tb_borrow(&tb, 2);
+	assert_int_equal(rc_member_probe(d, &p), 0);
+	rc_dev_close(d);
+	assert_false(p.errors);
+	/* logical block 0: data column 0 of stripe 0, on member 0 */
+	assert_int_equal(rc_fault_corrupt(tb.fault[0], DATA_OFF_BYTES,
+					  RC_BLOCK_SIZE, 3, 1), 0);
+	assert_int_equal(rc_read(a, 0, 1, buf), 0);
+	assert_true(tb_check(buf, 0, 1));
+	for (int i = 0; i < 500 && !p.errors; i++) {
+		sleep_ms(10);
+		d = tb_borrow(&tb, 2);
+		assert_int_equal(rc_member_probe(d, &p), 0);
+		rc_dev_close(d);
+	}
+	assert_true(p.errors);
+	rc_array_close(a);
+	tb_fini(&tb);
+}
+
+/* Moves every superblock copy of member v back by `back` events. */
+static void sb_events_back(struct rc_testbed *tb, int v, uint64_t back)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+	const char *why;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		uint64_t off = rc_sb_copy_block(c, DEV_BYTES / RC_BLOCK_SIZE) *
+			       RC_BLOCK_SIZE;
+
+		assert_int_equal(rc_dev_read(tb->mem[v], blk, RC_BLOCK_SIZE,
+					     off), 0);
+		assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
+		sb.events -= back;
+		rc_sb_encode(&sb, blk);
+		assert_int_equal(rc_dev_write(tb->mem[v], blk, RC_BLOCK_SIZE,
+					      off), 0);
+	}
+}
+
+/* An old image of member v put back while the array was down. */
+static void stale_member_offline(const struct cfg *c, int v)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+	uint8_t *old = malloc(DEV_BYTES);
+
+	assert_non_null(old);
+	tb_init(&tb, c->members, DEV_BYTES);
+	tb_create(&tb, c->level, c->chunk, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[v], old, DEV_BYTES, 0), 0);
+	a = tb_assemble(&tb, 0, 0);
+	fill(a, 2);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_write(tb.mem[v], old, DEV_BYTES, 0), 0);
+
+	/* Left out of reads, held as a spare; everything reads gen 2. */
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_true(info.degraded);
+	assert_int_equal(info.spares, 1);
+	/* Rebuilt in place by the recovery thread. */
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	wait_replaced(a, v, true, "a stale member");
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_false(info.degraded);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+	free(old);
+}
+
+static void test_stale_member_offline(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		for (int v = 0; v < cfgs[i].members; v += cfgs[i].members - 1)
+			stale_member_offline(&cfgs[i], v);
+}
+
+/* One update behind: current when it is a suffix of the slots (a torn
+ * superblock write), stale when a later slot is newer. */
+static void test_events_margin(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	a = raid5_filled(&tb, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_events_back(&tb, 2, 1);
+	sb_events_back(&tb, 3, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	fill(a, 1);             /* a write: every superblock is even again */
+	assert_int_equal(rc_array_close(a), 0);
+
+	sb_events_back(&tb, 1, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 1, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(info.spares, 1);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static int sb_damage_lines;
+
+static void count_sb_damage(int level, const char *msg)
+{
+	(void)level;
+	if (strstr(msg, "superblock copies"))
+		sb_damage_lines++;
+	fprintf(stderr, "raidcore: %s\n", msg);
+}
+
+enum sb_hurt { SB_ZEROS_HEAD, SB_GARBAGE_TAIL, SB_EIO_HEAD };
+
+/* Copies 0-1 (head) or 2-3 (tail) of member v's media. */
+static uint64_t sb_copies_off(enum sb_hurt h)
+{
+	return h == SB_GARBAGE_TAIL ?
+	       rc_sb_copy_block(2, DEV_BYTES / RC_BLOCK_SIZE) * RC_BLOCK_SIZE : 0;
+}
+
+static void sb_hurt_media(struct rc_testbed *tb, int v, enum sb_hurt h)
+{
+	uint8_t blk[2 * RC_BLOCK_SIZE];
+	uint64_t seed = 7;
+
+	if (h == SB_ZEROS_HEAD)
+		assert_int_equal(rc_dev_zero(tb->mem[v], 0, sizeof(blk)), 0);
+	if (h != SB_GARBAGE_TAIL)
+		return;
+	for (size_t i = 0; i < sizeof(blk) / 8; i++)
+		((uint64_t *)blk)[i] = tb_rand(&seed);
+	assert_int_equal(rc_dev_write(tb->mem[v], blk, sizeof(blk),
+				      sb_copies_off(h)), 0);
+}
+
+/* Assembles with member v's copies 0-1 failing their next two reads (the
+ * assembly's) if h says so. */
+static struct rc_array *sb_hurt_assemble(struct rc_testbed *tb, int v,
+					 enum sb_hurt h, unsigned flags)
+{
+	struct rc_dev *devs[8];
+	struct rc_array *a = NULL;
+	char err[256];
+
+	tb_devs(tb, devs, false, 0);
+	if (h == SB_EIO_HEAD)
+		assert_int_equal(rc_fault_eio(tb->fault[v], RC_FAULT_READ, 0,
+					      2 * RC_BLOCK_SIZE, 2), 0);
+	assert_int_equal(tb_try_assemble(tb, devs, flags, &a, err,
+					 sizeof(err)), 0);
+	return a;
+}
+
+static void sb_copies_all_good(struct rc_testbed *tb, int v)
+{
+	uint8_t blk[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+	const char *why;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		assert_int_equal(rc_dev_read(tb->mem[v], blk, RC_BLOCK_SIZE,
+			rc_sb_copy_block(c, DEV_BYTES / RC_BLOCK_SIZE) *
+			RC_BLOCK_SIZE), 0);
+		assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
+	}
+}
+
+static void sb_copy_damage(enum sb_hurt h)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+	uint64_t blocks, hash;
+	const int v = 2;
+
+	a = raid5_filled(&tb, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_hurt_media(&tb, v, h);
+
+	/* Read-only: told and counted, nothing written. */
+	hash = tb_media_hash(&tb);
+	sb_damage_lines = 0;
+	a = sb_hurt_assemble(&tb, v, h, RC_ASSEMBLE_RDONLY);
+	assert_int_equal(sb_damage_lines, 1);
+	rc_array_member_status(a, v, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(h == SB_EIO_HEAD ? st.read_errors : st.csum_errors, 2);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_true(tb_media_hash(&tb) == hash);
+
+	/* Read-write: the first write rewrites the copies. */
+	a = sb_hurt_assemble(&tb, v, h, 0);
+	assert_int_equal(sb_damage_lines, 2);
+	fill(a, 2);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_copies_all_good(&tb, v);
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(sb_damage_lines, 2);
+	rc_array_member_status(a, v, &st);
+	assert_int_equal(h == SB_EIO_HEAD ? st.read_errors : st.csum_errors, 2);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+static void test_sb_copy_damage(void **state)
+{
+	rc_set_logger(count_sb_damage);
+	sb_copy_damage(SB_ZEROS_HEAD);
+	sb_copy_damage(SB_GARBAGE_TAIL);
+	sb_copy_damage(SB_EIO_HEAD);
+	rc_set_logger(NULL);
+}
+
+/* Member v's device replaced, while the array was down, by one 1 MiB
+ * shorter holding the same bytes (a partition shrunk, an image truncated):
+ * left out, the array degraded and intact, and the device never written. */
+static void test_shrunk_offline(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_dev *devs[8], *small;
+	struct rc_array *a = NULL;
+	uint64_t blocks, len = DEV_BYTES - (1ull << 20), h0, h1;
+	uint8_t *img = malloc(DEV_BYTES);
+	char err[256];
+	const int v = 1;
+
+	assert_non_null(img);
+	a = raid5_filled(&tb, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[v], img, len, 0), 0);
+	assert_int_equal(rc_dev_mem_create(len, "small", &small), 0);
+	assert_int_equal(rc_dev_write(small, img, len, 0), 0);
+	h0 = XXH3_64bits(img, len);
+
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[v]);
+	assert_int_equal(rc_dev_mem_share(small, &devs[v]), 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, err,
+					 sizeof(err)), 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_true(info.degraded);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	fill(a, 2);             /* superblocks written: not to it */
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(small, img, len, 0), 0);
+	h1 = XXH3_64bits(img, len);
+	assert_true(h0 == h1);
+	rc_dev_close(small);
+	tb_fini(&tb);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bitflips),
 		cmocka_unit_test(test_lost_writes),
 		cmocka_unit_test(test_two_members_same_stripe),
+		cmocka_unit_test(test_lying_members),
+		cmocka_unit_test(test_shrunk_member_degrades),
+		cmocka_unit_test(test_needed_liar_kept),
+		cmocka_unit_test(test_errors_recorded_promptly),
+		cmocka_unit_test(test_stale_member_offline),
+		cmocka_unit_test(test_events_margin),
+		cmocka_unit_test(test_sb_copy_damage),
+		cmocka_unit_test(test_shrunk_offline),
+		cmocka_unit_test(test_read_errors_rewritten),
 	};
+
+	/* RC_TEST_FILTER=test_lying_members: one test alone */
+	if (getenv("RC_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RC_TEST_FILTER"));
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,17 +1,14 @@
 /*
- * probe: what a member already holds, so mkfs never destroys it silently.
+ * probe: what a device already holds (see probe.h), for mkfs.raidfs and
+ * fsck.raidfs alike.
  *
- * Two sources: raidcore's own superblock (rc_member_probe: libblkid does
- * not know raidfs) and libblkid for everything else - filesystems, md, LVM,
- * ZFS, LUKS, swap and partition tables.  blkid_do_probe is called in a loop,
- * as wipefs(8) does, so every signature on the device is found, not only
- * the first (an md 0.90 superblock sits at the end of a device that may
- * also start with an ext4 one).
- *
- * With -f the signatures libblkid found are erased (blkid_do_wipe, the
- * magic bytes only) before the array is created: raidcore overwrites only
- * its own regions, and a stale md or GPT signature near the end of a member
- * would make udev, mdadm or the partition code claim the device later.
+ * blkid_do_probe is called in a loop, as wipefs(8) does, so every
+ * signature on the device is found, not only the first (an md 0.90
+ * superblock sits at the end of a device that may also start with an
+ * ext4 one).  The wipe (blkid_do_wipe) erases the magic bytes only:
+ * raidcore overwrites only its own regions, and a stale md or GPT
+ * signature near the end of a device would make udev, mdadm or the
+ * partition code claim it later.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +20,7 @@
 #include <blkid/blkid.h>
 #include <uuid/uuid.h>
 
-#include "mkfs.h"
+#include "probe.h"
 
 #define WIPE_MAX_ROUNDS 64   /* a signature that survives its wipe: stop */
 
@@ -75,7 +72,7 @@ static void detail_add(char *buf, size_t len, const char *name,
 	snprintf(buf + n, len - n, "%s%s%s", n ? ", " : "", name, value);
 }
 
-static void sig_describe(blkid_probe pr, struct mkfs_sig *s)
+static void sig_describe(blkid_probe pr, struct probe_sig *s)
 {
 	const char *type = NULL, *usage = NULL, *label = NULL, *uuid = NULL;
 	const char *off = NULL;
@@ -104,16 +101,16 @@ static void sig_describe(blkid_probe pr, struct mkfs_sig *s)
 	s->offset = off ? strtoull(off, NULL, 10) : 0;
 }
 
-static struct mkfs_sig *sig_add(struct mkfs_member *m)
+static struct probe_sig *sig_add(struct probe_result *r)
 {
-	if (m->nsigs == MKFS_MAX_SIGS) {
-		m->sigs_truncated = true;
+	if (r->nsigs == PROBE_MAX_SIGS) {
+		r->truncated = true;
 		return NULL;
 	}
-	return memset(&m->sigs[m->nsigs++], 0, sizeof(m->sigs[0]));
+	return memset(&r->sigs[r->nsigs++], 0, sizeof(r->sigs[0]));
 }
 
-static void raidfs_describe(const struct rc_probe *p, struct mkfs_sig *s)
+static void raidfs_describe(const struct rc_probe *p, struct probe_sig *s)
 {
 	char uuid[40], role[40];
 
@@ -128,34 +125,35 @@ static void raidfs_describe(const struct rc_probe *p, struct mkfs_sig *s)
 	snprintf(s->detail, sizeof(s->detail), "label '%s'", p->label);
 	if (!p->label[0])
 		s->detail[0] = '\0';
-	s->raidfs = true;
 }
 
-static int raidfs_find(struct mkfs_member *m)
+static int raidfs_find(const char *path, struct rc_dev *dev,
+		       struct probe_result *r, char *err, size_t errlen)
 {
-	struct rc_probe p;
-	struct mkfs_sig *s;
-	int ret = rc_member_probe(m->dev, &p);
+	struct probe_sig *s;
+	int ret = rc_member_probe(dev, &r->raidfs);
 
-	/* -EINVAL: smaller than a superblock; the plan reports that. */
+	r->raidfs_ret = ret;
+	/* -EINVAL: smaller than a superblock; the caller's size check says so. */
 	if (ret == -ENODATA || ret == -EINVAL)
 		return 0;
 	if (ret < 0 && ret != -EBADMSG && ret != -EPROTONOSUPPORT) {
-		mkfs_err("%s: cannot be read: %s", m->path, strerror(-ret));
+		snprintf(err, errlen, "%s: cannot be read: %s", path,
+			 strerror(-ret));
 		return ret;
 	}
-	s = sig_add(m);
+	s = sig_add(r);
 	if (!s)
 		return 0;
 	s->raidfs = true;
 	if (ret == -EBADMSG)
 		snprintf(s->what, sizeof(s->what),
-			 "a damaged raidfs superblock (both copies)");
+			 "a damaged raidfs superblock (every copy)");
 	else if (ret == -EPROTONOSUPPORT)
 		snprintf(s->what, sizeof(s->what),
 			 "a raidfs superblock of a newer format");
 	else
-		raidfs_describe(&p, s);
+		raidfs_describe(&r->raidfs, s);
 	return 0;
 }
 
@@ -170,51 +168,70 @@ static void blkid_probe_setup(blkid_probe pr)
 	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
 }
 
-static int blkid_find(struct mkfs_member *m)
+static int blkid_find(const char *path, struct probe_result *r, char *err,
+		      size_t errlen)
 {
-	blkid_probe pr = blkid_new_probe_from_filename(m->path);
-	struct mkfs_sig *s;
-	int r;
+	blkid_probe pr = blkid_new_probe_from_filename(path);
+	struct probe_sig *s;
+	int ret;
 
 	if (!pr) {
-		mkfs_err("%s: cannot be probed for existing signatures: %s",
-			 m->path, strerror(errno ? errno : EIO));
+		snprintf(err, errlen, "%s: cannot be probed for existing "
+			 "signatures: %s", path, strerror(errno ? errno : EIO));
 		return -EIO;
 	}
 	blkid_probe_setup(pr);
-	while ((r = blkid_do_probe(pr)) == 0) {
-		s = sig_add(m);
+	while ((ret = blkid_do_probe(pr)) == 0) {
+		s = sig_add(r);
 		if (s)
 			sig_describe(pr, s);
 	}
 	blkid_free_probe(pr);
-	if (r < 0) {
-		mkfs_err("%s: cannot be read while probing for signatures",
-			 m->path);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: cannot be read while probing for "
+			 "signatures", path);
 		return -EIO;
 	}
 	return 0;
 }
 
-int mkfs_sigs_find(struct mkfs_member *m)
+int probe_sigs_find(const char *path, struct rc_dev *dev,
+		    struct probe_result *r, char *err, size_t errlen)
 {
 	int ret;
 
-	m->nsigs = 0;
-	ret = raidfs_find(m);
+	memset(r, 0, sizeof(*r));
+	ret = raidfs_find(path, dev, r, err, errlen);
 	if (ret == 0)
-		ret = blkid_find(m);
+		ret = blkid_find(path, r, err, errlen);
 	return ret;
 }
 
-/* Erases every signature libblkid finds on m (raidfs's own is overwritten
- * by the create).  Writes only magic bytes. */
-int mkfs_sigs_wipe(struct mkfs_member *m)
+bool probe_has_foreign(const struct probe_result *r)
+{
+	for (int i = 0; i < r->nsigs; i++)
+		if (!r->sigs[i].raidfs)
+			return true;
+	return r->truncated;
+}
+
+void probe_sig_describe(const struct probe_sig *s, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "holds %s", s->what);
+
+	if (s->detail[0] && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " (%s)", s->detail);
+	if (!s->raidfs && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " at byte %llu",
+			 (unsigned long long)s->offset);
+}
+
+int probe_sigs_wipe(const char *path, char *err, size_t errlen)
 {
 	blkid_probe pr = NULL;
 	int fd, ret = 0, rounds = 0;
 
-	fd = open(m->path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		goto fail;
@@ -239,8 +256,8 @@ int mkfs_sigs_wipe(struct mkfs_member *m)
 	close(fd);
 	return 0;
 fail:
-	mkfs_err("%s: erasing the old signatures failed: %s", m->path,
-		 strerror(-ret));
+	snprintf(err, errlen, "%s: erasing the old signatures failed: %s",
+		 path, strerror(-ret));
 	blkid_free_probe(pr);
 	if (fd >= 0)
 		close(fd);

@@ -1,0 +1,431 @@
+/*
+ * replay: the journal after an unclean shutdown (docs/DESIGN.md "No write
+ * hole" and "Journal damage on one member", docs/FORMAT.md "Recovery and
+ * replay").
+ *
+ *   rc_journal_replay       at assembly, before the array is shared
+ *     scan_all              every present member's records from its tail;
+ *                           a member that others' records name after the
+ *                           end of its scan is scanned again, block by
+ *                           block past the damage, for its later records
+ *     batch_gaps            the participants of a batch without a complete
+ *                           record of it: the batch is replayed when they,
+ *                           with the members that are not all there, are
+ *                           no more than the redundancy
+ *     batch_apply           its records into the overlay (io.c)
+ *     batch_rows            the rows it touched, who lost and who wrote
+ *                           them, for rc_gaps_rebuild (replay_gaps.c): once
+ *                           every batch is in, the lost participants'
+ *                           columns are rebuilt from the others, with their
+ *                           table entries, into the overlay too
+ *
+ * Replay stops at the first batch with more gaps, or one whose transactions
+ * are not all known: it was not committed.  Nothing reaches the media here:
+ * the overlay serves reads until the first write puts it in place
+ * (activate.c), or, read-only, to the end.  Runs alone (assembly), so it
+ * takes stripe locks only because verify.c expects them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "array.h"
+
+#define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+
+struct jrec {
+	uint64_t seq;
+	uint64_t pos;
+	struct rc_jhdr *h;
+	bool loaded;            /* payload read and checked */
+	bool complete;          /* ... and every block matched */
+	uint8_t *payload;       /* while its batch is replayed */
+};
+
+/* One member's records, in ring order (ascending seq). */
+struct jscan {
+	struct jrec *rec;
+	uint32_t n;
+};
+
+
+/* ---- scanning ----------------------------------------------------------- */
+
+/* The header at ring block pos of member m, if it is one of m's records
+ * with a seq above min_seq that fits in the ring. */
+static bool header_at(struct rc_array *a, uint32_t m, uint64_t pos,
+		      uint64_t min_seq, uint8_t *blk, struct rc_jhdr *h)
+{
+	return pos < a->journal_blocks &&
+	       rc_io_member_read(a, (int)m, rc_ring_block(a, pos), 1, blk) == 0 &&
+	       rc_jhdr_decode(blk, h) == 0 &&
+	       memcmp(h->array_uuid, a->sb.array_uuid, RC_UUID_SIZE) == 0 &&
+	       h->role == m && h->ring_pos == pos && h->seq > min_seq &&
+	       pos + 1 + h->nentries <= a->journal_blocks;
+}
+
+static int scan_add(struct jscan *js, uint64_t pos, struct rc_jhdr *h)
+{
+	struct jrec *nr = realloc(js->rec, (js->n + 1) * sizeof(*nr));
+
+	if (!nr)
+		return -ENOMEM;
+	js->rec = nr;
+	js->rec[js->n++] = (struct jrec){ .seq = h->seq, .pos = pos, .h = h };
+	return 0;
+}
+
+static void scan_free(struct jscan *js)
+{
+	for (uint32_t i = 0; i < js->n; i++) {
+		free(js->rec[i].h);
+		free(js->rec[i].payload);
+	}
+	free(js->rec);
+	memset(js, 0, sizeof(*js));
+}
+
+/*
+ * Follows member m's chain of records from its tail, once round the ring.
+ * Without search the chain ends where no record follows (after one try at
+ * ring block 0, where a record that did not fit at the end starts).  With
+ * search a block that holds no record is stepped over, so records after a
+ * damaged one are found: only those above the checkpoint count then, as
+ * older ones are left from earlier passes.
+ */
+static int scan_member(struct rc_array *a, uint32_t m, struct jscan *js,
+		       bool search)
+{
+	uint8_t *blk = malloc(RC_BLOCK_SIZE);
+	struct rc_jhdr *h = malloc(sizeof(*h));
+	uint64_t pos = a->m[m].jtail, scanned = 0, min_seq = 0;
+	bool wrapped = false;
+	int ret = 0;
+
+	if (!blk || !h) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (scanned < a->journal_blocks) {
+		if (pos >= a->journal_blocks) {
+			pos = 0;
+			wrapped = true;
+		}
+		if (!header_at(a, m, pos, min_seq, blk, h)) {
+			if (search) {
+				if (min_seq < a->jcheckpoint)
+					min_seq = a->jcheckpoint;
+				pos++;
+				scanned++;
+				continue;
+			}
+			if (wrapped || pos == 0)
+				break;
+			scanned += a->journal_blocks - pos;
+			pos = 0;
+			wrapped = true;
+			continue;
+		}
+		ret = scan_add(js, pos, h);
+		if (ret)
+			goto out;
+		min_seq = h->seq;
+		scanned += 1 + h->nentries;
+		pos += 1 + h->nentries;
+		h = malloc(sizeof(*h));
+		if (!h) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+out:
+	free(blk);
+	free(h);
+	return ret;
+}
+
+/* Does another member's record name m as a participant of a transaction
+ * after m's last one?  Then m's chain ended at damage, not at its head. */
+static bool scan_short(struct rc_array *a, struct jscan *js, uint32_t m)
+{
+	uint64_t last = js[m].n ? js[m].rec[js[m].n - 1].seq : 0;
+
+	last = last > a->jcheckpoint ? last : a->jcheckpoint;
+	for (uint32_t o = 0; o < a->g.members; o++)
+		for (uint32_t i = 0; o != m && i < js[o].n; i++)
+			if (js[o].rec[i].seq > last &&
+			    (js[o].rec[i].h->participants >> m & 1))
+				return true;
+	return false;
+}
+
+static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
+{
+	int ret = 0;
+
+	for (uint32_t m = 0; m < a->g.members && ret == 0; m++)
+		if (rc_member_present(a, (int)m))
+			ret = scan_member(a, m, &js[m], false);
+	for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
+		if (!rc_member_present(a, (int)m) || !scan_short(a, js, m))
+			continue;
+		rc_log("member %u (%s): its journal ends before the others say "
+		       "it should: looking past the damage", m,
+		       a->m[m].dev->name);
+		scan_free(&js[m]);
+		ret = scan_member(a, m, &js[m], true);
+	}
+	for (uint32_t m = 0; m < a->g.members; m++)
+		for (uint32_t i = 0; i < js[m].n; i++)
+			if (js[m].rec[i].seq > *maxseen)
+				*maxseen = js[m].rec[i].seq;
+	return ret;
+}
+
+static struct jrec *find_rec(struct jscan *js, uint64_t seq)
+{
+	for (uint32_t i = 0; i < js->n; i++)
+		if (js->rec[i].seq == seq)
+			return &js->rec[i];
+	return NULL;
+}
+
+/* Participants and batch end of seq, from whichever member has it. */
+static bool seq_info(struct rc_array *a, struct jscan *js, uint64_t seq,
+		     uint64_t *part, uint64_t *end)
+{
+	struct jrec *r;
+
+	for (uint32_t m = 0; m < a->g.members; m++) {
+		r = find_rec(&js[m], seq);
+		if (r) {
+			*part = r->h->participants;
+			*end = r->h->batch_end;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads and checks a record's payload once; false when incomplete or
+ * corrupt (or out of memory: then it is not replayed either). */
+static bool record_complete(struct rc_array *a, uint32_t m, struct jrec *r)
+{
+	uint32_t n = r->h->nentries;
+	uint8_t *p;
+
+	if (r->loaded)
+		return r->complete;
+	r->loaded = true;
+	p = rc_buf_alloc((size_t)(n ? n : 1) * RC_BLOCK_SIZE);
+	if (!p)
+		return false;
+	if (n && rc_io_member_read(a, (int)m, rc_ring_block(a, r->pos + 1), n,
+				   p))
+		goto bad;
+	for (uint32_t i = 0; i < n; i++)
+		if (rc_block_csum(BLK(p, i), r->h->target[i]) != r->h->csum[i])
+			goto bad;
+	r->payload = p;
+	r->complete = true;
+	return true;
+bad:
+	free(p);
+	return false;
+}
+
+/* ---- deciding ----------------------------------------------------------- */
+
+/*
+ * The present participants of transactions seq .. end without a complete
+ * record of them, in *gaps.  false when some transaction of the batch is
+ * known to nobody (it cannot be judged: not committed).
+ */
+static bool batch_gaps(struct rc_array *a, struct jscan *js, uint64_t seq,
+		       uint64_t end, uint64_t *gaps)
+{
+	uint64_t part, e;
+
+	*gaps = 0;
+	for (uint64_t s = seq; s <= end; s++) {
+		if (!seq_info(a, js, s, &part, &e))
+			return false;
+		for (uint32_t m = 0; m < a->g.members; m++) {
+			struct jrec *r;
+
+			if (!(part >> m & 1) || !rc_member_present(a, (int)m))
+				continue;
+			r = find_rec(&js[m], s);
+			if (!r || !record_complete(a, m, r))
+				*gaps |= 1ull << m;
+		}
+	}
+	return true;
+}
+
+/*
+ * Can the columns of the gap members be rebuilt in every stripe the batch
+ * touched?  Counted with every member that is not all there (missing,
+ * faulty, rebuilding): a row level's stripe spans every member, and for a
+ * RAID 10 stripe (two members) counting them all only errs on the safe
+ * side.  A batch is counted whole, not transaction by transaction: it may
+ * split one stripe's new columns over several transactions.
+ */
+static bool gaps_tolerable(struct rc_array *a, uint64_t gaps)
+{
+	uint64_t out = gaps;
+
+	for (uint32_t s = 0; s < a->g.members; s++)
+		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE)
+			out |= 1ull << s;
+	return (uint32_t)__builtin_popcountll(out) <= a->nred;
+}
+
+/* ---- applying ----------------------------------------------------------- */
+
+/* Every complete record of the batch into the overlay; the table blocks
+ * among them replace what the checksum cache held. */
+static int batch_apply(struct rc_array *a, struct jscan *js, uint64_t seq,
+		       uint64_t end)
+{
+	uint64_t t0 = a->sb.csum_offset, t1 = t0 + a->sb.csum_blocks;
+	int ret = 0;
+
+	for (uint64_t s = seq; s <= end && ret == 0; s++) {
+		for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
+			struct jrec *r = find_rec(&js[m], s);
+
+			if (!r || !rc_member_present(a, (int)m) ||
+			    !record_complete(a, m, r))
+				continue;
+			for (uint32_t i = 0; i < r->h->nentries && ret == 0; i++) {
+				uint64_t t = r->h->target[i];
+
+				ret = rc_overlay_put(a, (int)m, t, BLK(r->payload, i));
+				if (t >= t0 && t < t1)
+					rc_csum_forget(a, (int)m, t);
+			}
+		}
+	}
+	return ret;
+}
+
+/* Row entries replay hands to replay_gaps.c, grown as batches go. */
+struct gap_rows {
+	struct rc_gap_row *v;
+	uint32_t n, cap;
+};
+
+static int gap_rows_add(struct gap_rows *gr, struct rc_gap_row r)
+{
+	struct rc_gap_row *nv;
+
+	if (gr->n == gr->cap) {
+		gr->cap = gr->cap ? 2 * gr->cap : 256;
+		nv = realloc(gr->v, gr->cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		gr->v = nv;
+	}
+	gr->v[gr->n++] = r;
+	return 0;
+}
+
+/*
+ * Every data-region row batch seq .. end names (headers are checked, so
+ * those of incomplete records count too), with the batch's gap members as
+ * lost and, per record, its member as having written the row when the
+ * record was complete.
+ */
+static int batch_rows(struct rc_array *a, struct jscan *js, uint64_t seq,
+		      uint64_t end, uint64_t gaps, struct gap_rows *gr)
+{
+	uint64_t d0 = a->sb.data_offset, stripe;
+	struct rc_stripe_map map;
+	uint32_t col;
+	int ret = 0;
+
+	for (uint64_t s = seq; s <= end; s++) {
+		for (uint32_t m = 0; m < a->g.members; m++) {
+			struct jrec *r = find_rec(&js[m], s);
+
+			for (uint32_t i = 0; r && i < r->h->nentries && ret == 0;
+			     i++) {
+				uint64_t t = r->h->target[i];
+
+				if (t < d0 || rc_geom_reverse(&a->g, m, t - d0,
+							     &stripe, &col))
+					continue;
+				rc_geom_stripe(&a->g, stripe, &map);
+				ret = gap_rows_add(gr, (struct rc_gap_row){
+					.stripe = stripe, .seq = seq,
+					.row = (uint32_t)(t - d0 -
+							  map.col[col].offset),
+					.lost = gaps,
+					.wrote = r->complete ? 1ull << m : 0 });
+			}
+		}
+	}
+	return ret;
+}
+
+/* The payloads of a replayed batch are not needed again. */
+static void batch_release(struct rc_array *a, struct jscan *js, uint64_t seq,
+			  uint64_t end)
+{
+	for (uint32_t m = 0; m < a->g.members; m++)
+		for (uint32_t i = 0; i < js[m].n; i++)
+			if (js[m].rec[i].seq >= seq && js[m].rec[i].seq <= end) {
+				free(js[m].rec[i].payload);
+				js[m].rec[i].payload = NULL;
+			}
+}
+
+/*
+ * Replays every batch after the checkpoint that can be, in order, and
+ * stops at the first that cannot.  Then moves the sequence past every
+ * record seen anywhere, so stale records of an abandoned batch can never
+ * be mistaken for new ones.
+ */
+int rc_journal_replay(struct rc_array *a)
+{
+	struct jscan js[RC_MAX_MEMBERS] = { 0 };
+	struct gap_rows gr = { 0 };
+	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
+	uint64_t maxseen = a->jseq;
+	int ret = scan_all(a, js, &maxseen);
+
+	while (ret == 0 && seq_info(a, js, seq, &part, &end) && end >= seq) {
+		if (!batch_gaps(a, js, seq, end, &gaps)) {
+			rc_log("journal: a transaction of %llu..%llu has no record "
+			       "on any member: not committed, not replayed",
+			       (unsigned long long)seq, (unsigned long long)end);
+			break;
+		}
+		if (gaps && !gaps_tolerable(a, gaps)) {
+			rc_log("journal: transactions %llu..%llu lack records on "
+			       "more members than the redundancy covers: not "
+			       "committed, not replayed",
+			       (unsigned long long)seq, (unsigned long long)end);
+			break;
+		}
+		ret = batch_apply(a, js, seq, end);
+		/* Rows from the first batch with a gap on: a later record
+		 * may have rewritten what an earlier one lost. */
+		any |= gaps;
+		if (ret == 0 && any)
+			ret = batch_rows(a, js, seq, end, gaps, &gr);
+		batch_release(a, js, seq, end);
+		a->replayed_txns += end - seq + 1;
+		seq = end + 1;
+	}
+	/* Only now, with every batch in the overlay: rows rebuilt halfway
+	 * would mix in the in-place writes of later batches already on the
+	 * media. */
+	if (ret == 0 && gr.n)
+		ret = rc_gaps_rebuild(a, gr.v, gr.n);
+	free(gr.v);
+	for (uint32_t m = 0; m < a->g.members; m++)
+		scan_free(&js[m]);
+	a->jseq = maxseen;
+	return ret;
+}

@@ -1,0 +1,71 @@
+#!/bin/bash
+# fsck --rebuild TARGET checks TARGET before it writes anything: a member of
+# another raidfs array, an ext4 filesystem, a device too small for the
+# array's members, a device in use, an active member of this very array are
+# each refused with exit 8 and a message naming what was found, and every
+# image (TARGET's included) is bit-for-bit unchanged, also a few seconds
+# later.  With -f the ext4 image is taken: its signature is erased, the
+# rebuild runs, and the array is then fully redundant.
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
+t_setup
+command -v mkfs.ext4 >/dev/null || t_skip "no mkfs.ext4"
+
+t_images 4 64M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt"
+for i in 1 2 3; do head -c $((i * 900000)) /dev/urandom >"$T/mnt/f$i"; done
+t_tree_sum "$T/mnt" >"$T/tree.before"
+t_umount "$T/mnt"
+M=("${IMG_LIST[@]}")
+rm "${M[2]}"
+OTHERS="${M[0]}:${M[1]}:${M[3]}"
+
+# what the refused runs may not change
+t_images 3 64M o
+t_mkfs 5 64K "$T/o0.img" "$T/o1.img" "$T/o2.img"
+truncate -s 64M "$T/ext4.img"
+mkfs.ext4 -q -F -L precious "$T/ext4.img"
+truncate -s 32M "$T/small.img"
+truncate -s 64M "$T/busy.img"
+sums() { (cd "$T" && sha256sum -- *.img); }
+sums >"$T/sums"
+
+# refused TARGET SOURCE PATTERN...: exit 8, every pattern in the output
+refused() {
+	local target=$1 src=$2 rc p
+	shift 2
+	rc=0; "$FSCK" -y --rebuild "$target" "$src" >"$T/out" 2>&1 || rc=$?
+	[ $rc -eq 8 ] || { cat "$T/out"; t_fail "--rebuild $(basename "$target"): exit $rc, want 8"; }
+	for p in "$@"; do
+		grep -q -- "$p" "$T/out" || { cat "$T/out"; t_fail "--rebuild $(basename "$target"): no '$p'"; }
+	done
+	grep -q "rebuilding slot" "$T/out" && t_fail "--rebuild $(basename "$target"): a rebuild began"
+	sums | diff - "$T/sums" >/dev/null || t_fail "--rebuild $(basename "$target"): an image changed"
+	t_log "$(basename "$target"): refused"
+}
+
+t_log "a member of another raidfs array, named in SOURCE in place of the lost one"
+refused "$T/o0.img" "${M[0]}:${M[1]}:$T/o0.img:${M[3]}" \
+	"member 0 of 3 of the raidfs raid5 array" "refusing to overwrite"
+t_log "an ext4 filesystem, not in SOURCE"
+refused "$T/ext4.img" "$OTHERS" "a filesystem: ext4 (label 'precious'" "-f overwrites"
+t_log "too small for the array's members"
+refused "$T/small.img" "$OTHERS" "smaller than the" "too small"
+t_log "in use by another program (an exclusive lock held)"
+exec 8<"$T/busy.img"
+flock -x 8
+refused "$T/busy.img" "$OTHERS" "in use"
+exec 8<&-
+t_log "an active member of this array"
+refused "${M[1]}" "$OTHERS" "slot 1 of this array, active"
+sleep 3
+sums | diff - "$T/sums" >/dev/null || t_fail "an image changed after the refusals"
+
+t_log "-f: the ext4 image is erased and rebuilt onto"
+f_rc 1 -y -f --rebuild "$T/ext4.img" "$OTHERS"
+grep -q "ext4.*-f, overwriting it" "$T/out" || { cat "$T/out"; t_fail "-f does not say what it overwrites"; }
+grep -q "rebuild finished" "$T/out" || { cat "$T/out"; t_fail "no rebuild"; }
+blkid -p "$T/ext4.img" 2>/dev/null | grep -q ext4 && t_fail "the ext4 signature is still there"
+t_log "fully redundant: every file reads with member 0 removed"
+f_redundant "${M[0]}:${M[1]}:$T/ext4.img:${M[3]}" "${M[0]}"

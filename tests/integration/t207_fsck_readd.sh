@@ -1,0 +1,90 @@
+#!/bin/bash
+# fsck -y gives a slot that is not active its device back, without
+# --rebuild, only where that cannot destroy anything:
+#  - a stale member (left out while the array ran degraded and was
+#    written) is rebuilt in place; fsck -n reports it and writes nothing;
+#  - a member wiped whole (no superblock copy left, nothing libblkid knows)
+#    is rebuilt onto; fsck -n reports it;
+#  - a device in SOURCE that holds something else (ext4) is not touched:
+#    exit 4, it is named, and it stays bit-for-bit unchanged;
+#  - with a spare, the missing slot is rebuilt onto the spare.
+# After each, fsck -n -f exits 0 and, with another member removed, every
+# file (those written while degraded included) reads back intact.
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
+t_setup
+command -v mkfs.ext4 >/dev/null || t_skip "no mkfs.ext4"
+
+t_images 5 64M
+M=("${IMG_LIST[@]}")
+SPARE=${M[4]}
+IMGS="${M[0]}:${M[1]}:${M[2]}:${M[3]}"
+t_mkfs 5 64K "${M[0]}" "${M[1]}" "${M[2]}" "${M[3]}"
+t_mount "$IMGS" "$T/mnt"
+for i in 1 2 3; do head -c $((i * 700000)) /dev/urandom >"$T/mnt/f$i"; done
+t_umount "$T/mnt"
+
+has() { grep -q -- "$1" "$T/out" || { cat "$T/out"; t_fail "no '$1'"; }; }
+
+t_log "stale: member 2 left out while the array is written degraded"
+mv "${M[2]}" "$T/m2.away"
+t_mount "$IMGS" "$T/mnt"
+head -c 1500000 /dev/urandom >"$T/mnt/written-degraded"
+rm "$T/mnt/f1"
+t_tree_sum "$T/mnt" >"$T/tree.before"
+t_umount "$T/mnt"
+mv "$T/m2.away" "${M[2]}"
+sha256sum "${M[@]}" >"$T/sums"
+f_rc 4 -n "$IMGS"
+has "left out: stale"
+has "slot 2 is missing; ${M[2]} is its former member (left out as stale): fsck -y rebuilds it in full"
+sha256sum -c --quiet "$T/sums" || t_fail "fsck -n changed an image"
+f_rc 1 -y "$IMGS"
+has "rebuilding slot 2 onto ${M[2]}"
+has "rebuild finished"
+f_redundant "$IMGS" "${M[0]}"
+
+t_log "wiped: member 1 zeroed whole (no superblock copy left)"
+dd if=/dev/zero of="${M[1]}" bs=1M count=64 conv=notrunc status=none
+blkid -p "${M[1]}" >/dev/null 2>&1 && t_fail "blkid finds something on zeros"
+sha256sum "${M[@]}" >"$T/sums"
+f_rc 4 -n "$IMGS"
+has "${M[1]}: not a raidfs member"
+has "slot 1 is missing; ${M[1]} holds nothing: fsck -y rebuilds it onto it"
+sha256sum -c --quiet "$T/sums" || t_fail "fsck -n changed an image"
+f_rc 1 -y "$IMGS"
+has "rebuilding slot 1 onto ${M[1]}"
+f_redundant "$IMGS" "${M[3]}"
+
+t_log "something else in its place: member 3 replaced by an ext4 image"
+mv "${M[3]}" "$T/m3.away"
+truncate -s 64M "${M[3]}"
+mkfs.ext4 -q -F -L precious "${M[3]}"
+sha256sum "${M[3]}" >"$T/sums"
+f_rc 4 -y "$IMGS"
+has "${M[3]} holds a filesystem: ext4 (label 'precious'"
+has "not used without --rebuild"
+has "DEGRADED"
+grep -q "rebuilding slot" "$T/out" && t_fail "fsck -y rebuilt onto the ext4 image"
+sha256sum -c --quiet "$T/sums" || t_fail "fsck -y changed the ext4 image"
+rm "${M[3]}"
+mv "$T/m3.away" "${M[3]}"
+# that fsck -y ran the degraded array: member 3 is stale now
+f_rc 1 -y "$IMGS"
+has "rebuilding slot 3 onto ${M[3]}"
+f_rc 0 -n -f "$IMGS"
+
+t_log "a spare: member 0 lost, rebuilt onto the spare"
+# the spare joins through a fresh array with one (mkfs -s)
+t_mkfs 5 64K -s "$SPARE" "${M[0]}" "${M[1]}" "${M[2]}" "${M[3]}"
+WITH_SPARE="$IMGS:$SPARE"
+t_mount "$WITH_SPARE" "$T/mnt"
+for i in 1 2 3; do head -c $((i * 700000)) /dev/urandom >"$T/mnt/g$i"; done
+t_tree_sum "$T/mnt" >"$T/tree.before"
+t_umount "$T/mnt"
+rm "${M[0]}"
+f_rc 4 -n "$WITH_SPARE"
+has "slot 0 is missing: fsck -y rebuilds it onto a spare"
+f_rc 1 -y "$WITH_SPARE"
+has "rebuilding slot 0 onto a spare"
+f_redundant "$WITH_SPARE" "${M[1]}"

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Damage to any one member, over any of its regions, is repaired in place
+# and fsck converges.  For each case, on one member (a different one each
+# time): fsck -n -f leaves every image bit-for-bit unchanged; fsck -y -f
+# exits 0 or 1; a second fsck -n -f exits 0; every file reads back intact.
+# Cases: random bytes and zeros over superblock copies at either end, the
+# first MiB, the journal, the checksum table, the data region, the second
+# half of the member, the whole member (no copy left: rebuilt onto, as it
+# holds nothing); then a truncated image (left out and never written,
+# exit 4 every time, files intact) that, extended again, is rebuilt in
+# place.  RAID 5 takes every case; RAID 6, 10 and 1 a few (the fault
+# matrix, t400, covers every level and region while mounted too).  At the end of
+# each level another member is removed: every file reads through the
+# repaired ones.
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
+t_setup
+DAMAGE="$PY $TESTS_DIR/member_damage.py"
+
+intact() {
+	t_mount "$IMGS" "$T/mnt" -o ro
+	t_tree_sum "$T/mnt" >"$T/tree.after"
+	t_umount "$T/mnt"
+	diff "$T/tree.before" "$T/tree.after" >/dev/null || t_fail "$CASE: files differ ($1)"
+}
+
+# converge: -n unchanged, -y 0/1, -n -f 0, files intact
+converge() {
+	sha256sum "${IMG_LIST[@]}" >"$T/sums"
+	f_rc "0 4" -n -f "$IMGS"
+	sha256sum -c --quiet "$T/sums" || t_fail "$CASE: fsck -n changed an image"
+	f_rc "0 1" -y -f "$IMGS"
+	f_rc 0 -n -f "$IMGS"
+	intact "after fsck -y"
+}
+
+level_setup() {
+	t_images 4 32M
+	t_mkfs "$1" 64K "${IMG_LIST[@]}"
+	t_mount "$IMGS" "$T/mnt"
+	mkdir "$T/mnt/d"
+	for i in 1 2 3 4 5 6; do head -c $((i * 500000)) /dev/urandom >"$T/mnt/d/f$i"; done
+	seq 1 20000 >"$T/mnt/small"
+	t_tree_sum "$T/mnt" >"$T/tree.before"
+	t_umount "$T/mnt"
+}
+
+# cases LEVEL KIND:REGION...: each on the next member
+cases() {
+	local level=$1 k=0 c m
+	shift
+	level_setup "$level"
+	for c in "$@"; do
+		m=$((k % 4)); k=$((k + 1))
+		CASE="RAID $level, member $m: $($DAMAGE "${c%%:*}" "${c#*:}" "${IMG_LIST[$m]}" "$k")"
+		t_log "$CASE"
+		converge
+	done
+}
+
+# without MEMBER: clean, and every file reads with MEMBER gone
+without() { f_redundant "$IMGS" "${IMG_LIST[$1]}"; }
+
+cases 5 random:sb-start zero:sb-end zero:first-mib random:journal \
+	zero:tables zero:data-all random:tail-half random:whole
+without 1
+
+CASE="RAID 5, member 2 truncated to 16 MiB"
+t_log "$CASE"
+truncate -s 16M "${IMG_LIST[2]}"
+sha256sum "${IMG_LIST[2]}" >"$T/sums"
+f_rc 4 -n -f "$IMGS"
+grep -q "smaller than the .* its own layout needs.*left out" "$T/out" || { cat "$T/out"; t_fail "$CASE: not reported"; }
+f_rc 4 -y -f "$IMGS"
+f_rc 4 -n -f "$IMGS"
+sha256sum -c --quiet "$T/sums" || t_fail "$CASE: the truncated image was written"
+intact "degraded"
+CASE="RAID 5, member 2 extended to 32 MiB again"
+t_log "$CASE"
+truncate -s 32M "${IMG_LIST[2]}"
+f_rc 1 -y -f "$IMGS"
+grep -q "rebuilding slot 2 onto ${IMG_LIST[2]}" "$T/out" || { cat "$T/out"; t_fail "$CASE: not rebuilt in place"; }
+without 3
+
+cases 6 zero:first-mib random:tables
+without 0
+cases 10 random:sb-start random:tail-half
+without 2
+cases 1 random:tables
+without 3
