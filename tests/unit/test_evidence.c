@@ -110,6 +110,25 @@ static void zero_range(struct rc_testbed *tb, int i, uint64_t block,
 	free(z);
 }
 
+/* A new array half written (fill_half), closed, then member v's checksum
+ * tables zeroed behind its back; returns fill_half's block count. */
+static uint64_t half_with_zeroed_tables(struct rc_testbed *tb,
+					const struct cfg *c, int v)
+{
+	struct rc_array *a;
+	struct rc_sb sb;
+	uint64_t n;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	a = tb_assemble(tb, 0, 0);
+	n = fill_half(a);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_of(tb, v, &sb);
+	zero_range(tb, v, sb.csum_offset, sb.csum_blocks);
+	return n;
+}
+
 static void scrub_clean(struct rc_array *a)
 {
 	struct rc_scrub_report r;
@@ -151,15 +170,8 @@ static void test_zeroed_tables(void **state)
 			struct rc_scrub_report r;
 			struct rc_testbed tb;
 			struct rc_array *a;
-			struct rc_sb sb;
 
-			tb_init(&tb, c->members, DEV_BYTES);
-			tb_create(&tb, c->level, c->chunk, 0);
-			a = tb_assemble(&tb, 0, 0);
-			n = fill_half(a);
-			assert_int_equal(rc_array_close(a), 0);
-			sb_of(&tb, v, &sb);
-			zero_range(&tb, v, sb.csum_offset, sb.csum_blocks);
+			n = half_with_zeroed_tables(&tb, c, v);
 			for (int i = 0; i < c->members; i++)
 				before[i] = dev_hash(&tb, i);
 			for (int i = 0; i < c->members; i++)
@@ -259,15 +271,8 @@ static void test_tables_healed_online(void **state)
 		struct rc_testbed tb;
 		struct rc_array *a;
 		struct rc_info info;
-		struct rc_sb sb;
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		a = tb_assemble(&tb, 0, 0);
-		n = fill_half(a);
-		assert_int_equal(rc_array_close(a), 0);
-		sb_of(&tb, v, &sb);
-		zero_range(&tb, v, sb.csum_offset, sb.csum_blocks);
+		n = half_with_zeroed_tables(&tb, c, v);
 		for (int i = 0; i < c->members; i++)
 			region[i] = region_hash(&tb, i);
 		a = tb_assemble(&tb, 0, 0);
