@@ -143,6 +143,11 @@ int rc_array_close(struct rc_array *a)
 	rc_recovery_stop(a);
 	/* Never written to: nothing to flush, and nothing is written. */
 	if (!a->rdonly && rc_array_is_active(a)) {
+		/* A member that is no longer the device last written (an
+		 * old image put back, writes lost since the last check) is
+		 * faulted by the flush, before the closing superblocks would
+		 * call it clean and current. */
+		rc_sb_check_members(a);
 		ret = rc_flush(a);
 		pthread_mutex_lock(&a->commit_lock);
 		if (ret == 0)

@@ -154,6 +154,33 @@ static bool sb_member_lied(struct rc_array *a, int slot, const char *why)
 	return true;
 }
 
+static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
+			    struct rc_sb *sb);
+
+/*
+ * Caller holds state_lock.  Before a member's superblocks are rewritten:
+ * is it still the device last written to?  An old image put back (or
+ * writes lost) while the array runs would otherwise get current
+ * superblocks over its stale tables and data, and nothing would ever
+ * tell it from a current member again.  One read of copy 0.
+ */
+static bool sb_still_ours(struct rc_array *a, int slot, uint8_t *blk)
+{
+	struct rc_sb *tmp;
+	bool ours = true;
+
+	if (!a->m[slot].sb_events)
+		return true;            /* nothing written by us yet */
+	tmp = malloc(sizeof(*tmp));
+	if (!tmp)
+		return true;
+	if (!sb_check_member(a, slot, blk, tmp) &&
+	    (atomic_load(&a->m[slot].fault_pending) & RC_PEND_IDENTITY))
+		ours = false;
+	free(tmp);
+	return ours;
+}
+
 /* Caller holds state_lock.  false when a member failed (it is faulty
  * now) and the template changed: start over. */
 static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
@@ -170,6 +197,9 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 	for (uint32_t i = 0; i < a->g.members; i++) {
 		if (!rc_member_present(a, (int)i))
 			continue;
+		if (!sb_still_ours(a, (int)i, blk) &&
+		    sb_member_lied(a, (int)i, a->m[i].lie))
+			return false;
 		sb_for_member(a, (int)i, sb);
 		t.slot = (int)i;
 		if (rc_sb_put_copies(sb, blk, sb_put, &t) < 0) {
