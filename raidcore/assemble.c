@@ -181,6 +181,11 @@ static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 	       (unsigned long long)a->sb.events, s,
 	       a->nspares < RC_MAX_SPARES ? ", taken as a spare to rebuild "
 	       "the slot in place" : "");
+	/* Counted on the slot as the writes it lost (the member rebuilt
+	 * there carries the count), and recorded: the next fsck checks in
+	 * full. */
+	atomic_fetch_add(&a->m[s].write_errors, 1);
+	atomic_store(&a->errors_seen, true);
 	if (a->nspares >= RC_MAX_SPARES)
 		return;
 	a->spare[a->nspares] = c->dev;

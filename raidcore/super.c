@@ -286,8 +286,21 @@ static const char *sb_copy_differs(struct rc_array *a, int slot, uint32_t c,
 	return msg;
 }
 
-/* Caller holds state_lock.  One member: true when its copy 0 is damaged
- * but another copy vouches for it. */
+/* A damaged copy found while the array runs: counted on the member (an
+ * unreadable one as a read error, as assembly counts them) and recorded. */
+static void sb_damage_count(struct rc_array *a, int slot, const char *why)
+{
+	struct rc_member *m = &a->m[slot];
+
+	if (strstr(why, "cannot be read"))
+		atomic_fetch_add(&m->read_errors, 1);
+	else
+		atomic_fetch_add(&m->csum_errors, 1);
+	atomic_store(&a->errors_seen, true);
+}
+
+/* Caller holds state_lock.  One member: true when one of its copies is
+ * damaged but another vouches for it (the copies are then rewritten). */
 static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 			    struct rc_sb *sb)
 {
@@ -295,8 +308,22 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 	char msg[160];
 	const char *why = sb_copy_differs(a, slot, 0, blk, sb, msg, sizeof(msg));
 
-	if (!why)
+	if (!why) {
+		/* copy 0 is ours: the others (the end of the device too)
+		 * must be as well */
+		for (uint32_t c = 1; c < RC_SB_COPIES; c++) {
+			why = sb_copy_differs(a, slot, c, blk, sb, msg,
+					      sizeof(msg));
+			if (!why)
+				continue;
+			rc_log("member %d (%s): superblock copy %u is damaged "
+			       "(%s), copy 0 is intact: rewriting them", slot,
+			       m->dev->name, c, why);
+			sb_damage_count(a, slot, why);
+			return true;
+		}
 		return false;
+	}
 	for (uint32_t c = 1; c < RC_SB_COPIES; c++) {
 		char other[160];
 
@@ -304,6 +331,7 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 			continue;
 		rc_log("member %d (%s): superblock copy 0 is damaged (%s), copy "
 		       "%u is intact: rewriting them", slot, m->dev->name, why, c);
+		sb_damage_count(a, slot, why);
 		return true;
 	}
 	snprintf(m->lie, sizeof(m->lie), "%s", why);
