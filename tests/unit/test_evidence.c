@@ -308,18 +308,40 @@ static void test_tables_healed_online(void **state)
 	}
 }
 
+/* Block 0 written for the first time, on a closed array, and the write
+ * of its table block on member victim lost (the data and parity writes
+ * are not): its entry still claims "never written".  RAID 5's
+ * left-symmetric layout puts data column 0 of stripe 0 on member 0 for
+ * every level here. */
+static void write_block0_table_lost(struct rc_testbed *tb, int victim)
+{
+	uint8_t old_table[BS], buf[BS];
+	struct rc_array *a;
+	struct rc_sb sb;
+
+	sb_of(tb, victim, &sb);
+	assert_int_equal(rc_dev_read(tb->mem[victim], old_table, BS,
+				     sb.csum_offset * BS), 0);
+	a = tb_assemble(tb, 0, 0);
+	tb_pattern(buf, 0, 1);
+	assert_int_equal(rc_write(a, 0, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_write(tb->mem[victim], old_table, BS,
+				      sb.csum_offset * BS), 0);
+}
+
 /* A block written for the first time whose table write was lost: its
  * entry still claims "never written", but the row says otherwise. */
 static void test_lost_table_write(void **state)
 {
 	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
 		const struct cfg *c = &cfgs[k];
-		uint8_t old_table[BS], buf[BS];
+		uint8_t buf[BS];
 		struct rc_member_status ms;
 		struct rc_testbed tb;
 		struct rc_array *a;
 		struct rc_info info;
-		struct rc_sb sb;
 		int victim = 0;
 
 		tb_init(&tb, c->members, DEV_BYTES);
@@ -335,19 +357,7 @@ static void test_lost_table_write(void **state)
 		}
 		assert_int_equal(rc_flush(a), 0);
 		assert_int_equal(rc_array_close(a), 0);
-		/* RAID 5's left-symmetric layout puts data column 0 of
-		 * stripe 0 on member 0 for every level here */
-		sb_of(&tb, victim, &sb);
-		assert_int_equal(rc_dev_read(tb.mem[victim], old_table, BS,
-					     sb.csum_offset * BS), 0);
-		a = tb_assemble(&tb, 0, 0);
-		tb_pattern(buf, 0, 1);
-		assert_int_equal(rc_write(a, 0, 1, buf), 0);
-		assert_int_equal(rc_flush(a), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		/* the table write is lost; the data and parity writes are not */
-		assert_int_equal(rc_dev_write(tb.mem[victim], old_table, BS,
-					      sb.csum_offset * BS), 0);
+		write_block0_table_lost(&tb, victim);
 		a = tb_assemble(&tb, 0, 0);
 		memset(buf, 0, BS);
 		assert_int_equal(rc_read(a, 0, 1, buf), 0);
@@ -372,11 +382,10 @@ static void test_lost_table_write_then_rmw(void **state)
 {
 	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
 		const struct cfg *c = &cfgs[k];
-		uint8_t old_table[BS], buf[BS];
+		uint8_t buf[BS];
 		struct rc_testbed tb;
 		struct rc_array *a;
 		struct rc_info info;
-		struct rc_sb sb;
 		uint64_t other;
 
 		tb_init(&tb, c->members, DEV_BYTES);
@@ -390,16 +399,7 @@ static void test_lost_table_write_then_rmw(void **state)
 		assert_int_equal(rc_write(a, other, 1, buf), 0);
 		assert_int_equal(rc_flush(a), 0);
 		assert_int_equal(rc_array_close(a), 0);
-		sb_of(&tb, 0, &sb);
-		assert_int_equal(rc_dev_read(tb.mem[0], old_table, BS,
-					     sb.csum_offset * BS), 0);
-		a = tb_assemble(&tb, 0, 0);
-		tb_pattern(buf, 0, 1);
-		assert_int_equal(rc_write(a, 0, 1, buf), 0);
-		assert_int_equal(rc_flush(a), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		assert_int_equal(rc_dev_write(tb.mem[0], old_table, BS,
-					      sb.csum_offset * BS), 0);
+		write_block0_table_lost(&tb, 0);
 		/* now the other column is rewritten: parity from old data */
 		a = tb_assemble(&tb, 0, 0);
 		tb_pattern(buf, other, 1);

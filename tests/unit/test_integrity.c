@@ -206,10 +206,7 @@ static void test_lost_writes(void **state)
 		struct rc_array *a;
 		uint64_t blocks, seed = 99 + i, pick[16];
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		a = tb_assemble(&tb, 0, 0);
-		blocks = fill(a, 1);
+		a = filled(&tb, c, &blocks);
 		pick_blocks(pick, 16, data_blocks_of(a), &seed);
 		for (int k = 0; k < 16; k++)
 			rc_fault_lose_writes(tb.fault[victim],
