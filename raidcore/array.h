@@ -223,10 +223,18 @@ struct rc_io {
 	void *buf;
 	uint64_t block;                 /* absolute member block */
 	uint32_t count;
+	bool retried;                   /* the caller reads a failed read
+					   again, block by block: only the
+					   retries count as errors */
 	int err;
 };
 int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		      uint32_t count, void *buf);
+/* The same, for a read the caller reads again (block by block) if it
+ * fails: only the retries count (one bad sector is one read error, not
+ * two). */
+int rc_io_member_read_run(struct rc_array *a, int slot, uint64_t block,
+			  uint32_t count, void *buf);
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf);
 int rc_io_member_sync(struct rc_array *a, int slot);
@@ -404,8 +412,11 @@ enum rc_fix {
 	RC_FIX_NONE = 0,
 	RC_FIX_WRITE = 1,        /* write the resolved content and its entry */
 	RC_FIX_ENTRY = 2,        /* the media is right: record its entry */
-	RC_FIX_ZERO_ENTRY = 3,   /* never written: record entry 0 */
+	RC_FIX_ZERO_ENTRY = 3,   /* never written: record entry 0 (and, over
+				    a read error, write the zeros) */
 };
+/* The fix writes the block's media (and so counts as a repair). */
+bool rc_fix_writes(uint8_t fix, uint8_t state);
 struct rc_row {
 	bool known[RC_MAX_MEMBERS];     /* cols[c] now holds what column c
 					   truly holds in this row */

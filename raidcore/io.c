@@ -207,8 +207,11 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 	pthread_rwlock_unlock(&a->overlay_lock);
 }
 
-int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
-		      uint32_t count, void *buf)
+/* counted: a failure is counted and logged here; a caller that reads
+ * again what failed (block by block) passes false, so that each bad block
+ * is counted once, by its retry, and not once more for the first try. */
+static int member_read(struct rc_array *a, int slot, uint64_t block,
+		       uint32_t count, void *buf, bool counted)
 {
 	struct rc_dev *dev = a->m[slot].dev;
 	int ret;
@@ -217,7 +220,9 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		return -ENXIO;
 	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			  block * RC_BLOCK_SIZE);
-	if (ret < 0) {
+	if (ret < 0 && !counted) {
+		rc_io_size_check(a, slot);
+	} else if (ret < 0) {
 		atomic_fetch_add(&a->m[slot].read_errors, 1);
 		rc_member_note_error(a, slot, RC_ERR_READ);
 		rc_log_block(a, slot, block, count > 1 ?
@@ -230,6 +235,18 @@ int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		overlay_apply(a, slot, block, count, buf);
 	}
 	return ret;
+}
+
+int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
+		      uint32_t count, void *buf)
+{
+	return member_read(a, slot, block, count, buf, true);
+}
+
+int rc_io_member_read_run(struct rc_array *a, int slot, uint64_t block,
+			  uint32_t count, void *buf)
+{
+	return member_read(a, slot, block, count, buf, false);
 }
 
 /* A write to dev, counted in *errors when it fails (errors may be NULL). */
@@ -310,8 +327,8 @@ static void task_run(struct rc_array *a, struct rc_task *t)
 		io->err = io->write ?
 			  rc_io_member_write(a, io->member, io->block,
 					     io->count, io->buf) :
-			  rc_io_member_read(a, io->member, io->block,
-					    io->count, io->buf);
+			  member_read(a, io->member, io->block, io->count,
+				      io->buf, !io->retried);
 	}
 }
 

@@ -121,8 +121,8 @@ int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 
 	if (!rc_member_usable(a, (int)cp->member, mp->stripe))
 		return col_read_slow(a, mp, col, r0, nr, buf);
-	ret = rc_io_member_read(a, (int)cp->member, rc_abs(a, cp->offset + r0),
-				nr, buf);
+	ret = rc_io_member_read_run(a, (int)cp->member,
+				    rc_abs(a, cp->offset + r0), nr, buf);
 	if (ret < 0)
 		return col_read_slow(a, mp, col, r0, nr, buf);
 	for (uint32_t r = 0; r < nr; r++) {

@@ -55,9 +55,10 @@ static void count_row(struct rc_scrub_report *rep, const struct rc_stripe_map *m
 			rep->unrecoverable++;
 		if (!repair)
 			continue;
-		rep->repaired += v->fix[c] == RC_FIX_WRITE;
-		rep->entries_fixed += v->fix[c] == RC_FIX_ENTRY ||
-				      v->fix[c] == RC_FIX_ZERO_ENTRY;
+		rep->repaired += rc_fix_writes(v->fix[c], s);
+		rep->entries_fixed += !rc_fix_writes(v->fix[c], s) &&
+				      (v->fix[c] == RC_FIX_ENTRY ||
+				       v->fix[c] == RC_FIX_ZERO_ENTRY);
 	}
 	rep->conflicts += v->conflicts;
 }
@@ -163,7 +164,8 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			io[nio++] = (struct rc_io){ .member = (int)m,
 				.buf = membuf[m],
 				.block = rc_abs(a, s0 * a->g.chunk_blocks),
-				.count = (uint32_t)span };
+				.count = (uint32_t)span,
+				.retried = true };  /* load_blockwise */
 		}
 	}
 	rc_io_run(a, io, nio);

@@ -147,6 +147,7 @@ int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
 		io[nio++] = (struct rc_io){
 			.member = (int)col->member, .buf = cols[c],
 			.block = rc_abs(a, col->offset + row0), .count = nr,
+			.retried = nr > 1,      /* load_blockwise */
 		};
 	}
 	rc_io_run(a, io, nio);
@@ -278,8 +279,13 @@ static void decide(struct resolve *rs, uint32_t c, bool trusted)
 			out->fix[c] = RC_FIX_ENTRY;     /* the entry was stale */
 			return;
 		}
-		if (kind == RC_ENTRY_ZERO && unwritten)
-			return;                         /* never written indeed */
+		if (kind == RC_ENTRY_ZERO && unwritten) {
+			/* never written indeed; a read error there is a
+			 * pending sector all the same: rewritten (zeros) */
+			if (rs->st[c] == BLK_EIO)
+				out->fix[c] = RC_FIX_ZERO_ENTRY;
+			return;
+		}
 		if (kind != RC_ENTRY_SUM && trusted) {
 			out->fix[c] = unwritten ? RC_FIX_ZERO_ENTRY : RC_FIX_WRITE;
 			return;
@@ -552,9 +558,17 @@ static const char *fix_what(uint8_t state, uint8_t fix)
 		return "checksum entry re-derived (the block verified against "
 		       "redundancy)";
 	case RC_FIX_ZERO_ENTRY:
-		return "checksum entry re-derived: never written";
+		return state == BLK_EIO ? "never written: rewritten with zeros "
+					  "(read error)" :
+		       "checksum entry re-derived: never written";
 	}
 	return "";
+}
+
+bool rc_fix_writes(uint8_t fix, uint8_t state)
+{
+	return fix == RC_FIX_WRITE ||
+	       (fix == RC_FIX_ZERO_ENTRY && state == BLK_EIO);
 }
 
 void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
@@ -581,7 +595,7 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly ||
 		    rc_array_activate_try(a) < 0)
 			continue;
-		if (v->fix[c] == RC_FIX_WRITE &&
+		if (rc_fix_writes(v->fix[c], state[c][r]) &&
 		    rc_io_member_write(a, slot, at, 1, R) < 0) {
 			rc_member_set_faulty(a, slot,
 					     "write of a repaired block failed");
@@ -589,7 +603,7 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		}
 		rc_csum_update(a, slot, mb, v->fix[c] == RC_FIX_ZERO_ENTRY ?
 			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
-		if (v->fix[c] == RC_FIX_WRITE)
+		if (rc_fix_writes(v->fix[c], state[c][r]))
 			atomic_fetch_add(&a->m[slot].repaired, 1);
 		rc_log_block(a, slot, at, fix_what(state[c][r], v->fix[c]));
 	}

@@ -272,6 +272,83 @@ static void test_read_errors_rewritten(void **state)
 }
 
 /*
+ * Read errors where nothing was ever written (the filesystem's free
+ * space): the blocks hold no data, yet the sectors stay pending until
+ * written, so every later pass would report them again.  A repairing
+ * scrub writes them with zeros, keeping the "never written" entries, and
+ * counts each bad block once (not once more for the run read that failed
+ * first).
+ */
+static void test_read_errors_unwritten(void **state)
+{
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		int victim = (int)(i % (size_t)c->members);
+		struct rc_testbed tb;
+		struct rc_scrub_report rep;
+		struct rc_member_status st;
+		struct rc_array *a;
+		uint8_t blk[RC_BLOCK_SIZE], zero[RC_BLOCK_SIZE] = { 0 };
+		uint64_t top, off[4];
+		struct rc_info info;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		if (info.chunk_blocks == 1) {   /* no row left unwritten */
+			assert_int_equal(rc_array_close(a), 0);
+			tb_fini(&tb);
+			continue;
+		}
+		/* The first row of every chunk written, the others not: every
+		 * column is read by the scrub, its other rows were never
+		 * written. */
+		for (uint64_t b = 0; b < info.blocks; b += info.chunk_blocks) {
+			tb_pattern(blk, b, 1);
+			assert_int_equal(rc_write(a, b, 1, blk), 0);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_set_fault_errors(a, 0);
+		/* rows 1 of chunks near the end of every layout's region */
+		top = data_blocks_of(a) * 3 / 4 / info.chunk_blocks *
+		      info.chunk_blocks + 1;
+		for (int k = 0; k < 4; k++) {
+			off[k] = DATA_OFF_BYTES + (top - (uint64_t)k *
+				 info.chunk_blocks) * RC_BLOCK_SIZE;
+			rc_fault_corrupt(tb.fault[victim], off[k], RC_BLOCK_SIZE,
+					 5, 11 + (uint64_t)k);
+			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off[k],
+				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		}
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors, 4);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(rep.repaired, 4);
+		assert_int_equal(rc_array_member_status(a, victim, &st), 0);
+		assert_int_equal(st.read_errors, 4);
+		assert_int_equal(st.repaired, 4);
+		/* written: zeros on the media, where the bit rot was */
+		rc_fault_clear(tb.fault[victim]);
+		for (int k = 0; k < 4; k++) {
+			assert_int_equal(rc_dev_read(tb.mem[victim], blk,
+						     RC_BLOCK_SIZE, off[k]), 0);
+			assert_memory_equal(blk, zero, RC_BLOCK_SIZE);
+		}
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors + rep.csum_errors +
+				 rep.unverified + rep.parity_mismatches, 0);
+		for (uint64_t b = 0; b < info.blocks; b += info.chunk_blocks) {
+			assert_int_equal(rc_read(a, b, 1, blk), 0);
+			assert_true(tb_check(blk, b, 1));
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/*
  * RAID 5: the same row of one stripe corrupt on two members.  The data
  * block(s) of that row read -EIO, never wrong data; everything else reads
  * correctly.
@@ -831,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_shrunk_offline),
 		cmocka_unit_test(test_read_errors_rewritten),
+		cmocka_unit_test(test_read_errors_unwritten),
 	};
 
 	/* RC_TEST_FILTER=test_lying_members: one test alone */
