@@ -202,6 +202,7 @@ integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 # reproduces an entry of tests/integration/KNOWN_FAULTS with, e.g.,
 #   make faults FAULT_TESTS=t400 RAIDFS_FAULTS=zeros/csum/online/raid5/m1
 #   make faults FAULT_TESTS=t420
+# and RAIDFS_FAULTS_LOOP=all serves every case's members as loop devices.
 FAULTS_DIR := $(CURDIR)/build/faults
 FAULT_TESTS ?= t400 t410
 RAIDFS_FAULTS ?= full
@@ -213,6 +214,7 @@ faults: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 		RAIDFS_PROPERTY_TABLE=$(FAULTS_DIR)/property.txt \
 		RAIDFS_PROPERTY_ITERS=$${RAIDFS_PROPERTY_ITERS:-100} \
 		RAIDFS_PROPERTY_SEED=$${RAIDFS_PROPERTY_SEED:-$$(date +%s)} \
+		RAIDFS_FAULTS_LOOP=$${RAIDFS_FAULTS_LOOP:-} \
 		tests/integration/run.sh $(FAULT_TESTS)
 	@echo "tables: $(FAULTS_DIR)/matrix.txt $(FAULTS_DIR)/property.txt"
 

@@ -282,7 +282,8 @@ int rc_member_fail(struct rc_array *a, int slot);
 /*
  * Puts dev (a blank device, or the stale former member) into slot (or, with
  * slot -1, the first slot that is not active) and rebuilds it from the
- * others; the array owns dev from then on.  dev NULL: resume the slot's
+ * others; the array owns dev from the call on (one it refuses or cannot
+ * write is closed, and the error returned).  dev NULL: resume the slot's
  * interrupted rebuild, or else use the first spare.  Blocks until the
  * rebuild is done; progress, if not NULL, is called now and then.
  * -EIO when some blocks could not be rebuilt (they read as -EIO).

@@ -259,36 +259,62 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	return ret;
 }
 
-int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
+/* The slot a replacement goes to, and its device: -EBUSY, -ENODEV,
+ * -ENOSPC when there is none or it cannot take it; 0 when *dev must be
+ * taken into the slot first, 1 when it is the slot's already (resume). */
+static int replace_target(struct rc_array *a, int *slotp, struct rc_dev **dev)
+{
+	int slot = *slotp;
+
+	if (slot < 0)
+		for (slot = 0; (uint32_t)slot < a->g.members &&
+		     a->m[slot].dev && a->m[slot].state == RC_MEMBER_ACTIVE; slot++)
+			;
+	*slotp = slot;
+	if ((uint32_t)slot >= a->g.members ||
+	    (a->m[slot].state == RC_MEMBER_ACTIVE && a->m[slot].dev))
+		return -EBUSY;
+	if (!*dev && a->m[slot].state == RC_MEMBER_REBUILDING)
+		*dev = a->m[slot].dev;            /* resume */
+	else if (!*dev && a->nspares)
+		*dev = a->spare[0];
+	if (!*dev)
+		return -ENODEV;
+	if ((*dev)->size / RC_BLOCK_SIZE < rc_sb_device_blocks_min(&a->sb))
+		return -ENOSPC;
+	return a->m[slot].state == RC_MEMBER_REBUILDING &&
+	       a->m[slot].dev == *dev;
+}
+
+/* The slot's device given by the caller is the array's once in the slot;
+ * one refused before that is closed here, as the contract says. */
+int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		      void *ctx)
 {
 	uint8_t *cols[RC_MAX_MEMBERS] = { 0 };
 	uint64_t per = 4096 / a->g.chunk_blocks, lost = 0, s;
-	int ret = 0;
+	struct rc_dev *dev = given;
+	int ret;
 
-	if (a->rdonly)
-		return -EROFS;
-	ret = rc_array_activate(a);
+	bool taken = false;
+
+	ret = a->rdonly ? -EROFS : rc_array_activate(a);
+	if (ret == 0)
+		ret = replace_target(a, &slot, &dev);
+	taken = ret == 1;
+	if (ret == 0) {
+		ret = replace_begin(a, slot, dev);
+		taken = a->m[slot].dev == dev;
+		if (ret < 0)
+			rc_log("slot %d: %s cannot be taken in (%s): nothing "
+			       "was rebuilt", slot, dev->name, strerror(-ret));
+	}
+	if (given && !taken)
+		rc_dev_close(given);
 	if (ret < 0)
 		return ret;
-	if (slot < 0)
-		for (slot = 0; (uint32_t)slot < a->g.members &&
-		     a->m[slot].dev && a->m[slot].state == RC_MEMBER_ACTIVE; slot++)
-			;
-	if ((uint32_t)slot >= a->g.members ||
-	    (a->m[slot].state == RC_MEMBER_ACTIVE && a->m[slot].dev))
-		return -EBUSY;
-	if (!dev && a->m[slot].state == RC_MEMBER_REBUILDING)
-		dev = a->m[slot].dev;            /* resume */
-	else if (!dev && a->nspares)
-		dev = a->spare[0];
-	if (!dev)
-		return -ENODEV;
-	if (dev->size / RC_BLOCK_SIZE < rc_sb_device_blocks_min(&a->sb))
-		return -ENOSPC;
-	if (a->m[slot].state != RC_MEMBER_REBUILDING || a->m[slot].dev != dev)
-		ret = replace_begin(a, slot, dev);
+	ret = 0;
 	for (uint32_t c = 0; c < a->g.members && ret == 0; c++)
 		if (!(cols[c] = rc_buf_alloc((size_t)a->g.chunk_blocks *
 					     RC_BLOCK_SIZE)))

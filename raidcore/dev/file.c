@@ -11,6 +11,14 @@
  * a member shrank under it (a truncated image, a resized device).
  * RC_DEV_EXCL opens a block device with O_EXCL, as mdadm does, so the kernel
  * refuses a second exclusive opener (or a mounted device) with -EBUSY.
+ *
+ * A block device is opened with O_DIRECT: what raidcore reads is what the
+ * device holds now, never a page the kernel cached from an earlier read or
+ * write - a disk that lost its contents, dropped writes or was swapped
+ * under the same name would otherwise look intact until memory pressure
+ * evicted the pages, and every check of it would verify the cache.
+ * (raidcore caches what it needs itself.)  A request whose buffer, offset
+ * or length is not aligned goes through an aligned bounce buffer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +36,11 @@
 struct dev_file {
 	int fd;
 	bool rdonly;
+	bool direct;            /* O_DIRECT: requests aligned to align */
+	uint32_t align;         /* the device's logical block size, >= 512 */
 };
+
+#define DEV_FILE_BUF_ALIGN 4096u        /* buffers of direct requests */
 
 /* A device handed to raidcore must not have changed since it was checked. */
 static bool dev_file_is_same(const struct stat *a, const struct stat *b)
@@ -43,17 +55,13 @@ static bool dev_file_in_bounds(const struct rc_dev *dev, size_t len,
 	return off <= dev->size && len <= dev->size - off;
 }
 
-static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
-			 uint64_t off)
+static int fd_read(int fd, void *buf, size_t len, uint64_t off)
 {
-	struct dev_file *df = dev->ctx;
 	char *p = buf;
 	ssize_t n;
 
-	if (!dev_file_in_bounds(dev, len, off))
-		return -EINVAL;
 	while (len > 0) {
-		n = pread(df->fd, p, len, (off_t)off);
+		n = pread(fd, p, len, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -70,19 +78,13 @@ static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
 	return 0;
 }
 
-static int dev_file_write(struct rc_dev *dev, const void *buf, size_t len,
-			  uint64_t off)
+static int fd_write(int fd, const void *buf, size_t len, uint64_t off)
 {
-	struct dev_file *df = dev->ctx;
 	const char *p = buf;
 	ssize_t n;
 
-	if (df->rdonly)
-		return -EROFS;
-	if (!dev_file_in_bounds(dev, len, off))
-		return -EINVAL;
 	while (len > 0) {
-		n = pwrite(df->fd, p, len, (off_t)off);
+		n = pwrite(fd, p, len, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -94,6 +96,83 @@ static int dev_file_write(struct rc_dev *dev, const void *buf, size_t len,
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+static bool dev_file_aligned(const struct dev_file *df, const void *buf,
+			     size_t len, uint64_t off)
+{
+	return !df->direct ||
+	       ((uintptr_t)buf % DEV_FILE_BUF_ALIGN == 0 &&
+		len % df->align == 0 && off % df->align == 0);
+}
+
+/* [off, off + len) widened to the device's blocks, in an aligned buffer:
+ * *b0 its first byte's offset, *blen its length. */
+static void *bounce_alloc(const struct dev_file *df, size_t len, uint64_t off,
+			  uint64_t *b0, size_t *blen)
+{
+	void *b;
+
+	*b0 = off / df->align * df->align;
+	*blen = (size_t)((off + len + df->align - 1) / df->align * df->align -
+			 *b0);
+	if (posix_memalign(&b, DEV_FILE_BUF_ALIGN, *blen))
+		return NULL;
+	return b;
+}
+
+static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
+			 uint64_t off)
+{
+	struct dev_file *df = dev->ctx;
+	uint64_t b0;
+	size_t blen;
+	void *b;
+	int ret;
+
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	if (dev_file_aligned(df, buf, len, off))
+		return fd_read(df->fd, buf, len, off);
+	b = bounce_alloc(df, len, off, &b0, &blen);
+	if (!b)
+		return -ENOMEM;
+	ret = fd_read(df->fd, b, blen, b0);
+	if (ret == 0)
+		memcpy(buf, (char *)b + (off - b0), len);
+	free(b);
+	return ret;
+}
+
+/* An unaligned write: the blocks it touches are read, patched and written
+ * whole (only superblock-sized writes come here, never concurrently with
+ * other writes to the same blocks). */
+static int dev_file_write(struct rc_dev *dev, const void *buf, size_t len,
+			  uint64_t off)
+{
+	struct dev_file *df = dev->ctx;
+	uint64_t b0;
+	size_t blen;
+	void *b;
+	int ret = 0;
+
+	if (df->rdonly)
+		return -EROFS;
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	if (dev_file_aligned(df, buf, len, off))
+		return fd_write(df->fd, buf, len, off);
+	b = bounce_alloc(df, len, off, &b0, &blen);
+	if (!b)
+		return -ENOMEM;
+	if (b0 != off || blen != len)
+		ret = fd_read(df->fd, b, blen, b0);
+	if (ret == 0) {
+		memcpy((char *)b + (off - b0), buf, len);
+		ret = fd_write(df->fd, b, blen, b0);
+	}
+	free(b);
+	return ret;
 }
 
 static int dev_file_sync(struct rc_dev *dev)
@@ -194,7 +273,9 @@ static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 	oflags |= (flags & RC_DEV_RDONLY) ? O_RDONLY : O_RDWR;
 	if ((flags & RC_DEV_EXCL) && S_ISBLK(before.st_mode))
 		oflags |= O_EXCL;
-	fd = open(path, oflags);
+	fd = open(path, oflags | (S_ISBLK(before.st_mode) ? O_DIRECT : 0));
+	if (fd < 0 && errno == EINVAL)  /* a device without direct I/O */
+		fd = open(path, oflags);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, st) < 0) {
@@ -214,6 +295,17 @@ static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 fail:
 	close(fd);
 	return err;
+}
+
+/* Direct I/O if the open gave it, aligned to the logical block size. */
+static void dev_file_direct_init(struct dev_file *df)
+{
+	int fl = fcntl(df->fd, F_GETFL), lbs = 0;
+
+	df->direct = fl >= 0 && (fl & O_DIRECT);
+	df->align = 512;
+	if (df->direct && ioctl(df->fd, BLKSSZGET, &lbs) == 0 && lbs > 512)
+		df->align = (uint32_t)lbs;
 }
 
 int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out)
@@ -238,6 +330,7 @@ int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out)
 		goto fail;
 	df->fd = fd;
 	df->rdonly = flags & RC_DEV_RDONLY;
+	dev_file_direct_init(df);
 	dev->ops = &dev_file_ops;
 	dev->ctx = df;
 	snprintf(dev->name, sizeof(dev->name), "%s", path);

@@ -6,6 +6,9 @@ undone by close().
 
     env = Env(work, bindir, faultfs)   # $T/back (images), $T/ff, $T/mnt
     env.start()                        # faultfs: $T/ff/NAME is $T/back/NAME
+    env.attach(names) / env.detach()   # loop=True: members as loop devices
+                                       # over $T/ff/NAME (recorded in
+                                       # $T/loops for lib.sh)
     env.rule("m1.img lose-writes 0 8k")
     d = env.mount(source, log)         # a foreground raidfs, or MountFailed
     d.stop() -> exit status;  d.kill() (a crash: SIGKILL, mount dropped)
@@ -72,8 +75,11 @@ class Daemon:
 
 
 class Env:
-    def __init__(self, work, bindir, faultfs):
+    def __init__(self, work, bindir, faultfs, loop=False):
         self.work = work
+        self.loop = loop
+        self.loops = {}                # name -> /dev/loopN over $T/ff/name
+        self.loopfile = os.path.join(work, "loops")
         self.back = os.path.join(work, "back")
         self.ff = os.path.join(work, "ff")
         self.mnt = os.path.join(work, "mnt")
@@ -105,6 +111,7 @@ class Env:
             if d.p.poll() is None:
                 d.kill()
         lazy_umount(self.mnt)
+        self.detach()
         if self.ffproc:
             subprocess.run(["fusermount3", "-u", self.ff],
                            stderr=subprocess.DEVNULL)
@@ -116,8 +123,49 @@ class Env:
                 self.ffproc.wait()
 
     def member(self, name):
-        """The path raidfs opens (on faultfs) and the backing image."""
-        return os.path.join(self.ff, name), os.path.join(self.back, name)
+        """The path raidfs opens (on faultfs, or the loop device over it)
+        and the backing image."""
+        ff = os.path.join(self.ff, name)
+        return self.loops.get(name, ff), os.path.join(self.back, name)
+
+    # -- loop devices: the block-device path of the same faults ----------
+    # The loop device reads and writes the faultfs file, so faultfs's
+    # rules reach it; its own page cache is dropped after every fault
+    # (flush), as a real disk's media has none.
+
+    def attach(self, names):
+        """Loop devices over the members (loop mode), at their size now."""
+        for n in names if self.loop else ():
+            if n in self.loops:
+                continue
+            r = subprocess.run(["losetup", "-f", "--show",
+                                os.path.join(self.ff, n)],
+                               stdout=subprocess.PIPE, text=True, check=True)
+            self.loops[n] = r.stdout.strip()
+            self._record_loops()
+
+    def detach(self):
+        for n in list(self.loops):
+            subprocess.run(["losetup", "-d", self.loops.pop(n)],
+                           stderr=subprocess.DEVNULL)
+        self._record_loops()
+
+    def _record_loops(self):
+        """Only the devices attached now: a number freed may soon be
+        another program's."""
+        with open(self.loopfile, "w") as f:
+            f.write("".join(d + "\n" for d in self.loops.values()))
+
+    def flush(self, name, resize=False):
+        """After a fault: the loop device forgets what it cached (and, with
+        resize, takes the image's new size: a device that shrank)."""
+        dev = self.loops.get(name)
+        if not dev:
+            return
+        if resize:
+            subprocess.run(["losetup", "-c", dev], stderr=subprocess.DEVNULL)
+        subprocess.run(["blockdev", "--flushbufs", dev],
+                       stderr=subprocess.DEVNULL)
 
     def rule(self, line):
         with open(os.path.join(self.ff, ".faultctl"), "w") as f:

@@ -4,7 +4,7 @@ The fault matrix (t400_fault_matrix.sh, `make faults`) and the repair
 property test (t410_repair_property.sh) of issue 8.
 
     faults.py --work T --bin DIR --faultfs PATH [--known FILE]
-              [--table FILE] (--sample | --full | --case ID... |
+              [--table FILE] [--loop] (--sample | --full | --case ID... |
               --property N [--seed S])
 
 A case is KIND/REGION/MODE/raidLEVEL/mMEMBER, e.g. zeros/csum/online/raid5/m1:
@@ -19,6 +19,10 @@ A case is KIND/REGION/MODE/raidLEVEL/mMEMBER, e.g. zeros/csum/online/raid5/m1:
           a crash, so that replay reads it) or online (while a writer and a
           reader run; lost writes, misdirection and EIO come from faultfs,
           tests/tools/faultfs.c, on which the images are served)
+With --loop the members are loop devices over the faultfs files (the
+partition/disk path: a block device's size, O_EXCL, its page cache dropped
+after each fault as a disk's media has none; a shrink is the device
+shrinking, truncation to 0 a blank disk of the same size).
 Each case: every file reads back exactly (one member is within every
 level's redundancy: EIO counts as a failure too, wrong bytes are the worst);
 the fault is logged naming the member (daemon log) and counted against it
@@ -48,6 +52,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -172,10 +177,14 @@ class Base:
         self.env, self.level, self.n = env, level, LEVELS[level]
         self.dir = os.path.join(env.work, "base%d" % level)
         self.names = ["m%d.img" % i for i in range(self.n)]
-        self.source = ":".join(env.member(n)[0] for n in self.names)
         self.log = os.path.join(logdir, "base%d.log" % level)
         self.files = FileSet()
         self.geo, self.used = [], []
+
+    @property
+    def source(self):
+        """The member list (loop devices change from case to case)."""
+        return ":".join(self.env.member(n)[0] for n in self.names)
 
     def build(self):
         env = self.env
@@ -184,6 +193,7 @@ class Base:
         for n in self.names:
             with open(env.member(n)[1], "wb") as f:
                 f.truncate(IMAGE_BYTES)
+        env.attach(self.names)
         rc, out = env.run("mkfs.raidfs", "-q", "-f", "-l", str(self.level),
                           "-c", CHUNK, *self.source.split(":"), log=self.log)
         if rc:
@@ -217,6 +227,7 @@ class Base:
             shutil.copyfile(self.env.member(n)[1], os.path.join(to, n))
 
     def clear_back(self):
+        self.env.detach()
         for n in os.listdir(self.env.back):
             os.unlink(os.path.join(self.env.back, n))
 
@@ -226,6 +237,7 @@ class Base:
         self.clear_back()
         for n in self.names:
             shutil.copyfile(os.path.join(self.dir, n), self.env.member(n)[1])
+        self.env.attach(self.names)
 
     def stale_image(self, member):
         return os.path.join(self.dir, "stale", self.names[member])
@@ -298,6 +310,7 @@ def apply_fault(env, base, case, rng, rng_range=None):
         env.rule("%s misdirect %d %d %d" % (name, off, ln, delta))
     elif k == "eio":
         env.rule("%s eio-pending %d %d" % (name, off, ln))
+    env.flush(name, resize=k == "shrink")
     return off, ln
 
 
@@ -405,6 +418,7 @@ class Told:
             Member.read(env.member(n)[1]) for n in base.names))
         self.blamed = [j for j in range(base.n) if j != case.member and
                        any(member_state(env, base, j))]
+        self.env, self.base = env, base
 
     @property
     def recorded(self):
@@ -429,6 +443,11 @@ class Told:
                 res.fail("nocount")
         for j in self.blamed:
             res.fail("blamed-m%d" % j)
+            me = Member.read(self.env.member(self.base.names[j])[1])
+            res.notes.append("m%d: %s" % (j, "no superblock" if not me else
+                             "events %d, %s" % (me.events, " ".join(
+                                 "%s=%d" % kv for kv in me.counters.items()
+                                 if kv[1]))))
 
 
 class Runner:
@@ -466,6 +485,8 @@ class Runner:
                     d.kill()
         res.secs = time.time() - t0
         res.known = self.known.reason(case.id)
+        if self.env.loop:
+            res.notes.append("loop devices")
         return res
 
     def run_steps(self, case, base, res, log):
@@ -585,6 +606,7 @@ class Runner:
         ff, back = self.env.member(base.names[case.member])
         if size_of(back) < IMAGE_BYTES:
             os.truncate(back, IMAGE_BYTES)
+            self.env.flush(base.names[case.member], resize=True)
         rc, _ = self.env.fsck("-y", "--rebuild", ff, base.source, log=log)
         res.notes.append("rebuilt")
         if rc & ~1:
@@ -610,11 +632,12 @@ def property_case(rng, runner):
     return case, base, (start * BS, ln * BS, 0)
 
 
-def property_run(runner, iters, seed):
+def property_run(runner, iters, seed, loop="none"):
     print("property test: %d iterations, seed %d" % (iters, seed))
     rng = random.Random(seed)
     results = []
     for i in range(iters):
+        runner.env.loop = loop == "all" or (loop == "half" and i % 2)
         case, base, rrange = property_case(rng, runner)
         res = Result(case)
         t0 = time.time()
@@ -641,8 +664,9 @@ def property_run(runner, iters, seed):
         ok_before = sum(1 for s in before.values() if s == "ok")
         where = ("blocks %d+%d" % (rrange[0] // BS, rrange[1] // BS)
                  if case.kind not in WHOLE else "the image")
-        print("  %2d %-34s %s: %d/%d files ok before, %s  %s (%.1fs)"
-              % (i, case.id, where, ok_before,
+        print("  %2d %-34s %s%s: %d/%d files ok before, %s  %s (%.1fs)"
+              % (i, case.id, where, " (loop)" if runner.env.loop else "",
+                 ok_before,
                  len(files.files), "ok" if res.passed else
                  " ".join(res.fails), "known: " + res.known
                  if res.known and not res.passed else "", res.secs),
@@ -729,8 +753,16 @@ def main():
     g.add_argument("--case", nargs="+")
     g.add_argument("--property", type=int)
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--loop", choices=("none", "all", "half"),
+                    default="none", help="members as loop devices over the "
+                    "images: in every case, or in every other one")
     a = ap.parse_args()
 
+    if a.loop != "none" and subprocess.run(
+            ["losetup", "-f"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL).returncode:
+        print("no free loop device here: the members are files only")
+        a.loop = "none"
     env = Env(a.work, a.bin, a.faultfs)
     logdir = os.path.join(a.work, "logs")
     os.makedirs(logdir, exist_ok=True)
@@ -742,13 +774,14 @@ def main():
     try:
         if a.property is not None:
             seed = a.seed if a.seed is not None else random.randrange(1 << 30)
-            results = property_run(runner, a.property, seed)
+            results = property_run(runner, a.property, seed, a.loop)
         else:
             cases = ([Case.parse(c) for c in SAMPLE] if a.sample else
                      list(all_cases()) if a.full else
                      [Case.parse(c) for c in a.case])
             results = []
-            for c in cases:
+            for i, c in enumerate(cases):
+                env.loop = a.loop == "all" or (a.loop == "half" and i % 2)
                 r = runner.run(c)
                 results.append(r)
                 print(details([r]), flush=True)

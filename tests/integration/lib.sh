@@ -106,6 +106,11 @@ t_cleanup() {
 	set +e
 	# daemons started by helper programs (model.py) are listed in $T/pids
 	[ -n "$T" ] && [ -f "$T/pids" ] && T_PIDS+=($(cat "$T/pids"))
+	# and the loop devices they attached (faults.py --loop), first: they
+	# hold files on the mounts below
+	if [ -n "$T" ] && [ -f "$T/loops" ]; then
+		for l in $(cat "$T/loops"); do losetup -d "$l" 2>/dev/null; done
+	fi
 	for m in "${T_MOUNTS[@]}"; do
 		t_is_mounted "$m" && { RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$m" 2>/dev/null \
 			|| umount -l "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null; }

@@ -15,7 +15,9 @@
 # RAIDFS_FAULTS=full (make faults) runs every member of every case,
 # RAIDFS_FAULTS="ID..." only the cases named (KIND/REGION/MODE/raidL/mM,
 # as KNOWN_FAULTS names them), and RAIDFS_FAULTS_TABLE=FILE keeps the
-# table.  Cases that fail because of a
+# table.  The members are loop devices over the images (the partition and
+# disk path) in every other case of the sample, and where
+# RAIDFS_FAULTS_LOOP=all (none, half) says so.  Cases that fail because of a
 # bug not fixed yet are listed in tests/integration/KNOWN_FAULTS with the
 # reason; they are reported as known and do not fail the test.
 . "$(dirname "$0")/lib.sh"
@@ -23,11 +25,14 @@ t_setup
 FAULTFS=$(t_tool faultfs)
 T_MOUNTS+=("$T/mnt" "$T/ff")   # in this order: raidfs sits on faultfs
 
+loop=${RAIDFS_FAULTS_LOOP:-}
 case ${RAIDFS_FAULTS:-sample} in
-full | sample) which=(--"${RAIDFS_FAULTS:-sample}") ;;
+sample) which=(--sample) loop=${loop:-half} ;;
+full) which=(--full) ;;
 *) read -ra which <<<"$RAIDFS_FAULTS"; which=(--case "${which[@]}") ;;
 esac
 t_wait_bg "$PY" "$TESTS_DIR/faults.py" --work "$T" --bin "$RAIDFS_BIN" \
 	--faultfs "$FAULTFS" --known "$TESTS_DIR/KNOWN_FAULTS" \
-	--table "${RAIDFS_FAULTS_TABLE:-$T/table}" "${which[@]}" ||
+	--table "${RAIDFS_FAULTS_TABLE:-$T/table}" --loop "${loop:-none}" \
+	"${which[@]}" ||
 	t_fail "a fault case failed (see above; its log is shown)"

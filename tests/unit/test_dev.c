@@ -9,7 +9,8 @@
  *             now says so (dev->size stays the size at open).
  *   blockdev  (root with working losetup, else skipped) a loop device opened
  *             with RC_DEV_EXCL has the right size and rdev, and a second
- *             exclusive open fails with -EBUSY.
+ *             exclusive open fails with -EBUSY; reads return what the media
+ *             holds now (O_DIRECT), also through unaligned requests.
  *   mem       round trip, bounds, distinct identities; sparse (only blocks
  *             that are not all zeros are held, zeroing frees them, a device
  *             of a petabyte costs nothing); a stand-in carries a real
@@ -473,6 +474,48 @@ static void test_blockdev_excl(void **state)
 	assert_int_equal(rc_dev_open_file(lf->loop, RC_DEV_EXCL | RC_DEV_RDONLY,
 					  &lf->devs[1]), 0);
 	assert_true(dev_is_pat(lf->devs[1], 4 * 1024 * KiB, 64 * KiB, 9));
+}
+
+/*
+ * What a block device holds now, not what the kernel cached: the image
+ * behind the loop device changes (as a disk's media can), and the next
+ * read sees it - with a page cache in between it would return the bytes
+ * written earlier.  Unaligned buffers, offsets and lengths go through a
+ * bounce buffer and still land exactly.
+ */
+static void test_blockdev_reads_media(void **state)
+{
+	struct loop_fixture *lf = *state;
+	const uint64_t at = 1024 * KiB;
+	uint8_t buf[300], *blk = malloc(64 * KiB);
+	int fd;
+
+	if (!lf->loop[0]) {
+		print_message("no loop device (not root, or losetup failed)\n");
+		free(blk);
+		skip();
+	}
+	assert_int_equal(rc_dev_open_file(lf->loop, RC_DEV_EXCL, &lf->devs[0]), 0);
+	assert_int_equal(dev_write_pat(lf->devs[0], at, 64 * KiB, 9), 0);
+	assert_int_equal(rc_dev_sync(lf->devs[0]), 0);
+	assert_true(dev_is_pat(lf->devs[0], at, 64 * KiB, 9));
+	/* the media changes under the open device */
+	pat_fill(blk, 64 * KiB, at, 3);
+	fd = open(lf->img, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, blk, 64 * KiB, (off_t)at), 64 * KiB);
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	assert_true(dev_is_pat(lf->devs[0], at, 64 * KiB, 3));
+	/* unaligned: buffer, offset and length */
+	assert_int_equal(rc_dev_read(lf->devs[0], buf + 1, 299, at + 7), 0);
+	assert_true(pat_is(buf + 1, 299, at + 7, 3));
+	pat_fill(buf + 1, 10, at + 4093, 5);
+	assert_int_equal(rc_dev_write(lf->devs[0], buf + 1, 10, at + 4093), 0);
+	assert_true(dev_is_pat(lf->devs[0], at, 4093, 3));
+	assert_true(dev_is_pat(lf->devs[0], at + 4093, 10, 5));
+	assert_true(dev_is_pat(lf->devs[0], at + 4103, 64 * KiB - 4103, 3));
+	free(blk);
 }
 
 /* ---- mem backend ---------------------------------------------------------- */
@@ -1407,6 +1450,8 @@ int main(void)
 		cmocka_unit_test(test_file_size_now),
 		cmocka_unit_test_setup_teardown(test_blockdev_excl, loop_setup,
 						loop_teardown),
+		cmocka_unit_test_setup_teardown(test_blockdev_reads_media,
+						loop_setup, loop_teardown),
 		cmocka_unit_test(test_mem_roundtrip),
 		cmocka_unit_test(test_mem_bounds),
 		cmocka_unit_test(test_mem_sparse),
