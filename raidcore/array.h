@@ -299,6 +299,10 @@ struct rc_sb_damage {
 	uint8_t eio;            /* unreadable */
 	uint8_t bad;            /* invalid (zeros, garbage, misplaced) */
 	uint8_t old;            /* valid, with lower events than the best */
+	uint8_t torn;           /* copies 1-3 one update behind copy 0, the
+				   best: a write of them a crash cut short
+				   (written copy 0 first, then the others) -
+				   not damage, rewritten all the same */
 };
 /* rc_sb_read_best, saying which copies are damaged (assembly logs and
  * counts them; the first superblock write rewrites them). */
@@ -537,7 +541,11 @@ struct rc_gap_row {
  * its record of the last batch that touched it is rebuilt from the others
  * into the overlay, with its table entry; the members are named and
  * counted an error.  Sorts and folds rows in place. */
-int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n);
+/* torn: the members whose gaps are all in the last batch written (no
+ * member holds a later record): what the crash cut short, not damage -
+ * rebuilt the same, told, not counted as an error. */
+int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n,
+		    uint64_t torn);
 
 /* ---- replay.c: the journal after an unclean shutdown ---- */
 /* Replays the committed batches after the checkpoint into the overlay

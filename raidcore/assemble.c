@@ -223,6 +223,10 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 	char msg[128];
 	size_t off = 0;
 
+	if (d->torn && !(d->eio | d->bad | d->old))
+		rc_log("member %u (%s): superblock copies one update behind "
+		       "copy 0 (a write cut short by the crash): rewritten at "
+		       "the array's first write", s, c->dev->name);
 	if (!(d->eio | d->bad | d->old))
 		return;
 	off = damage_part(msg, sizeof(msg), off, d->eio, "unreadable");

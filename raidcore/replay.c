@@ -381,6 +381,29 @@ static void batch_release(struct rc_array *a, struct jscan *js, uint64_t seq,
 }
 
 /*
+ * The members whose gaps are all in the last batch written: no member
+ * holds a record after it.  A batch's records go to its participants at
+ * once and the next batch starts only after the flush that commits it, so
+ * a record of a later batch anywhere proves the earlier batch was whole on
+ * every member: a gap there is damage.  In the last batch a gap is what
+ * the crash cut short (gaps_report in replay_gaps.c).  first_gap_end[m]:
+ * the end of m's first batch with a gap, 0 if none.
+ */
+static uint64_t torn_members(const struct rc_array *a, const struct jscan *js,
+			     const uint64_t *first_gap_end)
+{
+	uint64_t torn = 0, last = 0;
+
+	for (uint32_t m = 0; m < a->g.members; m++)
+		if (js[m].n && js[m].rec[js[m].n - 1].seq > last)
+			last = js[m].rec[js[m].n - 1].seq;
+	for (uint32_t m = 0; m < a->g.members; m++)
+		if (first_gap_end[m] && first_gap_end[m] >= last)
+			torn |= 1ull << m;
+	return torn;
+}
+
+/*
  * Replays every batch after the checkpoint that can be, in order, and
  * stops at the first that cannot.  Then moves the sequence past every
  * record seen anywhere, so stale records of an abandoned batch can never
@@ -391,7 +414,7 @@ int rc_journal_replay(struct rc_array *a)
 	struct jscan js[RC_MAX_MEMBERS] = { 0 };
 	struct gap_rows gr = { 0 };
 	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
-	uint64_t maxseen = a->jseq;
+	uint64_t maxseen = a->jseq, first_gap_end[RC_MAX_MEMBERS] = { 0 };
 	int ret = scan_all(a, js, &maxseen);
 
 	while (ret == 0 && seq_info(a, js, seq, &part, &end) && end >= seq) {
@@ -412,6 +435,9 @@ int rc_journal_replay(struct rc_array *a)
 		/* Rows from the first batch with a gap on: a later record
 		 * may have rewritten what an earlier one lost. */
 		any |= gaps;
+		for (uint32_t m = 0; m < a->g.members; m++)
+			if ((gaps >> m & 1) && !first_gap_end[m])
+				first_gap_end[m] = end;
 		if (ret == 0 && any)
 			ret = batch_rows(a, js, seq, end, gaps, &gr);
 		batch_release(a, js, seq, end);
@@ -422,7 +448,8 @@ int rc_journal_replay(struct rc_array *a)
 	 * would mix in the in-place writes of later batches already on the
 	 * media. */
 	if (ret == 0 && gr.n)
-		ret = rc_gaps_rebuild(a, gr.v, gr.n);
+		ret = rc_gaps_rebuild(a, gr.v, gr.n,
+				      torn_members(a, js, first_gap_end));
 	free(gr.v);
 	for (uint32_t m = 0; m < a->g.members; m++)
 		scan_free(&js[m]);

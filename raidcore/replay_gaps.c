@@ -124,32 +124,46 @@ static int span_rebuild(struct rc_array *a, const struct rc_gap_row *rows,
 	return ret;
 }
 
-static int gaps_report(struct rc_array *a, const struct gap_note *note)
+/*
+ * A member that lost records of a batch some later batch followed had its
+ * ring damaged: the later batch began only after the flush that made the
+ * earlier one whole on every member.  It is named, and counted, so that
+ * fsck looks.  One whose gaps are all in the last batch written lost what
+ * the crash cut short (a batch's records go to every participant at once;
+ * a crash between the writes leaves them on some): told, not counted -
+ * counting it blamed a member that did nothing wrong.
+ */
+static int gaps_report(struct rc_array *a, const struct gap_note *note,
+		       uint64_t torn)
 {
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
 		const struct gap_note *gn = &note[m];
+		bool cut = torn >> m & 1;
 
 		if (!gn->first)
 			continue;
-		rc_log("member %u (%s): journal records missing or damaged "
-		       "(batches at transactions %llu..%llu): its columns of "
-		       "the rows they touched rebuilt from the other members "
-		       "(%llu blocks%s)",
-		       m, a->m[m].dev->name, (unsigned long long)gn->first,
+		rc_log("member %u (%s): journal records %s (batches at "
+		       "transactions %llu..%llu): its columns of the rows they "
+		       "touched rebuilt from the other members (%llu blocks%s)",
+		       m, a->m[m].dev->name, cut ? "cut short by the crash" :
+		       "missing or damaged", (unsigned long long)gn->first,
 		       (unsigned long long)gn->last,
 		       (unsigned long long)gn->blocks,
 		       gn->lost ? "; some could not be: they read as I/O errors"
 				: "");
-		atomic_fetch_add(&a->m[m].csum_errors, 1);
-		rc_member_note_error(a, (int)m, RC_ERR_CSUM);
+		if (!cut) {
+			atomic_fetch_add(&a->m[m].csum_errors, 1);
+			rc_member_note_error(a, (int)m, RC_ERR_CSUM);
+		}
 		ret = rc_tables_put(a, (int)m, rc_overlay_put);
 	}
 	return ret;
 }
 
-int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n)
+int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n,
+		    uint64_t torn)
 {
 	struct gap_note note[RC_MAX_MEMBERS] = { 0 };
 	uint8_t *cols[RC_MAX_MEMBERS] = { 0 }, **state;
@@ -170,7 +184,7 @@ int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n)
 		ret = span_rebuild(a, rows + i, j - i, cols, state, note);
 	}
 	if (ret == 0)
-		ret = gaps_report(a, note);
+		ret = gaps_report(a, note, torn);
 	for (uint32_t c = 0; c < a->g.members; c++)
 		free(cols[c]);
 	rc_state_free(state, a->g.members);

@@ -413,10 +413,18 @@ int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
 	}
 	if (found) {
 		ret = 0;
-		for (uint32_t c = 0; c < RC_SB_COPIES; c++)
-			if (!((dmg->eio | dmg->bad) >> c & 1) &&
-			    events[c] < best->events)
+		bool zero_best = !((dmg->eio | dmg->bad) & 1) &&
+				 events[0] == best->events;
+
+		for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+			if (((dmg->eio | dmg->bad) >> c & 1) ||
+			    events[c] >= best->events)
+				continue;
+			if (c > 0 && zero_best && events[c] + 1 == best->events)
+				dmg->torn |= (uint8_t)(1u << c);
+			else
 				dmg->old |= (uint8_t)(1u << c);
+		}
 	}
 out:
 	free(blk);

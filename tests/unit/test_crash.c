@@ -5,13 +5,16 @@
  * cut the array is assembled from the crash image as it is, and again with
  * each member (for RAID 6 each pair) missing as well: every block flushed
  * before the cut reads back exactly, and every other block holds one of
- * the values written to it - nothing outside the in-flight writes changed.
+ * the values written to it - nothing outside the in-flight writes changed;
+ * and no member is counted an error: the crash damaged none.
  *
  * Journal damage: an unclean image whose journal holds committed batches
  * (the last one's in-place writes lost), then garbage or zeros over one
  * member's whole ring (two for RAID 6), or over one of its records: the
  * array assembles, every flushed write reads back exactly, scrub is clean,
- * read-only and read-write alike; with more members damaged than the
+ * read-only and read-write alike, and the damaged member (only it) is
+ * counted - not one whose record of the last batch alone is gone, as a
+ * crash leaves it; with more members damaged than the
  * redundancy the batches are not replayed and the stripes keep a state
  * they had.  And a read-write assembly that is only read writes nothing,
  * clean or unclean, until the first write applies the journal in place.
@@ -131,6 +134,28 @@ static bool block_ok(const struct model *m, uint32_t b, const uint8_t *p)
 	return false;
 }
 
+/* A crash damages no member: a write it cut short (on some members,
+ * not others) is not an error of the members that lack it. */
+static void no_member_blamed(struct rc_array *a, size_t cut)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+
+	assert_int_equal(rc_array_info(a, &info), 0);
+	for (uint32_t s = 0; s < info.members; s++) {
+		assert_int_equal(rc_array_member_status(a, (int)s, &st), 0);
+		if (st.read_errors || st.csum_errors || st.write_errors)
+			fail_msg("cut %zu: member %u counted %llu read, %llu "
+				 "checksum, %llu write errors after a crash "
+				 "alone", cut, s,
+				 (unsigned long long)st.read_errors,
+				 (unsigned long long)st.csum_errors,
+				 (unsigned long long)st.write_errors);
+	}
+	if (info.errors)
+		fail_msg("cut %zu: errors recorded after a crash alone", cut);
+}
+
 static void verify(struct rc_testbed *tb, const struct model *m,
 		   uint32_t skip, size_t cut)
 {
@@ -159,6 +184,7 @@ static void verify(struct rc_testbed *tb, const struct model *m,
 					fail_msg("cut %zu, read-only: block %u "
 						 "wrong", cut, b + i);
 		}
+		no_member_blamed(a, cut);
 		assert_int_equal(rc_array_close(a), 0);
 		assert_true(tb_media_hash(tb) == before);
 	}
@@ -345,9 +371,10 @@ static void jsb(struct rc_testbed *tb, int i, struct rc_sb *sb)
 }
 
 /* Ring blocks of member i's first and last record after its checkpoint,
- * and whether the last has a payload. */
+ * whether the last has a payload, and its seq (lastseq may be NULL). */
 static void jrecords(struct rc_testbed *tb, int i, const struct rc_sb *sb,
-		     uint64_t *first, uint64_t *last, bool *payload)
+		     uint64_t *first, uint64_t *last, bool *payload,
+		     uint64_t *lastseq)
 {
 	uint8_t blk[RC_BLOCK_SIZE];
 	struct rc_jhdr *h = malloc(sizeof(*h));
@@ -376,6 +403,8 @@ static void jrecords(struct rc_testbed *tb, int i, const struct rc_sb *sb,
 		*last = pos;
 		*payload = h->nentries > 0;
 		seq = h->seq;
+		if (lastseq)
+			*lastseq = seq;
 		pos += 1 + h->nentries;
 	}
 	free(h);
@@ -388,6 +417,22 @@ static const char *const jdamage_name[] = {
 	"garbage over the first record's header",
 	"zeros over the last record's payload",
 };
+
+/* Whether member i's last record is of the last batch written (no member
+ * has a later one): losing it alone is what a crash does, nobody's fault. */
+static bool jlast_is_last(struct rc_testbed *tb, int members, int i)
+{
+	uint64_t first, last, seq[TB_MAX] = { 0 }, max = 0;
+	bool payload;
+	struct rc_sb sb;
+
+	for (int k = 0; k < members; k++) {
+		jsb(tb, k, &sb);
+		jrecords(tb, k, &sb, &first, &last, &payload, &seq[k]);
+		max = seq[k] > max ? seq[k] : max;
+	}
+	return seq[i] == max;
+}
 
 /* Writes garbage (or zeros) over blocks [first, first + n) of member i. */
 static void jsmash(struct rc_testbed *tb, int i, uint64_t first, uint64_t n,
@@ -418,11 +463,11 @@ static void jdamage_apply(struct rc_testbed *tb, int i, enum jdamage d)
 		       d == J_RING_ZEROS, 77 + (uint64_t)i);
 		return;
 	case J_FIRST_HEADER:
-		jrecords(tb, i, &sb, &first, &last, &payload);
+		jrecords(tb, i, &sb, &first, &last, &payload, NULL);
 		jsmash(tb, i, sb.journal_offset + first, 1, false, 5);
 		return;
 	case J_LAST_PAYLOAD:
-		jrecords(tb, i, &sb, &first, &last, &payload);
+		jrecords(tb, i, &sb, &first, &last, &payload, NULL);
 		jsmash(tb, i, sb.journal_offset + last + (payload ? 1 : 0), 1,
 		       true, 0);
 		return;
@@ -470,8 +515,27 @@ static struct rc_array *jassemble(struct rc_testbed *tb, unsigned flags,
  * the overlay, and not a byte written.  Then a first write puts the
  * journal in place: after a clean close nothing is left to replay.
  */
+/* The members counted an error are exactly those of mask: journal damage
+ * is charged to the damaged member, a crash to nobody. */
+static void jblamed(struct rc_array *a, uint64_t mask, const char *what)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+
+	rc_array_info(a, &info);
+	for (uint32_t s = 0; s < info.members; s++) {
+		assert_int_equal(rc_array_member_status(a, (int)s, &st), 0);
+		if (!st.csum_errors != !(mask >> s & 1))
+			fail_msg("%s: member %u counted %llu checksum errors, "
+				 "expected %s", what, s,
+				 (unsigned long long)st.csum_errors,
+				 mask >> s & 1 ? "some" : "none");
+	}
+}
+
+/* blamed: the members replay must count (jblamed), ~0: not checked. */
 static void jverify(struct rc_testbed *tb, struct jmodel *m, bool either,
-		    const char *what)
+		    uint64_t blamed, const char *what)
 {
 	uint64_t before = tb_media_hash(tb);
 	unsigned flags[2] = { RC_ASSEMBLE_RDONLY, 0 };
@@ -488,6 +552,8 @@ static void jverify(struct rc_testbed *tb, struct jmodel *m, bool either,
 		else
 			assert_int_equal(info.replayed_txns, 0);
 		jcheck(a, m, either, what);
+		if (k == 0 && blamed != ~0ull)
+			jblamed(a, blamed, what);
 		assert_int_equal(rc_array_close(a), 0);
 		if (tb_media_hash(tb) != before)
 			fail_msg("%s: an assembly that only read wrote", what);
@@ -536,12 +602,23 @@ static void test_journal_damage(void **state)
 				if (mode == RC_POWER_REORDER && d != J_RING_GARBAGE)
 					continue;
 				for (int i = 0; i < cf->members; i++) {
+					uint64_t blamed = 0;
+					bool cut;
+
 					tb_restore(&tb, image);
+					cut = jlast_is_last(&tb, cf->members, i);
 					for (int k = 0; k < (d <= J_RING_ZEROS ?
-							     nred : 1); k++)
+							     nred : 1); k++) {
 						jdamage_apply(&tb, (i + k) %
 							      cf->members,
 							      (enum jdamage)d);
+						blamed |= 1ull << ((i + k) %
+								   cf->members);
+					}
+					/* the last batch's record alone: what
+					 * a crash cuts short, nobody's fault */
+					if (d == J_LAST_PAYLOAD && cut)
+						blamed = 0;
 					snprintf(what, sizeof(what), "%s/%d, %s: "
 						 "%s on member %d%s",
 						 rc_level_name(cf->level),
@@ -549,7 +626,7 @@ static void test_journal_damage(void **state)
 						 "drop", jdamage_name[d], i,
 						 nred > 1 && d <= J_RING_ZEROS ?
 						 " and the next" : "");
-					jverify(&tb, &m, false, what);
+					jverify(&tb, &m, false, blamed, what);
 				}
 			}
 			if (mode == RC_POWER_DROP) {
@@ -562,7 +639,7 @@ static void test_journal_damage(void **state)
 				snprintf(what, sizeof(what), "%s/%d: garbage over "
 					 "%d rings", rc_level_name(cf->level),
 					 cf->members, nred + 1);
-				jverify(&tb, &m, true, what);
+				jverify(&tb, &m, true, ~0ull, what);
 			}
 			tb_snapshot_free(&tb, image);
 		}
