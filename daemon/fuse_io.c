@@ -94,6 +94,13 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 			     open_flags(d, fi->flags));
 
 	rfs_space_update(d);
+	/* An O_DIRECT write bypasses the page cache, and the kernel drops
+	 * the range only before it (and not at all when the write completes
+	 * asynchronously): a buffered read racing the write may have cached
+	 * the old bytes meanwhile.  Dropped here, after the data is in fs
+	 * and before the reply completes the write. */
+	if (n > 0 && (fi->flags & O_DIRECT) && !fi->writepage)
+		rfs_inval_data_now(d, ino, off, n);
 	return n;
 }
 
