@@ -192,10 +192,23 @@ void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	fuse_reply_err(req, -ret);
 }
 
+/*
+ * The kernel forwards SEEK_DATA/SEEK_HOLE without writing its dirty pages
+ * back, so fs would not see data written moments ago.  While the file is
+ * open for writing the kernel may hold some: dropping the cached range
+ * from off on writes them back first (launder), then fs answers for all of
+ * it.  With no write handle left there is nothing dirty (the last close
+ * wrote it back), and the cache is kept.
+ */
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		  struct fuse_file_info *fi)
 {
-	off_t r = fs_lseek(rfs_fs(req), ino, off, whence);
+	struct rfs_daemon *d = rfs_daemon(req);
+	off_t r;
+
+	if (off >= 0 && rfs_space_has_writers(d, ino))
+		rfs_inval_data_now(d, ino, off, 0);
+	r = fs_lseek(d->fs, ino, off, whence);
 
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);

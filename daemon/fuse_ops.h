@@ -87,6 +87,9 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 void rfs_space_log(const struct rfs_daemon *d);
+/* ino is open for writing (true when no table is kept): the kernel may
+ * hold dirty pages of it */
+bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino);
 
 /*
  * fi->fh of a file: fs's handle shifted left by one, bit 0 set when it was
