@@ -67,11 +67,24 @@ static void reply_entry_or_err(fuse_req_t req, int ret,
 		rfs_reply_entry(req, a);
 }
 
+/* fs_ctx's in_groups: the caller's supplementary groups, from /proc. */
+static bool req_in_groups(const struct fs_ctx *ctx, gid_t g)
+{
+	gid_t list[64];
+	int n = fuse_req_getgroups(ctx->arg, 64, list);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (list[i] == g)
+			return true;
+	return false;
+}
+
 struct fs_ctx rfs_ctx(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
 	const struct rfs_daemon *d = fuse_req_userdata(req);
-	struct fs_ctx ctx = { c->uid, c->gid, d->dont_mask ? c->umask : 0 };
+	struct fs_ctx ctx = { c->uid, c->gid, d->dont_mask ? c->umask : 0,
+			      req_in_groups, req };
 
 	return ctx;
 }
@@ -176,13 +189,26 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_attr(req, &st, rfs_attr_timeout(d, ino));
 }
 
+/*
+ * Setgid rules: the kernel's FUSE client (HANDLE_KILLPRIV off) clears
+ * S_ISUID on write, truncate and fallocate by a caller without CAP_FSETID,
+ * but S_ISGID only with group execute (the rule before Linux 6.x); when it
+ * has nothing to clear it still sends a SETATTR with no attribute, from
+ * the writer.  Such a request becomes FS_SET_ATTR_KILL_SGID, and fs
+ * applies today's rule (outside the group: S_ISGID goes) to it, to
+ * truncates and to chmods.
+ */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_ctx ctx = rfs_ctx(req);
 	struct fs_attr in = { 0 }, out;
 	struct stat st;
 	int ret;
+
+	if (!to_set)
+		to_set = FS_SET_ATTR_KILL_SGID;
 
 	in.ino = ino;
 	in.mode = attr->st_mode;
@@ -194,7 +220,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	in.ctime = attr->st_ctim;
 	/* FS_SET_ATTR_* are FUSE_SET_ATTR_*: passed through as they are;
 	 * a mode change carries the access ACL along (fs) */
-	ret = fs_setattr(d->fs, ino, &in, to_set, &out);
+	ret = fs_setattr_ctx(d->fs, &ctx, ino, &in, to_set, &out);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;

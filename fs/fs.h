@@ -71,12 +71,18 @@
 struct fs;
 
 /* Who is calling (from fuse_req_ctx): the owner of what it creates, and
- * whom the xattr namespace rules apply to. */
+ * whom the xattr namespace and setgid rules apply to.  uid 0 stands for
+ * CAP_FSETID. */
 struct fs_ctx {
 	uid_t uid;
 	gid_t gid;
 	mode_t umask;   /* applied to the mode of new inodes; 0 if the kernel
 			   already applied it */
+	/* Is the caller in group g through its supplementary groups?  NULL:
+	 * it has none.  Asked only when a setgid rule needs the answer (the
+	 * daemon reads them from /proc). */
+	bool (*in_groups)(const struct fs_ctx *ctx, gid_t g);
+	void *arg;      /* for in_groups */
 };
 
 struct fs_attr {
@@ -106,6 +112,9 @@ struct fs_attr {
 #define FS_SET_ATTR_ATIME_NOW (1 << 7)
 #define FS_SET_ATTR_MTIME_NOW (1 << 8)
 #define FS_SET_ATTR_CTIME (1 << 10)
+/* the caller wrote to the file: drop S_ISGID as below (the daemon's
+ * translation of the kernel's kill-privileges request) */
+#define FS_SET_ATTR_KILL_SGID (1 << 12)
 
 /*
  * Where the library's messages go (damaged metadata, a failed commit, an
@@ -184,6 +193,15 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *attr);
  * group, and other entries follow the bits), in the same transaction. */
 int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 	       int to_set, struct fs_attr *out);
+/*
+ * As fs_setattr, for the caller ctx (NULL: as fs_setattr, CAP_FSETID).
+ * S_ISGID is dropped (Linux 6.x setattr_prepare and
+ * setattr_should_drop_sgid) when a mode change, a size change or
+ * FS_SET_ATTR_KILL_SGID comes from a caller neither in the file's group
+ * (the new group, when it changes too) nor uid 0.
+ */
+int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const struct fs_attr *in, int to_set, struct fs_attr *out);
 
 int fs_mknod(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, mode_t mode, dev_t rdev, struct fs_attr *attr);

@@ -60,6 +60,8 @@ void fs_log(int level, const char *fmt, ...)
 uint64_t fs_csum(const void *data, size_t len, uint64_t seed);
 uint64_t fs_now_ns(void);
 void fs_now(struct timespec *ts);
+/* in_group_or_capable(): ctx is uid 0, or in group g (NULL ctx: yes) */
+bool fs_ctx_in_group(const struct fs_ctx *ctx, gid_t g);
 
 /* ---- Buffer cache (bcache.c) --------------------------------------------- */
 enum fs_buf_kind {
@@ -483,8 +485,10 @@ int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 int fs_acl_chmod(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		 mode_t mode);
 /* Stores an access ACL (not if the mode bits say as much) and sets ip's
- * permission bits from it.  -EINVAL: not a valid ACL. */
-int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+ * permission bits from it, dropping S_ISGID when ctx is not in ip's group
+ * (posix_acl_update_mode).  -EINVAL: not a valid ACL. */
+int fs_acl_set_access(struct fs *fs, const struct fs_ctx *ctx,
+		      struct fs_tx *tx, struct fs_inode *ip,
 		      const void *value, size_t size, int flags);
 
 /* ---- End of an inode's life (evict.c) ------------------------------------ */

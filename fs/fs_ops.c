@@ -57,13 +57,36 @@ static void attr_times(struct fs_inode *ip, const struct fs_attr *in,
 	ip->d.ctime = (to_set & FS_SET_ATTR_CTIME) ? in->ctime : now;
 }
 
-static int setattr_locked(struct fs *fs, struct fs_inode *ip,
-			  const struct fs_attr *in, int to_set)
+/*
+ * to_set with S_ISGID dropped where Linux drops it for ctx: a chmod
+ * (setattr_prepare), a truncate or a write (setattr_should_drop_sgid:
+ * with group execute the kernel has cleared it already).  *mode gets the
+ * mode to set.
+ */
+static int setattr_sgid(const struct fs_ctx *ctx, const struct fs_inode *ip,
+			const struct fs_attr *in, int to_set, mode_t *mode)
+{
+	gid_t g = (to_set & FS_SET_ATTR_GID) ? in->gid : ip->d.gid;
+
+	*mode = (to_set & FS_SET_ATTR_MODE) ? in->mode : ip->d.mode;
+	if (!(to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_SIZE |
+			FS_SET_ATTR_KILL_SGID)) ||
+	    !(*mode & S_ISGID) || fs_ctx_in_group(ctx, g))
+		return to_set;
+	*mode &= ~(mode_t)S_ISGID;
+	return to_set | FS_SET_ATTR_MODE;
+}
+
+static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
+			  struct fs_inode *ip, const struct fs_attr *in,
+			  int to_set)
 {
 	struct fs_tx *tx;
 	bool resized = false;
 	mode_t mode;
 	int err;
+
+	to_set = setattr_sgid(ctx, ip, in, to_set, &mode);
 
 	if (to_set & FS_SET_ATTR_SIZE) {
 		if (S_ISDIR(ip->d.mode))
@@ -79,7 +102,7 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 	if (err)
 		return err;
 	if (to_set & FS_SET_ATTR_MODE) {
-		mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+		mode = (ip->d.mode & S_IFMT) | (mode & 07777);
 		/* The access ACL first: if it fails, nothing has changed. */
 		err = fs_acl_chmod(fs, tx, ip, mode);
 		if (err) {
@@ -103,13 +126,19 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 	       int to_set, struct fs_attr *out)
 {
+	return fs_setattr_ctx(fs, NULL, ino, in, to_set, out);
+}
+
+int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const struct fs_attr *in, int to_set, struct fs_attr *out)
+{
 	struct fs_inode *ip;
 	int err = fs_iget(fs, ino, &ip);
 
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&ip->lock);
-	err = setattr_locked(fs, ip, in, to_set);
+	err = setattr_locked(fs, ctx, ip, in, to_set);
 	if (!err && out)
 		fs_inode_to_attr(fs, ip, out);
 	pthread_rwlock_unlock(&ip->lock);

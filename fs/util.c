@@ -48,6 +48,13 @@ void fs_now(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
+bool fs_ctx_in_group(const struct fs_ctx *ctx, gid_t g)
+{
+	if (!ctx || ctx->uid == 0 || ctx->gid == g)
+		return true;
+	return ctx->in_groups && ctx->in_groups(ctx, g);
+}
+
 uint64_t fs_now_ns(void)
 {
 	struct timespec ts;

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Linux semantics at ext4's level (issue 11), on one mount: a buffered read
 # after an AIO O_DIRECT write sees the new data; SEEK_DATA/SEEK_HOLE, cp
-# --sparse=always and tar -S see data still in the writeback cache.
+# --sparse=always and tar -S see data still in the writeback cache; the
+# setgid rules of Linux 6.x for an unprivileged caller (chmod, setfacl,
+# write, truncate, fallocate, punch).
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -41,5 +43,37 @@ PY
 cmp "$M/sparse" "$M/sparse.cp" || t_fail "cp --sparse=always lost data written moments before"
 cmp "$M/sparse" "$T/untar/sparse" || t_fail "tar -S lost data written moments before"
 [ "$(stat -c %b "$M/sparse.cp")" -lt 2048 ] || t_fail "cp --sparse=always did not keep the hole"
+
+t_log "S_ISGID: dropped by a caller outside the file's group, as on ext4"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+mode_is() { [ "$(stat -c %a "$1")" = "$2" ] || t_fail "$3: mode $(stat -c %a "$1"), want $2"; }
+mkdir -m 777 "$M/sg"
+as_nobody sh -c "touch '$M/sg/f'; mkdir '$M/sg/d'"
+chgrp root "$M/sg/f" "$M/sg/d"            # nobody owns them, outside the group
+chmod 2775 "$M/sg/f" "$M/sg/d"
+as_nobody chmod 2755 "$M/sg/f" "$M/sg/d"
+mode_is "$M/sg/f" 755 "chmod of a file by its owner outside the group"
+mode_is "$M/sg/d" 755 "chmod of a directory by its owner outside the group"
+chmod 2775 "$M/sg/f" "$M/sg/d"
+as_nobody setfacl -m u:0:rwx "$M/sg/f" "$M/sg/d"
+mode_is "$M/sg/f" 775 "setfacl on a file by its owner outside the group"
+mode_is "$M/sg/d" 775 "setfacl on a directory by its owner outside the group"
+# root's files written by nobody: S_ISUID always goes, S_ISGID too (with
+# or without group execute), since nobody is outside group root
+for m in 6777:777 6767:767 2666:666; do
+	for op in write trunc falloc punch; do
+		touch "$M/sg/$op"; chmod "${m%:*}" "$M/sg/$op"
+	done
+	as_nobody sh -c "echo x >>'$M/sg/write'; truncate -s 100 '$M/sg/trunc';
+		fallocate -l 8192 '$M/sg/falloc'; fallocate -p -o 0 -l 4096 '$M/sg/punch'"
+	for op in write trunc falloc punch; do
+		mode_is "$M/sg/$op" "${m#*:}" "$op by a non-owner outside the group (mode ${m%:*})"
+	done
+done
+# in the group through a supplementary group: S_ISGID stays
+chmod 2666 "$M/sg/write"
+setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>'$M/sg/write'"
+mode_is "$M/sg/write" 2666 "write by a member of the group (supplementary)"
+rm -r "$M/sg"
 
 t_umount "$M"

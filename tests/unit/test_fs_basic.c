@@ -611,7 +611,7 @@ static void test_file_bdev(void **state)
 	char path[] = "/tmp/raidfs-test-XXXXXX";
 	struct fs_bdev *b;
 	struct fs *fs;
-	struct fs_ctx ctx = { 0, 0, 022 };
+	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 022 };
 	struct fs_attr a;
 	uint64_t fh;
 	char buf[8];
