@@ -22,6 +22,19 @@ static int open_flags(const struct rfs_daemon *d, int flags)
 	return d->writeback ? flags & ~O_APPEND : flags;
 }
 
+/*
+ * The kernel never moves atime on FUSE (its inodes are S_NOATIME) and
+ * serves cached pages without asking, so an access is what reaches the
+ * daemon: an open for reading, a READ, a listing from its start.  When fs
+ * moves atime, the kernel's cached copy is dropped (attributes only: no
+ * inode lock, see fuse_inval.c) so that stat(2) shows it.
+ */
+static void note_access(struct rfs_daemon *d, fuse_ino_t ino, int flags)
+{
+	if (!(flags & O_NOATIME) && fs_accessed(d->fs, ino) > 0)
+		rfs_inval_attr_now(d, ino);
+}
+
 void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
@@ -35,6 +48,8 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
 	rfs_space_opened(d, ino, fi->fh);
+	if ((fi->flags & O_ACCMODE) != O_WRONLY)
+		note_access(d, ino, fi->flags);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		rfs_space_released(d, ino, fi->fh);
 		fs_release(d->fs, ino, fh);
@@ -71,6 +86,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi)
 {
+	struct rfs_daemon *d = rfs_daemon(req);
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
@@ -78,7 +94,9 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = fs_read(rfs_fs(req), ino, (uint64_t)off, size, buf);
+	n = fs_read(d->fs, ino, (uint64_t)off, size, buf);
+	if (n >= 0)
+		note_access(d, ino, fi->flags);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -331,6 +349,8 @@ static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	ret = fs_readdir(fs, ino, fi->fh, (uint64_t)off, plus, dir_fill_one,
 			 &df);
+	if (!off && ret >= 0)
+		note_access(rfs_daemon(req), ino, 0);
 	/* entries already taken are delivered; the error comes next time */
 	if (ret < 0 && !df.pos)
 		fuse_reply_err(req, -ret);

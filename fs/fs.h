@@ -138,6 +138,8 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p);
 
 #define FS_MOUNT_RDONLY (1u << 0)
 #define FS_MOUNT_NOATIME (1u << 1)      /* default is relatime */
+#define FS_MOUNT_STRICTATIME (1u << 2)  /* every access moves atime */
+#define FS_MOUNT_NODIRATIME (1u << 3)   /* directories' atime never moves */
 
 struct fs_mount_opts {
 	unsigned flags;                 /* FS_MOUNT_* */
@@ -233,8 +235,17 @@ int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh);
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, mode_t mode, int flags, struct fs_attr *attr,
 	      uint64_t *fh);
+/* Moves no atime (the caller decides what is an access: fs_accessed). */
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf);
+/*
+ * ino was read (a file opened for reading or read, a directory listed):
+ * its atime moves as the mount's policy says - relatime (when atime is not
+ * after mtime and ctime, or a day old), strictatime (always), noatime and
+ * nodiratime (never; directories).  1: atime moved, 0: it did not, or
+ * -errno.
+ */
+int fs_accessed(struct fs *fs, uint64_t ino);
 /* flags: the file's open(2) flags; with O_APPEND the data goes at the end
  * of file (off is ignored), placed under the inode's lock so concurrent
  * appends never overlap.  (With the kernel's writeback cache the kernel

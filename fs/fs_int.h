@@ -531,7 +531,7 @@ struct fs {
 	struct fs_bdev *bdev;
 	struct fs_sb_disk sb;           /* the mount-time copy (geometry) */
 	bool rdonly;
-	bool noatime;
+	bool noatime, strictatime, nodiratime;
 	uint32_t stripe;                /* allocation unit for large runs */
 	struct fs_bcache bc;
 	struct fs_journal j;

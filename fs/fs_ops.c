@@ -173,38 +173,63 @@ int fs_release(struct fs *fs, uint64_t ino, uint64_t fh)
 	return 0;
 }
 
-/* relatime: atime moves when it is older than mtime/ctime or a day old. */
-static bool atime_is_stale(const struct fs_inode *ip)
+/* a < b */
+static bool ts_is_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Linux's atime_needs_update and relatime_need_update.  Caller holds
+ * ip->lock. */
+static bool atime_is_stale(const struct fs *fs, const struct fs_inode *ip)
 {
 	struct timespec now;
 	const struct timespec *a = &ip->d.atime;
 
+	if (fs->rdonly || fs->noatime ||
+	    (fs->nodiratime && S_ISDIR(ip->d.mode)))
+		return false;
 	fs_now(&now);
-	return a->tv_sec < ip->d.mtime.tv_sec ||
-	       (a->tv_sec == ip->d.mtime.tv_sec &&
-		a->tv_nsec <= ip->d.mtime.tv_nsec) ||
-	       a->tv_sec < ip->d.ctime.tv_sec ||
+	if (a->tv_sec == now.tv_sec && a->tv_nsec == now.tv_nsec)
+		return false;
+	if (fs->strictatime)
+		return true;
+	return !ts_is_before(&ip->d.mtime, a) ||
+	       !ts_is_before(&ip->d.ctime, a) ||
 	       now.tv_sec - a->tv_sec >= RELATIME_SECS;
 }
 
-static void atime_update(struct fs *fs, struct fs_inode *ip)
+int fs_accessed(struct fs *fs, uint64_t ino)
 {
+	struct fs_inode *ip;
 	struct fs_tx *tx;
+	bool stale;
+	int err = fs_iget(fs, ino, &ip);
 
-	pthread_rwlock_wrlock(&ip->lock);
-	if (atime_is_stale(ip) && !fs_tx_begin(fs, &tx)) {
-		fs_inode_touch(ip, true, false, false);
-		(void)fs_inode_dirty_times(fs, tx, ip);
-		fs_tx_end(fs, tx);
-	}
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&ip->lock);
+	stale = atime_is_stale(fs, ip);
 	pthread_rwlock_unlock(&ip->lock);
+	if (stale) {
+		pthread_rwlock_wrlock(&ip->lock);
+		stale = atime_is_stale(fs, ip);
+		if (stale && !(err = fs_tx_begin(fs, &tx))) {
+			fs_inode_touch(ip, true, false, false);
+			err = fs_inode_dirty_times(fs, tx, ip);
+			fs_tx_end(fs, tx);
+		}
+		pthread_rwlock_unlock(&ip->lock);
+	}
+	fs_iput(fs, ip);
+	return err ? err : stale;
 }
 
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf)
 {
 	struct fs_inode *ip;
-	bool stale;
 	ssize_t n;
 
 	n = fs_iget(fs, ino, &ip);
@@ -212,10 +237,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		return n;
 	pthread_rwlock_rdlock(&ip->lock);
 	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_read(fs, ip, off, size, buf);
-	stale = n >= 0 && !fs->noatime && !fs->rdonly && atime_is_stale(ip);
 	pthread_rwlock_unlock(&ip->lock);
-	if (stale)
-		atime_update(fs, ip);
 	if (n == -EIO)
 		fs_report_unreadable(fs, ip, off, size);
 	fs_iput(fs, ip);

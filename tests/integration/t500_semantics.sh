@@ -3,7 +3,8 @@
 # after an AIO O_DIRECT write sees the new data; SEEK_DATA/SEEK_HOLE, cp
 # --sparse=always and tar -S see data still in the writeback cache; the
 # setgid rules of Linux 6.x for an unprivileged caller (chmod, setfacl,
-# write, truncate, fallocate, punch).
+# write, truncate, fallocate, punch); atime from one clock, under relatime,
+# strictatime, noatime and nodiratime (a remount each).
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -76,4 +77,33 @@ setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>'$M/sg/write'"
 mode_is "$M/sg/write" 2666 "write by a member of the group (supplementary)"
 rm -r "$M/sg"
 
+# atime.py POLICY DIR: what a read (open and read) and a listing do to
+# atime under POLICY; "old" times are set with utime first
+cat >"$T/atime.py" <<'PY'
+import os, sys, time
+pol, d = sys.argv[1], sys.argv[2]
+f, sub = d + "/at." + pol, d + "/atd." + pol
+def at(p): return os.stat(p).st_atime_ns
+def read(p): open(p, "rb").read()
+def check(ok, what):
+    if not ok: sys.exit("%s: %s" % (pol, what))
+with open(f, "wb") as w: w.write(b"data")
+st = os.stat(f)
+check(st.st_atime_ns <= st.st_mtime_ns, "a new file's atime is after its mtime (two clocks)")
+os.mkdir(sub)
+os.utime(f, ns=(10**18, 10**18)); os.utime(sub, ns=(10**18, 10**18))
+time.sleep(0.02)
+read(f); os.listdir(sub)
+moved, dmoved = at(f) != 10**18, at(sub) != 10**18
+check(moved == (pol != "noatime"), "a read after a change moved atime: %s" % moved)
+check(dmoved == (pol not in ("noatime", "nodiratime")), "a listing moved atime: %s" % dmoved)
+a = at(f); time.sleep(0.02); read(f)
+check((at(f) != a) == (pol == "strictatime"), "a second read moved atime: %s" % (at(f) != a))
+PY
+"$PY" "$T/atime.py" relatime "$M" || t_fail "atime under relatime"
 t_umount "$M"
+for pol in strictatime noatime nodiratime; do
+	t_mount "$IMGS" "$M" -o "$pol"
+	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
+	t_umount "$M"
+done
