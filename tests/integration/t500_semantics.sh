@@ -4,7 +4,9 @@
 # --sparse=always and tar -S see data still in the writeback cache; the
 # setgid rules of Linux 6.x for an unprivileged caller (chmod, setfacl,
 # write, truncate, fallocate, punch); atime from one clock, under relatime,
-# strictatime, noatime and nodiratime (a remount each).
+# strictatime, noatime and nodiratime (a remount each); a default mount is
+# dev,suid (a device node opens, a setuid program runs setuid), and
+# nodev,nosuid,noexec are honoured.
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -77,6 +79,25 @@ setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>'$M/sg/write'"
 mode_is "$M/sg/write" 2666 "write by a member of the group (supplementary)"
 rm -r "$M/sg"
 
+t_log "a default mount is dev,suid; nodev,nosuid,noexec when asked"
+mknod "$M/null" c 1 3
+chmod 666 "$M/null"
+cp "$(command -v id)" "$M/id"
+chmod 4755 "$M/id"                         # root's, setuid
+dev_suid_check() {   # WANT: yes (dev,suid,exec) or no (nodev,nosuid,noexec)
+	local out
+	if echo x >"$M/null" 2>/dev/null; then [ "$1" = yes ] || t_fail "nodev: a device node opened"
+	else [ "$1" = no ] || t_fail "a device node does not open on a default mount"; fi
+	out=$(as_nobody "$M/id" 2>&1) || out=noexec
+	case $1:$out in
+	yes:*euid=0*) ;;
+	yes:*) t_fail "a setuid program did not run setuid on a default mount: $out" ;;
+	no:noexec) ;;
+	no:*) t_fail "noexec: a program ran ($out)" ;;
+	esac
+}
+dev_suid_check yes
+
 # atime.py POLICY DIR: what a read (open and read) and a listing do to
 # atime under POLICY; "old" times are set with utime first
 cat >"$T/atime.py" <<'PY'
@@ -103,7 +124,10 @@ PY
 "$PY" "$T/atime.py" relatime "$M" || t_fail "atime under relatime"
 t_umount "$M"
 for pol in strictatime noatime nodiratime; do
-	t_mount "$IMGS" "$M" -o "$pol"
+	opts=$pol
+	[ "$pol" = noatime ] && opts=noatime,nodev,nosuid,noexec
+	t_mount "$IMGS" "$M" -o "$opts"
 	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
+	[ "$pol" = noatime ] && dev_suid_check no
 	t_umount "$M"
 done
