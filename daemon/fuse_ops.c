@@ -114,8 +114,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * group membership, S_IXGRP), and tells us with a SETATTR; writes
 	 * from the writeback cache carry no user to decide it here. */
 	conn->want &= ~(unsigned)(FUSE_CAP_AUTO_INVAL_DATA |
-				  FUSE_CAP_EXPORT_SUPPORT |
 				  FUSE_CAP_HANDLE_KILLPRIV);
+	/* file handles (open_by_handle_at, NFS) outlive the kernel's memory
+	 * of the inode: it looks "." (and a directory's "..") up by inode
+	 * number, which fs answers, and compares the generation */
+	conn->want |= FUSE_CAP_EXPORT_SUPPORT & conn->capable;
 	conn->max_write = RFS_MAX_WRITE;
 	conn->max_readahead = RFS_MAX_WRITE;
 	conn->time_gran = 1;

@@ -186,6 +186,8 @@ int fs_free_runs(struct fs *fs, int (*fn)(void *ctx, uint64_t blk,
 					  uint64_t len), void *ctx);
 
 /* ---- Inodes and names ---------------------------------------------------- */
+/* "." is parent itself, of any type (a free inode: -ENOENT); ".." of a
+ * directory is its parent.  Both take a lookup reference, as names do. */
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr);
 void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);

@@ -56,6 +56,23 @@ static int dir_get(struct fs *fs, uint64_t ino, struct fs_inode **out)
 }
 
 /* ---- lookup -------------------------------------------------------------- */
+/* "." of an inode of any type: how the kernel finds an inode again from a
+ * file handle once it has forgotten it (FUSE export support). */
+static int lookup_self(struct fs *fs, uint64_t ino, struct fs_attr *attr)
+{
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	fs_inode_ref(fs, ip, 1, 0);
+	pthread_rwlock_rdlock(&ip->lock);
+	fs_inode_to_attr(fs, ip, attr);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return 0;
+}
+
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr)
 {
@@ -66,14 +83,14 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	err = name_check(name);
 	if (err)
 		return err;
+	if (!strcmp(name, "."))
+		return lookup_self(fs, parent, attr);
 	err = dir_get(fs, parent, &dp);
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	pthread_rwlock_rdlock(&dp->lock);
-	if (!strcmp(name, "."))
-		ino = dp->ino;
-	else if (!strcmp(name, ".."))
+	if (!strcmp(name, ".."))
 		ino = dp->d.parent;
 	else
 		err = dp->d.nlink ? fs_dir_lookup(fs, dp, name, &ino, &key) :

@@ -6,10 +6,12 @@
 # write, truncate, fallocate, punch); atime from one clock, under relatime,
 # strictatime, noatime and nodiratime (a remount each); a default mount is
 # dev,suid (a device node opens, a setuid program runs setuid), and
-# nodev,nosuid,noexec are honoured.
+# nodev,nosuid,noexec are honoured; file handles survive a cache drop and
+# a remount, and go stale when their inode is gone.
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
+FHANDLE=$(t_tool fhandle)
 
 t_images 4 128M
 t_mkfs 5 64K "${IMG_LIST[@]}"
@@ -84,19 +86,20 @@ mknod "$M/null" c 1 3
 chmod 666 "$M/null"
 cp "$(command -v id)" "$M/id"
 chmod 4755 "$M/id"                         # root's, setuid
-dev_suid_check() {   # WANT: yes (dev,suid,exec) or no (nodev,nosuid,noexec)
-	local out
-	if echo x >"$M/null" 2>/dev/null; then [ "$1" = yes ] || t_fail "nodev: a device node opened"
-	else [ "$1" = no ] || t_fail "a device node does not open on a default mount"; fi
-	out=$(as_nobody "$M/id" 2>&1) || out=noexec
-	case $1:$out in
-	yes:*euid=0*) ;;
-	yes:*) t_fail "a setuid program did not run setuid on a default mount: $out" ;;
-	no:noexec) ;;
-	no:*) t_fail "noexec: a program ran ($out)" ;;
+dev_suid_check() {   # OPTIONS: what the mount was given
+	local out ran=yes
+	case $1 in
+	*nodev*) t_expect_fail sh -c "echo x >'$M/null'" ;;
+	*) echo x >"$M/null" || t_fail "a device node does not open ($1)" ;;
+	esac
+	out=$(as_nobody "$M/id" 2>&1) || ran=no
+	case $1 in
+	*noexec*) [ $ran = no ] || t_fail "noexec: a program ran ($out)" ;;
+	*nosuid*) [ $ran = yes ] && [[ $out != *euid=0* ]] || t_fail "nosuid: $out" ;;
+	*) [[ $out == *euid=0* ]] || t_fail "a setuid program did not run setuid ($1): $out" ;;
 	esac
 }
-dev_suid_check yes
+dev_suid_check defaults
 
 # atime.py POLICY DIR: what a read (open and read) and a listing do to
 # atime under POLICY; "old" times are set with utime first
@@ -122,12 +125,33 @@ a = at(f); time.sleep(0.02); read(f)
 check((at(f) != a) == (pol == "strictatime"), "a second read moved atime: %s" % (at(f) != a))
 PY
 "$PY" "$T/atime.py" relatime "$M" || t_fail "atime under relatime"
+
+t_log "file handles survive a cache drop and a remount"
+mkdir "$M/fh"
+echo handled >"$M/fh/file"
+"$FHANDLE" save "$M/fh/file" "$T/h.file"
+"$FHANDLE" save "$M/fh" "$T/h.dir"
+handles_check() {    # WHEN
+	[ "$("$FHANDLE" cat "$M" "$T/h.file")" = handled ] || t_fail "file handle after $1"
+	[ "$("$FHANDLE" cat "$M" "$T/h.dir")" = dir ] || t_fail "directory handle after $1"
+}
+sync
+echo 2 >/proc/sys/vm/drop_caches          # the kernel forgets the inodes
+handles_check "a cache drop"
 t_umount "$M"
 for pol in strictatime noatime nodiratime; do
-	opts=$pol
-	[ "$pol" = noatime ] && opts=noatime,nodev,nosuid,noexec
+	opts=allow_other,$pol
+	[ "$pol" = noatime ] && opts=$opts,nodev,nosuid
+	[ "$pol" = nodiratime ] && opts=$opts,noexec
 	t_mount "$IMGS" "$M" -o "$opts"
 	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
-	[ "$pol" = noatime ] && dev_suid_check no
+	dev_suid_check "$opts"
+	[ "$pol" = strictatime ] && handles_check "a remount"
 	t_umount "$M"
 done
+t_mount "$IMGS" "$M"
+rm "$M/fh/file"
+echo other >"$M/fh/new"                    # may reuse the inode number
+out=$("$FHANDLE" cat "$M" "$T/h.file" 2>&1) && t_fail "a handle of a removed file opened: $out"
+case $out in *ESTALE*) ;; *) t_fail "a handle of a removed file: $out, want ESTALE" ;; esac
+t_umount "$M"
