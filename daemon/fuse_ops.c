@@ -301,13 +301,15 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
+	struct fs_ctx ctx = rfs_ctx(req);
 	int ret = -EINVAL;
 
 	if (rfs_name_is_too_long(name) || rfs_name_is_too_long(newname))
 		ret = -ENAMETOOLONG;
-	else if (!(flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)))
-		ret = fs_rename(rfs_fs(req), parent, name, newparent, newname,
-				flags);
+	else if (!(flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE |
+				       RENAME_WHITEOUT)))
+		ret = fs_rename_ctx(rfs_fs(req), &ctx, parent, name, newparent,
+				    newname, flags);
 	fuse_reply_err(req, -ret);
 }
 

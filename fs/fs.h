@@ -225,8 +225,18 @@ int fs_rmdir(struct fs *fs, uint64_t parent, const char *name);
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
+/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT (the old name
+ * then names a new whiteout, a character device 0:0 as overlayfs makes
+ * them, in the rename's transaction; owned by the caller, root for
+ * fs_rename). */
 int fs_rename(struct fs *fs, uint64_t parent, const char *name,
 	      uint64_t newparent, const char *newname, unsigned flags);
+int fs_rename_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		  const char *name, uint64_t newparent, const char *newname,
+		  unsigned flags);
 int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
 	    const char *newname, struct fs_attr *attr);
 
@@ -256,7 +266,8 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
-/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
+/* mode: 0 or FALLOC_FL_ZERO_RANGE, each with or without FALLOC_FL_KEEP_SIZE;
+ * FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		 uint64_t len);
 /* SEEK_SET/CUR are the kernel's; SEEK_DATA/SEEK_HOLE: offset or -ENXIO. */

@@ -381,15 +381,29 @@ static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	return err;
 }
 
+/* FALLOC_FL_ZERO_RANGE: the range's blocks are given back and allocated
+ * again unwritten (they read as zeros), the partial blocks at its ends
+ * zeroed; without KEEP_SIZE the file grows to cover it. */
+static int zero_range(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      uint64_t len, bool keep_size)
+{
+	int err = punch_hole(fs, ip, off, len);
+
+	return err ? err : prealloc(fs, ip, off, len, keep_size);
+}
+
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		 uint64_t len)
 {
+	const int punch_zero = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
 	struct fs_inode *ip;
 	int err;
 
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | punch_zero))
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((mode & punch_zero) == punch_zero)
 		return -EOPNOTSUPP;
 	if (len == 0)
 		return -EINVAL;
@@ -405,6 +419,8 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		err = -ENODEV;
 	else if (mode & FALLOC_FL_PUNCH_HOLE)
 		err = punch_hole(fs, ip, off, len);
+	else if (mode & FALLOC_FL_ZERO_RANGE)
+		err = zero_range(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
 	else
 		err = prealloc(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
 	pthread_rwlock_unlock(&ip->lock);

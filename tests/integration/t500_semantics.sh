@@ -7,11 +7,13 @@
 # strictatime, noatime and nodiratime (a remount each); a default mount is
 # dev,suid (a device node opens, a setuid program runs setuid), and
 # nodev,nosuid,noexec are honoured; file handles survive a cache drop and
-# a remount, and go stale when their inode is gone.
+# a remount, and go stale when their inode is gone; fallocate's zero range
+# against fsx's model, RENAME_WHITEOUT, the largest file size.
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
 FHANDLE=$(t_tool fhandle)
+FSX=$(t_tool fsx)
 
 t_images 4 128M
 t_mkfs 5 64K "${IMG_LIST[@]}"
@@ -100,6 +102,46 @@ dev_suid_check() {   # OPTIONS: what the mount was given
 	esac
 }
 dev_suid_check defaults
+
+t_log "fallocate (zero range, punch hole, preallocation) against fsx's model"
+# -Z: an operation the filesystem lacks (zero range did) fails the run
+"$FSX" -q -Z -N 500 -S 11 -l 600000 -o 65536 -c 20 "$M/fsx" >"$T/fsx.out" 2>&1 \
+	|| { tail -n 20 "$T/fsx.out"; t_fail "fsx with every operation"; }
+rm "$M/fsx"
+
+t_log "RENAME_WHITEOUT leaves a whiteout (overlayfs), the largest file size"
+echo moved >"$M/wo.a"
+cat >"$T/limits.py" <<'PY'
+import ctypes, errno, mmap, os, stat, sys
+m = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def check(ok, what):
+    if not ok: sys.exit(what)
+RENAME_WHITEOUT, AT_FDCWD = 4, -100
+r = libc.renameat2(AT_FDCWD, (m + "/wo.a").encode(), AT_FDCWD, (m + "/wo.b").encode(), RENAME_WHITEOUT)
+check(r == 0, "renameat2(RENAME_WHITEOUT): %s" % os.strerror(ctypes.get_errno()))
+st = os.lstat(m + "/wo.a")
+check(stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, "no whiteout at the old name: %o" % st.st_mode)
+check(open(m + "/wo.b").read() == "moved\n", "the file did not move")
+# FS_MAX_FILE_SIZE (fs_int.h), 2^50: the last block can be written, the
+# next byte cannot (O_DIRECT: the error comes from write(2) itself)
+L = 1 << 50
+fd = os.open(m + "/big", os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
+buf = mmap.mmap(-1, 4096); buf.write(b"z" * 4096)
+check(os.pwritev(fd, [buf], L - 4096) == 4096, "a write of the last block")
+try:
+    os.pwritev(fd, [buf], L); check(False, "a write past the largest size")
+except OSError as e:
+    check(e.errno == errno.EFBIG, "a write past the largest size: %s" % e)
+os.close(fd)
+check(os.stat(m + "/big").st_size == L, "size at the limit")
+try:
+    os.truncate(m + "/big", L + 1); check(False, "truncate past the largest size")
+except OSError as e:
+    check(e.errno == errno.EFBIG, "truncate past the largest size: %s" % e)
+PY
+"$PY" "$T/limits.py" "$M" || t_fail "whiteout or file size limit"
+rm "$M/wo.a" "$M/wo.b" "$M/big"
 
 # atime.py POLICY DIR: what a read (open and read) and a listing do to
 # atime under POLICY; "old" times are set with utime first
