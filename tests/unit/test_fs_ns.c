@@ -463,6 +463,25 @@ static void test_acl_inherit(void **state)
 }
 
 /* ---- fallocate, copy_file_range, statfs --------------------------------------------- */
+/* Writes a pattern over f's first wlen bytes, then fallocate(mode |
+ * KEEP_SIZE) over len bytes from offset 100: those read zeros, the rest
+ * the pattern. */
+static void fill_and_zero(struct tfs *t, uint64_t f, uint8_t *w, size_t wlen,
+			  int mode, size_t len)
+{
+	uint8_t r[8 * 4096], z[8 * 4096] = { 0 };
+
+	assert_true(wlen <= sizeof(r) && 100 + len <= wlen);
+	tfs_pattern(w, wlen, len);
+	assert_int_equal(fs_write(t->fs, f, 0, wlen, w, 0), (ssize_t)wlen);
+	assert_int_equal(fs_fallocate(t->fs, f, mode | FALLOC_FL_KEEP_SIZE,
+				      100, len), 0);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), (ssize_t)wlen);
+	assert_memory_equal(r, w, 100);
+	assert_memory_equal(r + 100, z, len);
+	assert_memory_equal(r + 100 + len, w + 100 + len, wlen - 100 - len);
+}
+
 static void test_fallocate_punch(void **state)
 {
 	struct tfs *t = *state;
@@ -479,15 +498,7 @@ static void test_fallocate_punch(void **state)
 	assert_int_equal(a.size, 10000);
 	assert_int_equal(fs_read(t->fs, f, 0, 10000, r), 10000);
 	assert_memory_equal(r, z, 10000);
-	tfs_pattern(w, sizeof(w), 3);
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
-	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
-				      FALLOC_FL_KEEP_SIZE, 100, 3 * 4096), 0);
-	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
-	assert_memory_equal(r, w, 100);
-	assert_memory_equal(r + 100, z, 3 * 4096);
-	assert_memory_equal(r + 100 + 3 * 4096, w + 100 + 3 * 4096,
-			    sizeof(w) - 100 - 3 * 4096);
+	fill_and_zero(t, f, w, sizeof(w), FALLOC_FL_PUNCH_HOLE, 3 * 4096);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.blocks, 3 * 8);       /* blocks 1 and 2 freed */
 	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE, 0, 1),
@@ -504,15 +515,7 @@ static void test_fallocate_zero_range(void **state)
 	struct fs_attr a;
 	uint64_t f = tfs_create(t, ROOT, "f");
 
-	tfs_pattern(w, sizeof(w), 5);
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
-	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_ZERO_RANGE |
-				      FALLOC_FL_KEEP_SIZE, 100, 2 * 4096), 0);
-	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(w));
-	assert_memory_equal(r, w, 100);
-	assert_memory_equal(r + 100, z, 2 * 4096);
-	assert_memory_equal(r + 100 + 2 * 4096, w + 100 + 2 * 4096,
-			    sizeof(w) - 100 - 2 * 4096);
+	fill_and_zero(t, f, w, sizeof(w), FALLOC_FL_ZERO_RANGE, 2 * 4096);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, sizeof(w));
 	assert_int_equal(a.blocks, 4 * 8);       /* nothing given back */
