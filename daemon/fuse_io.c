@@ -7,7 +7,9 @@
  * dropped before fs sees it); without it, fs_write gets the flag and
  * writes at the end of file under the inode's lock.  Extended attributes:
  * fs applies the namespace rules and the ACL semantics for the caller
- * (fs_ctx).
+ * (fs_ctx).  What the page cache hides from the daemon is handled where
+ * it shows: an open, READ or listing is an access (atime), an O_DIRECT
+ * write and a SEEK_DATA/SEEK_HOLE drop cached data first (fuse_inval.c).
  */
 #include <errno.h>
 #include <fcntl.h>
