@@ -27,7 +27,9 @@ static int open_flags(const struct rfs_daemon *d, int flags)
 /*
  * The kernel never moves atime on FUSE (its inodes are S_NOATIME) and
  * serves cached pages without asking, so an access is what reaches the
- * daemon: an open for reading, a READ, a listing from its start.  When fs
+ * daemon: a read-only open (what opens to read does, whatever the cache
+ * then serves; not O_TRUNC, not O_RDWR, which open to change), a READ, a
+ * listing from its start.  When fs
  * moves atime, the kernel's cached copy is dropped (attributes only: no
  * inode lock, see fuse_inval.c) so that stat(2) shows it.
  */
@@ -50,7 +52,7 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
 	rfs_space_opened(d, ino, fi->fh);
-	if ((fi->flags & O_ACCMODE) != O_WRONLY)
+	if ((fi->flags & (O_ACCMODE | O_TRUNC)) == O_RDONLY)
 		note_access(d, ino, fi->flags);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		rfs_space_released(d, ino, fi->fh);

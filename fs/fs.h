@@ -251,7 +251,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf);
 /*
- * ino was read (a file opened for reading or read, a directory listed):
+ * ino was read (a file opened read-only or read, a directory listed):
  * its atime moves as the mount's policy says - relatime (when atime is not
  * after mtime and ctime, or a day old), strictatime (always), noatime and
  * nodiratime (never; directories).  1: atime moved, 0: it did not, or
