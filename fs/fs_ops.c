@@ -1,7 +1,7 @@
 /*
  * fs_ops: the inode and file operations of fs.h (the namespace operations
- * are in namei.c, fallocate in falloc.c).  Each one: fs_iget, take the inode's lock, call the
- * layer below, unlock, fs_iput.
+ * are in namei.c, fallocate in falloc.c).  Each one: fs_iget, take the
+ * inode's lock, call the layer below, unlock, fs_iput.
  */
 #include <fcntl.h>
 #include <string.h>
