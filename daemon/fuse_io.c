@@ -4,8 +4,9 @@
  *
  * fi->fh is fs's own handle with a write bit (rfs_fh_make).  O_APPEND:
  * with the writeback cache the kernel places appends itself (the flag is
- * dropped before fs sees it); without it, fs_write gets the flag and
- * writes at the end of file under the inode's lock.  Extended attributes:
+ * dropped before fs_write sees it; fs_open sees it, for append-only
+ * files); without it, fs_write gets the flag and writes at the end of
+ * file under the inode's lock.  Extended attributes:
  * fs applies the namespace rules and the ACL semantics for the caller
  * (fs_ctx).  What the page cache hides from the daemon is handled where
  * it shows: an open, READ or listing is an access (atime), an O_DIRECT
@@ -13,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +45,7 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
 	uint64_t fh;
-	int ret = fs_open(d->fs, ino, open_flags(d, fi->flags), &fh);
+	int ret = fs_open(d->fs, ino, fi->flags, &fh);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -69,8 +71,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs_attr a;
 	uint64_t fh;
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
-		fs_create(d->fs, &ctx, parent, name, mode,
-			  open_flags(d, fi->flags), &a, &fh);
+		fs_create(d->fs, &ctx, parent, name, mode, fi->flags, &a, &fh);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -249,6 +250,97 @@ void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 
 	rfs_space_update(d);
 	reply_write(req, n);
+}
+
+/*
+ * chattr and lsattr: the kernel turns FS_IOC_GETFLAGS/SETFLAGS into its
+ * fileattr calls, checks who may change which flag, and asks the daemon
+ * with restricted ioctls - FS_IOC_GETFLAGS, and FS_IOC_FSGETXATTR /
+ * FSSETXATTR (struct fsxattr), the form it reads and writes the old and
+ * new flags in; fs keeps the flags and enforces them.
+ */
+static const struct { unsigned fl, xfl; } xflag_map[] = {
+	{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE },
+	{ FS_APPEND_FL, FS_XFLAG_APPEND },
+	{ FS_NODUMP_FL, FS_XFLAG_NODUMP },
+};
+#define XFLAG_N (sizeof(xflag_map) / sizeof(xflag_map[0]))
+
+static unsigned xflags_of(unsigned fl)
+{
+	unsigned x = 0;
+
+	for (size_t i = 0; i < XFLAG_N; i++)
+		if (fl & xflag_map[i].fl)
+			x |= xflag_map[i].xfl;
+	return x;
+}
+
+/* -EOPNOTSUPP for what fs cannot keep (other flags, extent sizes, project
+ * ids: an fsxattr with them set) */
+static int flags_of_fsxattr(const struct fsxattr *fa, unsigned *fl)
+{
+	unsigned x = fa->fsx_xflags;
+
+	*fl = 0;
+	for (size_t i = 0; i < XFLAG_N; i++)
+		if (x & xflag_map[i].xfl) {
+			*fl |= xflag_map[i].fl;
+			x &= ~xflag_map[i].xfl;
+		}
+	return x || fa->fsx_extsize || fa->fsx_projid || fa->fsx_cowextsize ?
+		-EOPNOTSUPP : 0;
+}
+
+static void ioctl_get(fuse_req_t req, fuse_ino_t ino, unsigned cmd)
+{
+	struct fsxattr fa = { 0 };
+	unsigned fl;
+	int ret = fs_getflags(rfs_fs(req), ino, &fl);
+
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else if (cmd == FS_IOC_GETFLAGS)
+		fuse_reply_ioctl(req, 0, &fl, sizeof(fl));
+	else {
+		fa.fsx_xflags = xflags_of(fl);
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+	}
+}
+
+static int ioctl_set(fuse_req_t req, fuse_ino_t ino, unsigned cmd,
+		     const void *in_buf, size_t in_bufsz)
+{
+	struct fsxattr fa;
+	unsigned fl;
+	int ret = 0;
+
+	if (cmd == FS_IOC_SETFLAGS && in_bufsz >= sizeof(fl)) {
+		memcpy(&fl, in_buf, sizeof(fl));
+	} else if (cmd == FS_IOC_FSSETXATTR && in_bufsz >= sizeof(fa)) {
+		memcpy(&fa, in_buf, sizeof(fa));
+		ret = flags_of_fsxattr(&fa, &fl);
+	} else {
+		return -ENOTTY;
+	}
+	return ret ? ret : fs_setflags(rfs_fs(req), ino, fl);
+}
+
+void rfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned flags,
+		  const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	int ret;
+
+	if (flags & FUSE_IOCTL_COMPAT)
+		fuse_reply_err(req, ENOSYS);
+	else if ((cmd == FS_IOC_GETFLAGS && out_bufsz >= sizeof(unsigned)) ||
+		 (cmd == FS_IOC_FSGETXATTR && out_bufsz >= sizeof(struct fsxattr)))
+		ioctl_get(req, ino, cmd);
+	else if ((ret = ioctl_set(req, ino, cmd, in_buf, in_bufsz)))
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
 /* ---- directories ---------------------------------------------------------- */

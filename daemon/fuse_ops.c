@@ -377,4 +377,5 @@ const struct fuse_lowlevel_ops rfs_ops = {
 	.fallocate = rfs_op_fallocate,
 	.lseek = rfs_op_lseek,
 	.copy_file_range = rfs_op_copy_file_range,
+	.ioctl = rfs_op_ioctl,
 };

@@ -170,6 +170,9 @@ void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		      off_t length, struct fuse_file_info *fi);
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		  struct fuse_file_info *fi);
+void rfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned flags,
+		  const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out,
 			    off_t off_out, struct fuse_file_info *fi_out,

@@ -145,6 +145,9 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		err = -EISDIR;
 	else if (!S_ISREG(ip->d.mode))
 		err = -ENODEV;
+	else if (fs_iflags_check(ip, (mode & ~FALLOC_FL_KEEP_SIZE) ?
+				 FS_CHANGE_DATA : FS_CHANGE_ADD))
+		err = -EPERM;   /* vfs_fallocate's rule */
 	else if (mode & FALLOC_FL_PUNCH_HOLE)
 		err = punch_hole(fs, ip, off, len);
 	else if (mode & FALLOC_FL_ZERO_RANGE)

@@ -266,6 +266,12 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
+/* chattr/lsattr flags (FS_IOC_GETFLAGS values): FS_IMMUTABLE_FL,
+ * FS_APPEND_FL, FS_NODUMP_FL; others are -EOPNOTSUPP.  An immutable inode
+ * refuses every change with -EPERM, an append-only one every change but
+ * growth at its end (iflags.c). */
+int fs_getflags(struct fs *fs, uint64_t ino, unsigned *flags);
+int fs_setflags(struct fs *fs, uint64_t ino, unsigned flags);
 /* mode: 0 or FALLOC_FL_ZERO_RANGE, each with or without FALLOC_FL_KEEP_SIZE;
  * FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,

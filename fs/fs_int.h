@@ -357,6 +357,18 @@ struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
  */
 bool fs_inode_unref(struct fs *fs, struct fs_inode *ip);
 void fs_inode_unref_freed(struct fs *fs, struct fs_inode *ip);
+/* iflags.c: may ip change so?  0 or -EPERM (immutable, append-only).
+ * Caller holds ip->lock. */
+enum fs_change {
+	FS_CHANGE_DATA,         /* overwrite, truncate, punch, fallocate */
+	FS_CHANGE_ATTR,         /* mode, owner, xattrs */
+	FS_CHANGE_NAME,         /* unlink, rename, link of the inode */
+	FS_CHANGE_ADD,          /* append; a new entry in a directory */
+	FS_CHANGE_REMOVE,       /* an entry leaves a directory */
+};
+int fs_iflags_check(const struct fs_inode *ip, enum fs_change what);
+/* an open with open(2)'s flags */
+int fs_iflags_check_open(const struct fs_inode *ip, int flags);
 /* Takes ip out of the cache for good, clears its slot in the inode table
  * and frees its number (its blocks must be gone). */
 int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);

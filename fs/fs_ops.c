@@ -86,6 +86,12 @@ static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
 	int err;
 
 	to_set = setattr_sgid(ctx, ip, in, to_set, &mode);
+	err = fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
+			      (to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_UID |
+					 FS_SET_ATTR_GID)) ? FS_CHANGE_ATTR :
+			      FS_CHANGE_ADD);   /* times: a write's */
+	if (err)
+		return err;
 
 	if (to_set & FS_SET_ATTR_SIZE) {
 		if (S_ISDIR(ip->d.mode))
@@ -257,7 +263,11 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	pthread_rwlock_wrlock(&ip->lock);
 	if (flags & O_APPEND)
 		off = ip->d.size;
-	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_write(fs, ip, off, size, buf);
+	/* append-only: only O_APPEND opens write (fs_file_open), and the
+	 * writeback cache writes whole pages, below the end too */
+	n = S_ISDIR(ip->d.mode) ? -EISDIR :
+	    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
+	    fs_file_write(fs, ip, off, size, buf);
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
 	return n;

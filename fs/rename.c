@@ -155,12 +155,28 @@ static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 	return err;
 }
 
+/* chattr flags (iflags.c); caller holds the locks of all four. */
+static int rn_iflags(const struct rn *r)
+{
+	bool replaces = r->dst && !(r->flags & RENAME_EXCHANGE);
+
+	if (fs_iflags_check(r->sdp, FS_CHANGE_REMOVE) ||
+	    fs_iflags_check(r->ddp, replaces ? FS_CHANGE_REMOVE :
+			    FS_CHANGE_ADD) ||
+	    fs_iflags_check(r->src, FS_CHANGE_NAME) ||
+	    (r->dst && fs_iflags_check(r->dst, FS_CHANGE_NAME)))
+		return -EPERM;
+	return 0;
+}
+
 static int rn_apply(struct fs *fs, struct rn *r)
 {
 	struct fs_tx *tx;
 	int err;
 
-	err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+	err = rn_iflags(r);
+	if (!err)
+		err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);
 	if (err)

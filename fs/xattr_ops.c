@@ -109,6 +109,8 @@ static int xa_modify(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	pthread_rwlock_wrlock(&ip->lock);
 	err = xa_permission(ctx, ip, ns, true);
 	if (!err)
+		err = fs_iflags_check(ip, FS_CHANGE_ATTR);
+	if (!err)
 		err = fs_meta_check(fs, remove ? FS_META_FLOOR_REMOVE :
 					    FS_META_FLOOR_CREATE);
 	if (!err)

@@ -8,7 +8,8 @@
 # dev,suid (a device node opens, a setuid program runs setuid), and
 # nodev,nosuid,noexec are honoured; file handles survive a cache drop and
 # a remount, and go stale when their inode is gone; fallocate's zero range
-# against fsx's model, RENAME_WHITEOUT, the largest file size.
+# against fsx's model, RENAME_WHITEOUT, the largest file size; chattr's
+# immutable, append-only and nodump, enforced and kept across a remount.
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -143,6 +144,36 @@ PY
 "$PY" "$T/limits.py" "$M" || t_fail "whiteout or file size limit"
 rm "$M/wo.a" "$M/wo.b" "$M/big"
 
+t_log "chattr +i, +a, +d (lsattr), enforced"
+command -v chattr >/dev/null || t_fail "chattr missing (Debian package e2fsprogs)"
+mkdir "$M/ia"
+echo data >"$M/ia/imm"
+echo data >"$M/ia/app"
+touch "$M/ia/nodump"
+chattr +i "$M/ia/imm"
+chattr +a "$M/ia/app"
+chattr +d "$M/ia/nodump"
+for op in "echo x >>'$M/ia/imm'" "rm '$M/ia/imm'" "mv '$M/ia/imm' '$M/ia/x'" \
+	"chmod 600 '$M/ia/imm'" "touch '$M/ia/imm'" "ln '$M/ia/imm' '$M/ia/l'" \
+	"setfattr -n user.a -v 1 '$M/ia/imm'" "echo w >'$M/ia/app'" \
+	"truncate -s 0 '$M/ia/app'" "rm '$M/ia/app'" "fallocate -p -l 1 '$M/ia/app'"; do
+	t_expect_fail sh -c "$op"
+done
+echo more >>"$M/ia/app" || t_fail "an append to an append-only file"
+[ "$(cat "$M/ia/imm" "$M/ia/app")" = "$(printf 'data\ndata\nmore')" ] || t_fail "contents of the flagged files"
+chattr +i "$M/ia"
+t_expect_fail touch "$M/ia/new"
+chattr -i "$M/ia"
+chattr +a "$M/ia"
+touch "$M/ia/new" || t_fail "a new entry in an append-only directory"
+t_expect_fail rm "$M/ia/new"
+chattr -a "$M/ia"
+ia_check() {
+	lsattr -d "$M/ia/imm" "$M/ia/app" "$M/ia/nodump" | awk '{ print $1 }' | tr '\n' ' ' >"$T/lsattr"
+	grep -q '^----i[-]* -----a[-]* ------d[-]* $' "$T/lsattr" || t_fail "lsattr $1: $(cat "$T/lsattr")"
+}
+ia_check "as set"
+
 # atime.py POLICY DIR: what a read (open and read) and a listing do to
 # atime under POLICY; "old" times are set with utime first
 cat >"$T/atime.py" <<'PY'
@@ -188,10 +219,13 @@ for pol in strictatime noatime nodiratime; do
 	t_mount "$IMGS" "$M" -o "$opts"
 	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
 	dev_suid_check "$opts"
-	[ "$pol" = strictatime ] && handles_check "a remount"
+	[ "$pol" = strictatime ] && handles_check "a remount" && ia_check "after a remount"
 	t_umount "$M"
 done
 t_mount "$IMGS" "$M"
+chattr -i "$M/ia/imm"
+chattr -a "$M/ia/app"
+rm -r "$M/ia"
 rm "$M/fh/file"
 echo other >"$M/fh/new"                    # may reuse the inode number
 out=$("$FHANDLE" cat "$M" "$T/h.file" 2>&1) && t_fail "a handle of a removed file opened: $out"

@@ -3,7 +3,7 @@
  * only passes requests through - POSIX ACLs kept in step with the mode
  * (chmod, setfacl, inheritance), each change in one handle of one
  * transaction; the xattr namespace rules for the caller; the setgid rules
- * for the caller; O_APPEND placed under the inode's lock.
+ * for the caller; chattr's flags; O_APPEND placed under the inode's lock.
  *
  * "One handle": fs->j.handles_started counts outermost fs_tx_begin calls.
  * A change made in two handles could be split by a commit between them,
@@ -11,6 +11,8 @@
  */
 #include "fs_test_util.h"
 #include "fs_int.h"
+#include <linux/falloc.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <sys/xattr.h>
 
@@ -461,6 +463,60 @@ static void test_set_acl_drops_setgid_outside_the_group(void **state)
 	assert_int_equal(mode_of(t, f), 02664);
 }
 
+/* ---- chattr flags (iflags.c) ------------------------------------------- */
+
+static int open_with(struct tfs *t, uint64_t ino, int flags)
+{
+	uint64_t fh;
+	int err = fs_open(t->fs, ino, flags, &fh);
+
+	if (!err)
+		fs_release(t->fs, ino, fh);
+	return err;
+}
+
+static void test_iflags_enforced_and_kept(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t f = tfs_create(t, ROOT, "f"), g = tfs_create(t, ROOT, "g");
+	struct fs_attr in = { .mode = 0600, .size = 0 };
+	unsigned fl;
+
+	assert_int_equal(fs_setflags(t->fs, f, FS_IMMUTABLE_FL), 0);
+	assert_int_equal(fs_setflags(t->fs, g, FS_APPEND_FL | FS_NODUMP_FL), 0);
+	assert_int_equal(fs_setflags(t->fs, g, 0x1), -EOPNOTSUPP);  /* SECRM */
+	tfs_remount(t);
+	assert_int_equal(fs_getflags(t->fs, f, &fl), 0);
+	assert_int_equal(fl, FS_IMMUTABLE_FL);
+	assert_int_equal(fs_getflags(t->fs, g, &fl), 0);
+	assert_int_equal(fl, FS_APPEND_FL | FS_NODUMP_FL);
+	/* immutable: nothing changes */
+	assert_int_equal(fs_write(t->fs, f, 0, 1, "x", 0), -EPERM);
+	assert_int_equal(open_with(t, f, O_WRONLY | O_APPEND), -EPERM);
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE, NULL),
+			 -EPERM);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.a", "1", 1, 0),
+			 -EPERM);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), -EPERM);
+	assert_int_equal(fs_rename(t->fs, ROOT, "f", ROOT, "h", 0), -EPERM);
+	assert_int_equal(open_with(t, f, O_RDONLY), 0);
+	/* append-only: it only grows */
+	assert_int_equal(open_with(t, g, O_WRONLY), -EPERM);
+	assert_int_equal(open_with(t, g, O_WRONLY | O_APPEND), 0);
+	assert_int_equal(open_with(t, g, O_WRONLY | O_APPEND | O_TRUNC), -EPERM);
+	assert_int_equal(fs_write(t->fs, g, 0, 1, "x", O_APPEND), 1);
+	assert_int_equal(fs_setattr(t->fs, g, &in, FS_SET_ATTR_SIZE, NULL),
+			 -EPERM);
+	assert_int_equal(fs_fallocate(t->fs, g, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, 0, 1), -EPERM);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "g"), -EPERM);
+	/* cleared, they are ordinary files again */
+	assert_int_equal(fs_setflags(t->fs, f, 0), 0);
+	assert_int_equal(fs_setflags(t->fs, g, 0), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "g"), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, tfs_setup, tfs_teardown)
@@ -477,6 +533,7 @@ int main(void)
 		T(test_append_goes_to_the_end),
 		T(test_setgid_dropped_outside_the_group),
 		T(test_set_acl_drops_setgid_outside_the_group),
+		T(test_iflags_enforced_and_kept),
 	};
 #undef T
 
