@@ -191,6 +191,9 @@ build/tools/%: tests/tools/%.c
 build/tools/faultfs: tests/tools/faultfs.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(call pkg_libs,fuse3) -pthread
+build/tools/aio_stale: tests/tools/aio_stale.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< -laio
 
 integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 	@RAIDFS_BIN=build/asan tests/integration/run.sh

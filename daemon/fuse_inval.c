@@ -1,6 +1,6 @@
 /*
  * fuse_inval: tells the kernel to drop its cached attributes of an inode,
- * from a thread of its own.
+ * from a thread of its own, or its cached data of a range, at once.
  *
  * With writeback caching and long attribute timeouts the kernel keeps
  * st_blocks (and, after fallocate, the times) from the last getattr; after
@@ -12,7 +12,11 @@
  * (offset -1) takes no inode lock in the kernel (fuse_reverse_inval_inode
  * bumps attr_version under the inode's spinlock), so fsync and fallocate,
  * which must not return with stale st_blocks, send it themselves before
- * replying (rfs_inval_attr_now).
+ * replying (rfs_inval_attr_now).  Dropping a data range
+ * (rfs_inval_data_now: after an O_DIRECT write, before SEEK_DATA) takes
+ * the range's page locks and writes dirty pages back first; it is sent
+ * from a handler whose request holds none of them (the other threads of
+ * the loop answer the READs and WRITEs it may wait for).
  *
  * Lock order: inval->lock is a leaf.
  */
@@ -120,4 +124,11 @@ void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino)
 {
 	if (d->inval)
 		fuse_lowlevel_notify_inval_inode(d->inval->se, ino, -1, 0);
+}
+
+void rfs_inval_data_now(struct rfs_daemon *d, uint64_t ino, off_t off,
+			off_t len)
+{
+	if (d->inval)
+		fuse_lowlevel_notify_inval_inode(d->inval->se, ino, off, len);
 }

@@ -4,13 +4,17 @@
  *
  * fi->fh is fs's own handle with a write bit (rfs_fh_make).  O_APPEND:
  * with the writeback cache the kernel places appends itself (the flag is
- * dropped before fs sees it); without it, fs_write gets the flag and
- * writes at the end of file under the inode's lock.  Extended attributes:
+ * dropped before fs_write sees it; fs_open sees it, for append-only
+ * files); without it, fs_write gets the flag and writes at the end of
+ * file under the inode's lock.  Extended attributes:
  * fs applies the namespace rules and the ACL semantics for the caller
- * (fs_ctx).
+ * (fs_ctx).  What the page cache hides from the daemon is handled where
+ * it shows: an open, READ or listing is an access (atime), an O_DIRECT
+ * write and a SEEK_DATA/SEEK_HOLE drop cached data first (fuse_inval.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +26,26 @@ static int open_flags(const struct rfs_daemon *d, int flags)
 	return d->writeback ? flags & ~O_APPEND : flags;
 }
 
+/*
+ * The kernel never moves atime on FUSE (its inodes are S_NOATIME) and
+ * serves cached pages without asking, so an access is what reaches the
+ * daemon: a read-only open (what opens to read does, whatever the cache
+ * then serves; not O_TRUNC, not O_RDWR, which open to change), a READ, a
+ * listing from its start.  When fs
+ * moves atime, the kernel's cached copy is dropped (attributes only: no
+ * inode lock, see fuse_inval.c) so that stat(2) shows it.
+ */
+static void note_access(struct rfs_daemon *d, fuse_ino_t ino, int flags)
+{
+	if (!(flags & O_NOATIME) && fs_accessed(d->fs, ino) > 0)
+		rfs_inval_attr_now(d, ino);
+}
+
 void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
 	uint64_t fh;
-	int ret = fs_open(d->fs, ino, open_flags(d, fi->flags), &fh);
+	int ret = fs_open(d->fs, ino, fi->flags, &fh);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -35,6 +54,8 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
 	rfs_space_opened(d, ino, fi->fh);
+	if ((fi->flags & (O_ACCMODE | O_TRUNC)) == O_RDONLY)
+		note_access(d, ino, fi->flags);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		rfs_space_released(d, ino, fi->fh);
 		fs_release(d->fs, ino, fh);
@@ -50,8 +71,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs_attr a;
 	uint64_t fh;
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
-		fs_create(d->fs, &ctx, parent, name, mode,
-			  open_flags(d, fi->flags), &a, &fh);
+		fs_create(d->fs, &ctx, parent, name, mode, fi->flags, &a, &fh);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -71,6 +91,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi)
 {
+	struct rfs_daemon *d = rfs_daemon(req);
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
@@ -78,7 +99,9 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = fs_read(rfs_fs(req), ino, (uint64_t)off, size, buf);
+	n = fs_read(d->fs, ino, (uint64_t)off, size, buf);
+	if (n >= 0)
+		note_access(d, ino, fi->flags);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -94,6 +117,13 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 			     open_flags(d, fi->flags));
 
 	rfs_space_update(d);
+	/* An O_DIRECT write bypasses the page cache, and the kernel drops
+	 * the range only before it (and not at all when the write completes
+	 * asynchronously): a buffered read racing the write may have cached
+	 * the old bytes meanwhile.  Dropped here, after the data is in fs
+	 * and before the reply completes the write. */
+	if (n > 0 && (fi->flags & O_DIRECT) && !fi->writepage)
+		rfs_inval_data_now(d, ino, off, n);
 	return n;
 }
 
@@ -185,10 +215,23 @@ void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	fuse_reply_err(req, -ret);
 }
 
+/*
+ * The kernel forwards SEEK_DATA/SEEK_HOLE without writing its dirty pages
+ * back, so fs would not see data written moments ago.  While the file is
+ * open for writing the kernel may hold some: dropping the cached range
+ * from off on writes them back first (launder), then fs answers for all of
+ * it.  With no write handle left there is nothing dirty (the last close
+ * wrote it back), and the cache is kept.
+ */
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		  struct fuse_file_info *fi)
 {
-	off_t r = fs_lseek(rfs_fs(req), ino, off, whence);
+	struct rfs_daemon *d = rfs_daemon(req);
+	off_t r;
+
+	if (off >= 0 && rfs_space_has_writers(d, ino))
+		rfs_inval_data_now(d, ino, off, 0);
+	r = fs_lseek(d->fs, ino, off, whence);
 
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);
@@ -207,6 +250,97 @@ void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 
 	rfs_space_update(d);
 	reply_write(req, n);
+}
+
+/*
+ * chattr and lsattr: the kernel turns FS_IOC_GETFLAGS/SETFLAGS into its
+ * fileattr calls, checks who may change which flag, and asks the daemon
+ * with restricted ioctls - FS_IOC_GETFLAGS, and FS_IOC_FSGETXATTR /
+ * FSSETXATTR (struct fsxattr), the form it reads and writes the old and
+ * new flags in; fs keeps the flags and enforces them.
+ */
+static const struct { unsigned fl, xfl; } xflag_map[] = {
+	{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE },
+	{ FS_APPEND_FL, FS_XFLAG_APPEND },
+	{ FS_NODUMP_FL, FS_XFLAG_NODUMP },
+};
+#define XFLAG_N (sizeof(xflag_map) / sizeof(xflag_map[0]))
+
+static unsigned xflags_of(unsigned fl)
+{
+	unsigned x = 0;
+
+	for (size_t i = 0; i < XFLAG_N; i++)
+		if (fl & xflag_map[i].fl)
+			x |= xflag_map[i].xfl;
+	return x;
+}
+
+/* -EOPNOTSUPP for what fs cannot keep (other flags, extent sizes, project
+ * ids: an fsxattr with them set) */
+static int flags_of_fsxattr(const struct fsxattr *fa, unsigned *fl)
+{
+	unsigned x = fa->fsx_xflags;
+
+	*fl = 0;
+	for (size_t i = 0; i < XFLAG_N; i++)
+		if (x & xflag_map[i].xfl) {
+			*fl |= xflag_map[i].fl;
+			x &= ~xflag_map[i].xfl;
+		}
+	return x || fa->fsx_extsize || fa->fsx_projid || fa->fsx_cowextsize ?
+		-EOPNOTSUPP : 0;
+}
+
+static void ioctl_get(fuse_req_t req, fuse_ino_t ino, unsigned cmd)
+{
+	struct fsxattr fa = { 0 };
+	unsigned fl;
+	int ret = fs_getflags(rfs_fs(req), ino, &fl);
+
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else if (cmd == FS_IOC_GETFLAGS)
+		fuse_reply_ioctl(req, 0, &fl, sizeof(fl));
+	else {
+		fa.fsx_xflags = xflags_of(fl);
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+	}
+}
+
+static int ioctl_set(fuse_req_t req, fuse_ino_t ino, unsigned cmd,
+		     const void *in_buf, size_t in_bufsz)
+{
+	struct fsxattr fa;
+	unsigned fl;
+	int ret = 0;
+
+	if (cmd == FS_IOC_SETFLAGS && in_bufsz >= sizeof(fl)) {
+		memcpy(&fl, in_buf, sizeof(fl));
+	} else if (cmd == FS_IOC_FSSETXATTR && in_bufsz >= sizeof(fa)) {
+		memcpy(&fa, in_buf, sizeof(fa));
+		ret = flags_of_fsxattr(&fa, &fl);
+	} else {
+		return -ENOTTY;
+	}
+	return ret ? ret : fs_setflags(rfs_fs(req), ino, fl);
+}
+
+void rfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned flags,
+		  const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	int ret;
+
+	if (flags & FUSE_IOCTL_COMPAT)
+		fuse_reply_err(req, ENOSYS);
+	else if ((cmd == FS_IOC_GETFLAGS && out_bufsz >= sizeof(unsigned)) ||
+		 (cmd == FS_IOC_FSGETXATTR && out_bufsz >= sizeof(struct fsxattr)))
+		ioctl_get(req, ino, cmd);
+	else if ((ret = ioctl_set(req, ino, cmd, in_buf, in_bufsz)))
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
 /* ---- directories ---------------------------------------------------------- */
@@ -311,6 +445,8 @@ static void dir_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	ret = fs_readdir(fs, ino, fi->fh, (uint64_t)off, plus, dir_fill_one,
 			 &df);
+	if (!off && ret >= 0)
+		note_access(rfs_daemon(req), ino, 0);
 	/* entries already taken are delivered; the error comes next time */
 	if (ret < 0 && !df.pos)
 		fuse_reply_err(req, -ret);

@@ -67,11 +67,24 @@ static void reply_entry_or_err(fuse_req_t req, int ret,
 		rfs_reply_entry(req, a);
 }
 
+/* fs_ctx's in_groups: the caller's supplementary groups, from /proc. */
+static bool req_in_groups(const struct fs_ctx *ctx, gid_t g)
+{
+	gid_t list[64];
+	int n = fuse_req_getgroups(ctx->arg, 64, list);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (list[i] == g)
+			return true;
+	return false;
+}
+
 struct fs_ctx rfs_ctx(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
 	const struct rfs_daemon *d = fuse_req_userdata(req);
-	struct fs_ctx ctx = { c->uid, c->gid, d->dont_mask ? c->umask : 0 };
+	struct fs_ctx ctx = { c->uid, c->gid, d->dont_mask ? c->umask : 0,
+			      req_in_groups, req };
 
 	return ctx;
 }
@@ -101,8 +114,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * group membership, S_IXGRP), and tells us with a SETATTR; writes
 	 * from the writeback cache carry no user to decide it here. */
 	conn->want &= ~(unsigned)(FUSE_CAP_AUTO_INVAL_DATA |
-				  FUSE_CAP_EXPORT_SUPPORT |
 				  FUSE_CAP_HANDLE_KILLPRIV);
+	/* file handles (open_by_handle_at, NFS) outlive the kernel's memory
+	 * of the inode: it looks "." (and a directory's "..") up by inode
+	 * number, which fs answers, and compares the generation */
+	conn->want |= FUSE_CAP_EXPORT_SUPPORT & conn->capable;
 	conn->max_write = RFS_MAX_WRITE;
 	conn->max_readahead = RFS_MAX_WRITE;
 	conn->time_gran = 1;
@@ -176,13 +192,26 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_attr(req, &st, rfs_attr_timeout(d, ino));
 }
 
+/*
+ * Setgid rules: the kernel's FUSE client (HANDLE_KILLPRIV off) clears
+ * S_ISUID on write, truncate and fallocate by a caller without CAP_FSETID,
+ * but S_ISGID only with group execute (the rule before Linux 6.x); when it
+ * has nothing to clear it still sends a SETATTR with no attribute, from
+ * the writer.  Such a request becomes FS_SET_ATTR_KILL_SGID, and fs
+ * applies today's rule (outside the group: S_ISGID goes) to it, to
+ * truncates and to chmods.
+ */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct fs_ctx ctx = rfs_ctx(req);
 	struct fs_attr in = { 0 }, out;
 	struct stat st;
 	int ret;
+
+	if (!to_set)
+		to_set = FS_SET_ATTR_KILL_SGID;
 
 	in.ino = ino;
 	in.mode = attr->st_mode;
@@ -194,7 +223,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	in.ctime = attr->st_ctim;
 	/* FS_SET_ATTR_* are FUSE_SET_ATTR_*: passed through as they are;
 	 * a mode change carries the access ACL along (fs) */
-	ret = fs_setattr(d->fs, ino, &in, to_set, &out);
+	ret = fs_setattr_ctx(d->fs, &ctx, ino, &in, to_set, &out);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -272,13 +301,15 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
+	struct fs_ctx ctx = rfs_ctx(req);
 	int ret = -EINVAL;
 
 	if (rfs_name_is_too_long(name) || rfs_name_is_too_long(newname))
 		ret = -ENAMETOOLONG;
-	else if (!(flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)))
-		ret = fs_rename(rfs_fs(req), parent, name, newparent, newname,
-				flags);
+	else if (!(flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE |
+				       RENAME_WHITEOUT)))
+		ret = fs_rename_ctx(rfs_fs(req), &ctx, parent, name, newparent,
+				    newname, flags);
 	fuse_reply_err(req, -ret);
 }
 
@@ -346,4 +377,5 @@ const struct fuse_lowlevel_ops rfs_ops = {
 	.fallocate = rfs_op_fallocate,
 	.lseek = rfs_op_lseek,
 	.copy_file_range = rfs_op_copy_file_range,
+	.ioctl = rfs_op_ioctl,
 };

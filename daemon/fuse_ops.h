@@ -65,6 +65,10 @@ int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);
 void rfs_inval_stop(struct rfs_daemon *d);
 void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino);
 void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino);
+/* drops the cached data of [off, off + len) (len 0: to the end of file),
+ * writing dirty pages back first; from the handler, before its reply */
+void rfs_inval_data_now(struct rfs_daemon *d, uint64_t ino, off_t off,
+			off_t len);
 /*
  * fuse_space.c: near full, write(2) is checked through the GETATTR the
  * kernel sends before it (with the handle); see the file.  start once
@@ -83,6 +87,9 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 void rfs_space_log(const struct rfs_daemon *d);
+/* ino is open for writing (true when no table is kept): the kernel may
+ * hold dirty pages of it */
+bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino);
 
 /*
  * fi->fh of a file: fs's handle shifted left by one, bit 0 set when it was
@@ -163,6 +170,9 @@ void rfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		      off_t length, struct fuse_file_info *fi);
 void rfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		  struct fuse_file_info *fi);
+void rfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned flags,
+		  const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 void rfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out,
 			    off_t off_out, struct fuse_file_info *fi_out,

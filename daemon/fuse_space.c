@@ -214,6 +214,11 @@ static bool ino_has_writers(struct rfs_space *sp, uint64_t ino)
 	return yes;
 }
 
+bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino)
+{
+	return !d->space || ino_has_writers(d->space, ino);
+}
+
 double rfs_attr_timeout(const struct rfs_daemon *d, uint64_t ino)
 {
 	if (space_checks(d) && ino_has_writers(d->space, ino))

@@ -18,12 +18,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuse_ops.h"
 
 #define RFS_MAX_THREADS 16
 
-/* The options libfuse gets: ours first, then what the user passed on. */
+/*
+ * The options libfuse gets: ours first, then what the user passed on (the
+ * last of suid/nosuid, dev/nodev wins).  libfuse mounts nosuid,nodev
+ * unless told otherwise, and mount(8) passes no "suid" or "dev" for
+ * "defaults": a root mount says them itself, so that device nodes open and
+ * setuid programs run as on ext4.  (fusermount3 makes any mount by
+ * another user nosuid,nodev whatever it is told.)
+ */
 static int session_opts(const struct config_opts *o, const char *source,
 			char **out)
 {
@@ -33,6 +41,8 @@ static int session_opts(const struct config_opts *o, const char *source,
 	*out = NULL;
 	snprintf(fsname, sizeof(fsname), "fsname=%s", source);
 	ret = fuse_opt_add_opt(out, "default_permissions,subtype=raidfs");
+	if (!ret && geteuid() == 0)
+		ret = fuse_opt_add_opt(out, "suid,dev");
 	if (!ret)
 		ret = fuse_opt_add_opt_escaped(out, fsname);
 	if (!ret && o->ro)

@@ -10,7 +10,8 @@
  *                      (posix_acl_chmod)
  *   fs_acl_set_access  setxattr of system.posix_acl_access: the mode bits
  *                      follow the ACL, and an ACL that says no more than
- *                      the bits is not stored (posix_acl_update_mode)
+ *                      the bits is not stored, and S_ISGID goes if the
+ *                      caller is outside the group (posix_acl_update_mode)
  *
  * The value is the kernel's posix_acl_xattr format: a little-endian u32
  * version (2), then entries of { le16 tag, le16 perm, le32 id }.  The
@@ -171,7 +172,8 @@ int fs_acl_chmod(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 	return fs_xattr_set(fs, tx, ip, FS_ACL_ACCESS, acl, (size_t)len, 0);
 }
 
-int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+int fs_acl_set_access(struct fs *fs, const struct fs_ctx *ctx,
+		      struct fs_tx *tx, struct fs_inode *ip,
 		      const void *value, size_t size, int flags)
 {
 	uint8_t acl[FS_XATTR_SIZE_MAX];
@@ -204,6 +206,8 @@ int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 	ip->d.mode = (ip->d.mode & ~(mode_t)0777) |
 		     acl_perm(a.user_obj) << 6 |
 		     acl_perm(acl_group_bits(&a)) << 3 | acl_perm(a.other);
+	if (!fs_ctx_in_group(ctx, ip->d.gid))   /* as a chmod would */
+		ip->d.mode &= ~(mode_t)S_ISGID;
 	fs_inode_touch(ip, false, false, true);
 	return fs_inode_dirty(fs, tx, ip);
 }

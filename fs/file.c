@@ -351,6 +351,8 @@ int fs_file_open(struct fs *fs, struct fs_inode *ip, int flags, uint64_t *fh)
 
 	if (S_ISDIR(ip->d.mode) && (flags & O_ACCMODE) != O_RDONLY)
 		return -EISDIR;
+	if (fs_iflags_check_open(ip, flags))
+		return -EPERM;
 	/* Linux truncates on O_TRUNC whatever the access mode (the kernel
 	 * has checked write permission already) and shows the file empty:
 	 * so must the file be. */

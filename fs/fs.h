@@ -71,12 +71,18 @@
 struct fs;
 
 /* Who is calling (from fuse_req_ctx): the owner of what it creates, and
- * whom the xattr namespace rules apply to. */
+ * whom the xattr namespace and setgid rules apply to.  uid 0 stands for
+ * CAP_FSETID. */
 struct fs_ctx {
 	uid_t uid;
 	gid_t gid;
 	mode_t umask;   /* applied to the mode of new inodes; 0 if the kernel
 			   already applied it */
+	/* Is the caller in group g through its supplementary groups?  NULL:
+	 * it has none.  Asked only when a setgid rule needs the answer (the
+	 * daemon reads them from /proc). */
+	bool (*in_groups)(const struct fs_ctx *ctx, gid_t g);
+	void *arg;      /* for in_groups */
 };
 
 struct fs_attr {
@@ -106,6 +112,9 @@ struct fs_attr {
 #define FS_SET_ATTR_ATIME_NOW (1 << 7)
 #define FS_SET_ATTR_MTIME_NOW (1 << 8)
 #define FS_SET_ATTR_CTIME (1 << 10)
+/* the caller wrote to the file: drop S_ISGID as below (the daemon's
+ * translation of the kernel's kill-privileges request) */
+#define FS_SET_ATTR_KILL_SGID (1 << 12)
 
 /*
  * Where the library's messages go (damaged metadata, a failed commit, an
@@ -129,6 +138,8 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p);
 
 #define FS_MOUNT_RDONLY (1u << 0)
 #define FS_MOUNT_NOATIME (1u << 1)      /* default is relatime */
+#define FS_MOUNT_STRICTATIME (1u << 2)  /* every access moves atime */
+#define FS_MOUNT_NODIRATIME (1u << 3)   /* directories' atime never moves */
 
 struct fs_mount_opts {
 	unsigned flags;                 /* FS_MOUNT_* */
@@ -175,6 +186,8 @@ int fs_free_runs(struct fs *fs, int (*fn)(void *ctx, uint64_t blk,
 					  uint64_t len), void *ctx);
 
 /* ---- Inodes and names ---------------------------------------------------- */
+/* "." is parent itself, of any type (a free inode: -ENOENT); ".." of a
+ * directory is its parent.  Both take a lookup reference, as names do. */
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr);
 void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
@@ -184,6 +197,15 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *attr);
  * group, and other entries follow the bits), in the same transaction. */
 int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 	       int to_set, struct fs_attr *out);
+/*
+ * As fs_setattr, for the caller ctx (NULL: as fs_setattr, CAP_FSETID).
+ * S_ISGID is dropped (Linux 6.x setattr_prepare and
+ * setattr_should_drop_sgid) when a mode change, a size change or
+ * FS_SET_ATTR_KILL_SGID comes from a caller neither in the file's group
+ * (the new group, when it changes too) nor uid 0.
+ */
+int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const struct fs_attr *in, int to_set, struct fs_attr *out);
 
 int fs_mknod(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, mode_t mode, dev_t rdev, struct fs_attr *attr);
@@ -203,8 +225,18 @@ int fs_rmdir(struct fs *fs, uint64_t parent, const char *name);
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
+/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT (the old name
+ * then names a new whiteout, a character device 0:0 as overlayfs makes
+ * them, in the rename's transaction; owned by the caller, root for
+ * fs_rename). */
 int fs_rename(struct fs *fs, uint64_t parent, const char *name,
 	      uint64_t newparent, const char *newname, unsigned flags);
+int fs_rename_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		  const char *name, uint64_t newparent, const char *newname,
+		  unsigned flags);
 int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent,
 	    const char *newname, struct fs_attr *attr);
 
@@ -215,8 +247,17 @@ int fs_open(struct fs *fs, uint64_t ino, int flags, uint64_t *fh);
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, mode_t mode, int flags, struct fs_attr *attr,
 	      uint64_t *fh);
+/* Moves no atime (the caller decides what is an access: fs_accessed). */
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf);
+/*
+ * ino was read (a file opened read-only or read, a directory listed):
+ * its atime moves as the mount's policy says - relatime (when atime is not
+ * after mtime and ctime, or a day old), strictatime (always), noatime and
+ * nodiratime (never; directories).  1: atime moved, 0: it did not, or
+ * -errno.
+ */
+int fs_accessed(struct fs *fs, uint64_t ino);
 /* flags: the file's open(2) flags; with O_APPEND the data goes at the end
  * of file (off is ignored), placed under the inode's lock so concurrent
  * appends never overlap.  (With the kernel's writeback cache the kernel
@@ -225,7 +266,14 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
-/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
+/* chattr/lsattr flags (FS_IOC_GETFLAGS values): FS_IMMUTABLE_FL,
+ * FS_APPEND_FL, FS_NODUMP_FL; others are -EOPNOTSUPP.  An immutable inode
+ * refuses every change with -EPERM, an append-only one every change but
+ * growth at its end (iflags.c). */
+int fs_getflags(struct fs *fs, uint64_t ino, unsigned *flags);
+int fs_setflags(struct fs *fs, uint64_t ino, unsigned flags);
+/* mode: 0 or FALLOC_FL_ZERO_RANGE, each with or without FALLOC_FL_KEEP_SIZE;
+ * FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		 uint64_t len);
 /* SEEK_SET/CUR are the kernel's; SEEK_DATA/SEEK_HOLE: offset or -ENXIO. */

@@ -60,6 +60,8 @@ void fs_log(int level, const char *fmt, ...)
 uint64_t fs_csum(const void *data, size_t len, uint64_t seed);
 uint64_t fs_now_ns(void);
 void fs_now(struct timespec *ts);
+/* in_group_or_capable(): ctx is uid 0, or in group g (NULL ctx: yes) */
+bool fs_ctx_in_group(const struct fs_ctx *ctx, gid_t g);
 
 /* ---- Buffer cache (bcache.c) --------------------------------------------- */
 enum fs_buf_kind {
@@ -355,6 +357,18 @@ struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino);
  */
 bool fs_inode_unref(struct fs *fs, struct fs_inode *ip);
 void fs_inode_unref_freed(struct fs *fs, struct fs_inode *ip);
+/* iflags.c: may ip change so?  0 or -EPERM (immutable, append-only).
+ * Caller holds ip->lock. */
+enum fs_change {
+	FS_CHANGE_DATA,         /* overwrite, truncate, punch, fallocate */
+	FS_CHANGE_ATTR,         /* mode, owner, xattrs */
+	FS_CHANGE_NAME,         /* unlink, rename, link of the inode */
+	FS_CHANGE_ADD,          /* append; a new entry in a directory */
+	FS_CHANGE_REMOVE,       /* an entry leaves a directory */
+};
+int fs_iflags_check(const struct fs_inode *ip, enum fs_change what);
+/* an open with open(2)'s flags */
+int fs_iflags_check_open(const struct fs_inode *ip, int flags);
 /* Takes ip out of the cache for good, clears its slot in the inode table
  * and frees its number (its blocks must be gone). */
 int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
@@ -483,8 +497,10 @@ int fs_acl_inherit(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 int fs_acl_chmod(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		 mode_t mode);
 /* Stores an access ACL (not if the mode bits say as much) and sets ip's
- * permission bits from it.  -EINVAL: not a valid ACL. */
-int fs_acl_set_access(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
+ * permission bits from it, dropping S_ISGID when ctx is not in ip's group
+ * (posix_acl_update_mode).  -EINVAL: not a valid ACL. */
+int fs_acl_set_access(struct fs *fs, const struct fs_ctx *ctx,
+		      struct fs_tx *tx, struct fs_inode *ip,
 		      const void *value, size_t size, int flags);
 
 /* ---- End of an inode's life (evict.c) ------------------------------------ */
@@ -527,7 +543,7 @@ struct fs {
 	struct fs_bdev *bdev;
 	struct fs_sb_disk sb;           /* the mount-time copy (geometry) */
 	bool rdonly;
-	bool noatime;
+	bool noatime, strictatime, nodiratime;
 	uint32_t stripe;                /* allocation unit for large runs */
 	struct fs_bcache bc;
 	struct fs_journal j;

@@ -1,12 +1,11 @@
 /*
  * fs_ops: the inode and file operations of fs.h (the namespace operations
- * are in namei.c).  Each one: fs_iget, take the inode's lock, call the
- * layer below, unlock, fs_iput.
+ * are in namei.c, fallocate in falloc.c).  Each one: fs_iget, take the
+ * inode's lock, call the layer below, unlock, fs_iput.
  */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/falloc.h>
 #include "fs_int.h"
 
 #define RELATIME_SECS (24 * 3600)
@@ -57,13 +56,42 @@ static void attr_times(struct fs_inode *ip, const struct fs_attr *in,
 	ip->d.ctime = (to_set & FS_SET_ATTR_CTIME) ? in->ctime : now;
 }
 
-static int setattr_locked(struct fs *fs, struct fs_inode *ip,
-			  const struct fs_attr *in, int to_set)
+/*
+ * to_set with S_ISGID dropped where Linux drops it for ctx: a chmod
+ * (setattr_prepare), a truncate or a write (setattr_should_drop_sgid:
+ * with group execute the kernel has cleared it already).  *mode gets the
+ * mode to set.
+ */
+static int setattr_sgid(const struct fs_ctx *ctx, const struct fs_inode *ip,
+			const struct fs_attr *in, int to_set, mode_t *mode)
+{
+	gid_t g = (to_set & FS_SET_ATTR_GID) ? in->gid : ip->d.gid;
+
+	*mode = (to_set & FS_SET_ATTR_MODE) ? in->mode : ip->d.mode;
+	if (!(to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_SIZE |
+			FS_SET_ATTR_KILL_SGID)) ||
+	    !(*mode & S_ISGID) || fs_ctx_in_group(ctx, g))
+		return to_set;
+	*mode &= ~(mode_t)S_ISGID;
+	return to_set | FS_SET_ATTR_MODE;
+}
+
+static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
+			  struct fs_inode *ip, const struct fs_attr *in,
+			  int to_set)
 {
 	struct fs_tx *tx;
 	bool resized = false;
 	mode_t mode;
 	int err;
+
+	to_set = setattr_sgid(ctx, ip, in, to_set, &mode);
+	err = fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
+			      (to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_UID |
+					 FS_SET_ATTR_GID)) ? FS_CHANGE_ATTR :
+			      FS_CHANGE_ADD);   /* times: a write's */
+	if (err)
+		return err;
 
 	if (to_set & FS_SET_ATTR_SIZE) {
 		if (S_ISDIR(ip->d.mode))
@@ -79,7 +107,7 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 	if (err)
 		return err;
 	if (to_set & FS_SET_ATTR_MODE) {
-		mode = (ip->d.mode & S_IFMT) | (in->mode & 07777);
+		mode = (ip->d.mode & S_IFMT) | (mode & 07777);
 		/* The access ACL first: if it fails, nothing has changed. */
 		err = fs_acl_chmod(fs, tx, ip, mode);
 		if (err) {
@@ -103,13 +131,19 @@ static int setattr_locked(struct fs *fs, struct fs_inode *ip,
 int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
 	       int to_set, struct fs_attr *out)
 {
+	return fs_setattr_ctx(fs, NULL, ino, in, to_set, out);
+}
+
+int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   const struct fs_attr *in, int to_set, struct fs_attr *out)
+{
 	struct fs_inode *ip;
 	int err = fs_iget(fs, ino, &ip);
 
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&ip->lock);
-	err = setattr_locked(fs, ip, in, to_set);
+	err = setattr_locked(fs, ctx, ip, in, to_set);
 	if (!err && out)
 		fs_inode_to_attr(fs, ip, out);
 	pthread_rwlock_unlock(&ip->lock);
@@ -144,38 +178,63 @@ int fs_release(struct fs *fs, uint64_t ino, uint64_t fh)
 	return 0;
 }
 
-/* relatime: atime moves when it is older than mtime/ctime or a day old. */
-static bool atime_is_stale(const struct fs_inode *ip)
+/* a < b */
+static bool ts_is_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Linux's atime_needs_update and relatime_need_update.  Caller holds
+ * ip->lock. */
+static bool atime_is_stale(const struct fs *fs, const struct fs_inode *ip)
 {
 	struct timespec now;
 	const struct timespec *a = &ip->d.atime;
 
+	if (fs->rdonly || fs->noatime ||
+	    (fs->nodiratime && S_ISDIR(ip->d.mode)))
+		return false;
 	fs_now(&now);
-	return a->tv_sec < ip->d.mtime.tv_sec ||
-	       (a->tv_sec == ip->d.mtime.tv_sec &&
-		a->tv_nsec <= ip->d.mtime.tv_nsec) ||
-	       a->tv_sec < ip->d.ctime.tv_sec ||
+	if (a->tv_sec == now.tv_sec && a->tv_nsec == now.tv_nsec)
+		return false;
+	if (fs->strictatime)
+		return true;
+	return !ts_is_before(&ip->d.mtime, a) ||
+	       !ts_is_before(&ip->d.ctime, a) ||
 	       now.tv_sec - a->tv_sec >= RELATIME_SECS;
 }
 
-static void atime_update(struct fs *fs, struct fs_inode *ip)
+int fs_accessed(struct fs *fs, uint64_t ino)
 {
+	struct fs_inode *ip;
 	struct fs_tx *tx;
+	bool stale;
+	int err = fs_iget(fs, ino, &ip);
 
-	pthread_rwlock_wrlock(&ip->lock);
-	if (atime_is_stale(ip) && !fs_tx_begin(fs, &tx)) {
-		fs_inode_touch(ip, true, false, false);
-		(void)fs_inode_dirty_times(fs, tx, ip);
-		fs_tx_end(fs, tx);
-	}
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&ip->lock);
+	stale = atime_is_stale(fs, ip);
 	pthread_rwlock_unlock(&ip->lock);
+	if (stale) {
+		pthread_rwlock_wrlock(&ip->lock);
+		stale = atime_is_stale(fs, ip);
+		if (stale && !(err = fs_tx_begin(fs, &tx))) {
+			fs_inode_touch(ip, true, false, false);
+			err = fs_inode_dirty_times(fs, tx, ip);
+			fs_tx_end(fs, tx);
+		}
+		pthread_rwlock_unlock(&ip->lock);
+	}
+	fs_iput(fs, ip);
+	return err ? err : stale;
 }
 
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		void *buf)
 {
 	struct fs_inode *ip;
-	bool stale;
 	ssize_t n;
 
 	n = fs_iget(fs, ino, &ip);
@@ -183,10 +242,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		return n;
 	pthread_rwlock_rdlock(&ip->lock);
 	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_read(fs, ip, off, size, buf);
-	stale = n >= 0 && !fs->noatime && !fs->rdonly && atime_is_stale(ip);
 	pthread_rwlock_unlock(&ip->lock);
-	if (stale)
-		atime_update(fs, ip);
 	if (n == -EIO)
 		fs_report_unreadable(fs, ip, off, size);
 	fs_iput(fs, ip);
@@ -207,7 +263,11 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	pthread_rwlock_wrlock(&ip->lock);
 	if (flags & O_APPEND)
 		off = ip->d.size;
-	n = S_ISDIR(ip->d.mode) ? -EISDIR : fs_file_write(fs, ip, off, size, buf);
+	/* append-only: only O_APPEND opens write (fs_file_open), and the
+	 * writeback cache writes whole pages, below the end too */
+	n = S_ISDIR(ip->d.mode) ? -EISDIR :
+	    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
+	    fs_file_write(fs, ip, off, size, buf);
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
 	return n;
@@ -229,136 +289,6 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
 	return fs_journal_sync_upto(fs, seq);
-}
-
-/* Zeroes [off, off + len) inside one block, if that block is mapped. */
-static int zero_in_block(struct fs *fs, struct fs_inode *ip, uint64_t off,
-			 uint64_t len)
-{
-	uint8_t *tmp;
-	ssize_t n;
-	int err;
-
-	if (!len)
-		return 0;
-	tmp = calloc(1, len);
-	if (!tmp)
-		return -ENOMEM;
-	/* Within the file, a plain write of zeros; a hole stays a hole. */
-	if (fs_ext_holes(fs, ip, off >> FS_BSHIFT, (off >> FS_BSHIFT) + 1)) {
-		free(tmp);
-		return 0;
-	}
-	n = fs_file_write(fs, ip, off, len, tmp);
-	free(tmp);
-	err = n < 0 ? (int)n : 0;
-	return err;
-}
-
-static int punch_hole(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      uint64_t len)
-{
-	uint64_t end = off + len, size = ip->d.size, first, last;
-	struct fs_tx *tx;
-	bool more = true;
-	int err = 0;
-
-	if (end > size)
-		end = size;
-	if (off >= end)
-		return 0;
-	err = fs_meta_check(fs, FS_META_FLOOR_REMOVE);
-	if (err)
-		return err;
-	first = (off + FS_BSIZE - 1) >> FS_BSHIFT;
-	last = end >> FS_BSHIFT;
-	if (first > last) {
-		err = zero_in_block(fs, ip, off, end - off);
-	} else {
-		err = zero_in_block(fs, ip, off, (first << FS_BSHIFT) - off);
-		if (!err)
-			err = zero_in_block(fs, ip, last << FS_BSHIFT,
-					    end - (last << FS_BSHIFT));
-	}
-	ip->d.size = size;      /* zeroing never grows the file */
-	while (!err && more && first < last) {
-		err = fs_tx_begin(fs, &tx);
-		if (err)
-			break;
-		err = fs_ext_remove(fs, tx, ip, first, last,
-				    FS_EXT_REMOVE_BATCH, &more);
-		fs_inode_touch(ip, false, true, true);
-		if (fs_inode_dirty(fs, tx, ip) && !err)
-			err = -EIO;
-		fs_tx_end(fs, tx);
-	}
-	return err;
-}
-
-static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		    uint64_t len, bool keep_size)
-{
-	uint64_t from = off >> FS_BSHIFT;
-	uint64_t to = (off + len + FS_BSIZE - 1) >> FS_BSHIFT;
-	uint64_t chunk, step = 2048;	/* bounds one transaction */
-	struct fs_tx *tx;
-	int err = 0;
-
-	if (!keep_size && off + len > ip->d.size)
-		err = fs_file_prepare_grow(fs, ip);
-	if (!err && !keep_size && off + len > ip->d.size)
-		err = fs_zero_block_tail(fs, ip, ip->d.size);
-	while (!err && from < to) {
-		chunk = to - from < step ? to - from : step;
-		err = fs_space_reserve(fs, fs_ext_holes(fs, ip, from,
-							from + chunk) + 8);
-		if (err)
-			break;
-		err = fs_tx_begin(fs, &tx);
-		if (err)
-			break;
-		err = fs_ext_fill(fs, tx, ip, from, from + chunk, true);
-		if (!err && !keep_size && from + chunk == to &&
-		    off + len > ip->d.size)
-			ip->d.size = off + len;
-		fs_inode_touch(ip, false, !keep_size, true);
-		if (fs_inode_dirty(fs, tx, ip) && !err)
-			err = -EIO;
-		fs_tx_end(fs, tx);
-		from += chunk;
-	}
-	return err;
-}
-
-int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
-		 uint64_t len)
-{
-	struct fs_inode *ip;
-	int err;
-
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
-		return -EOPNOTSUPP;
-	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
-		return -EOPNOTSUPP;
-	if (len == 0)
-		return -EINVAL;
-	if (off >= FS_MAX_FILE_SIZE || len > FS_MAX_FILE_SIZE - off)
-		return -EFBIG;
-	err = fs_iget(fs, ino, &ip);
-	if (err)
-		return err;
-	pthread_rwlock_wrlock(&ip->lock);
-	if (S_ISDIR(ip->d.mode))
-		err = -EISDIR;
-	else if (!S_ISREG(ip->d.mode))
-		err = -ENODEV;
-	else if (mode & FALLOC_FL_PUNCH_HOLE)
-		err = punch_hole(fs, ip, off, len);
-	else
-		err = prealloc(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
-	pthread_rwlock_unlock(&ip->lock);
-	fs_iput(fs, ip);
-	return err;
 }
 
 static off_t seek_locked(struct fs *fs, struct fs_inode *ip, uint64_t off,

@@ -56,6 +56,23 @@ static int dir_get(struct fs *fs, uint64_t ino, struct fs_inode **out)
 }
 
 /* ---- lookup -------------------------------------------------------------- */
+/* "." of an inode of any type: how the kernel finds an inode again from a
+ * file handle once it has forgotten it (FUSE export support). */
+static int lookup_self(struct fs *fs, uint64_t ino, struct fs_attr *attr)
+{
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	fs_inode_ref(fs, ip, 1, 0);
+	pthread_rwlock_rdlock(&ip->lock);
+	fs_inode_to_attr(fs, ip, attr);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return 0;
+}
+
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_attr *attr)
 {
@@ -66,14 +83,14 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	err = name_check(name);
 	if (err)
 		return err;
+	if (!strcmp(name, "."))
+		return lookup_self(fs, parent, attr);
 	err = dir_get(fs, parent, &dp);
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	pthread_rwlock_rdlock(&dp->lock);
-	if (!strcmp(name, "."))
-		ino = dp->ino;
-	else if (!strcmp(name, ".."))
+	if (!strcmp(name, ".."))
 		ino = dp->d.parent;
 	else
 		err = dp->d.nlink ? fs_dir_lookup(fs, dp, name, &ino, &key) :
@@ -202,6 +219,8 @@ static int create_node(struct fs *fs, uint64_t parent, const char *name,
 	else if (fs_dir_lookup(fs, dp, name, &ino, NULL) == 0)
 		err = -EEXIST;
 	if (!err)
+		err = fs_iflags_check(dp, FS_CHANGE_ADD);
+	if (!err)
 		err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);
@@ -327,8 +346,9 @@ static int link_drop(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 	return err;
 }
 
-/* What unlink (dir false) or rmdir may remove. */
-static int remove_check(const struct fs_inode *ip, bool dir)
+/* What unlink (dir false) or rmdir may remove from dp. */
+static int remove_check(const struct fs_inode *dp, const struct fs_inode *ip,
+			bool dir)
 {
 	if (dir && !S_ISDIR(ip->d.mode))
 		return -ENOTDIR;
@@ -336,6 +356,9 @@ static int remove_check(const struct fs_inode *ip, bool dir)
 		return -EISDIR;
 	if (dir && ip->d.map_depth)
 		return -ENOTEMPTY;
+	if (fs_iflags_check(dp, FS_CHANGE_REMOVE) ||
+	    fs_iflags_check(ip, FS_CHANGE_NAME))
+		return -EPERM;
 	return 0;
 }
 
@@ -418,7 +441,7 @@ static int remove_entry(struct fs *fs, uint64_t parent, const char *name,
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	err = lock_entry(fs, dp, name, &ls, &ip);
 	if (!err) {
-		err = remove_check(ip, dir);
+		err = remove_check(dp, ip, dir);
 		if (!err)
 			err = remove_apply(fs, dp, ip, name, dir);
 		fs_lockset_unlock(&ls);
@@ -455,6 +478,9 @@ static int link_apply(struct fs *fs, struct fs_inode *dp, struct fs_inode *ip,
 		return -EMLINK;
 	if (!fs_dir_lookup(fs, dp, newname, &x, NULL))
 		return -EEXIST;
+	if (fs_iflags_check(dp, FS_CHANGE_ADD) ||
+	    fs_iflags_check(ip, FS_CHANGE_NAME))
+		return -EPERM;
 	err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);

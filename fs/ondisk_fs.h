@@ -155,6 +155,9 @@ static_assert(sizeof(struct fs_jcommit_disk) == FS_BSIZE, "jcommit size");
 
 /* fs_inode_disk.flags */
 #define FS_IFLAG_EXTENT_TREE 0x1        /* map is a B+tree, not inline */
+#define FS_IFLAG_IMMUTABLE 0x2          /* chattr +i (iflags.c) */
+#define FS_IFLAG_APPEND 0x4             /* chattr +a */
+#define FS_IFLAG_NODUMP 0x8             /* chattr +d */
 
 struct fs_extent_disk {
 	uint64_t lblk;                  /* first file block */

@@ -1,5 +1,6 @@
 /*
- * rename: fs_rename with RENAME_NOREPLACE and RENAME_EXCHANGE.
+ * rename: fs_rename with RENAME_NOREPLACE, RENAME_EXCHANGE and
+ * RENAME_WHITEOUT.
  *
  * Under fs->ns_lock (write), so the tree cannot change while the loop
  * check walks parent pointers.  All directory entry changes of one rename
@@ -14,6 +15,8 @@ struct rn {
 	struct fs_inode *src, *dst;     /* dst: the entry being replaced */
 	const char *name, *newname;
 	unsigned flags;
+	uid_t uid;                      /* owner of a whiteout */
+	gid_t gid;
 };
 
 static uint8_t mode_dt(mode_t mode)
@@ -102,6 +105,26 @@ static int rn_exchange(struct fs *fs, struct fs_tx *tx, struct rn *r)
 	return fs_inode_dirty(fs, tx, r->dst);
 }
 
+/* RENAME_WHITEOUT: the old name gets a whiteout (overlayfs's, Linux
+ * WHITEOUT_DEV and WHITEOUT_MODE) instead of going away. */
+static int rn_whiteout(struct fs *fs, struct fs_tx *tx, struct rn *r)
+{
+	struct fs_inode *wo;
+	int err = fs_inode_new(fs, tx, S_IFCHR, r->uid, r->gid, &wo);
+
+	if (err)
+		return err;
+	wo->d.rdev = 0;
+	err = fs_dir_set(fs, tx, r->sdp, r->name, wo->ino, mode_dt(S_IFCHR));
+	if (err) {
+		fs_inode_abort_new(fs, tx, wo);
+		return err;
+	}
+	err = fs_inode_dirty(fs, tx, wo);
+	fs_iput(fs, wo);
+	return err;
+}
+
 static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 {
 	uint8_t dt = mode_dt(r->src->d.mode);
@@ -125,10 +148,25 @@ static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 				 NULL);
 	}
 	if (!err)
-		err = fs_dir_remove(fs, tx, r->sdp, r->name);
+		err = (r->flags & RENAME_WHITEOUT) ? rn_whiteout(fs, tx, r) :
+			fs_dir_remove(fs, tx, r->sdp, r->name);
 	if (!err)
 		rn_reparent(r->src, r->sdp, r->ddp);
 	return err;
+}
+
+/* chattr flags (iflags.c); caller holds the locks of all four. */
+static int rn_iflags(const struct rn *r)
+{
+	bool replaces = r->dst && !(r->flags & RENAME_EXCHANGE);
+
+	if (fs_iflags_check(r->sdp, FS_CHANGE_REMOVE) ||
+	    fs_iflags_check(r->ddp, replaces ? FS_CHANGE_REMOVE :
+			    FS_CHANGE_ADD) ||
+	    fs_iflags_check(r->src, FS_CHANGE_NAME) ||
+	    (r->dst && fs_iflags_check(r->dst, FS_CHANGE_NAME)))
+		return -EPERM;
+	return 0;
 }
 
 static int rn_apply(struct fs *fs, struct rn *r)
@@ -136,7 +174,9 @@ static int rn_apply(struct fs *fs, struct rn *r)
 	struct fs_tx *tx;
 	int err;
 
-	err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+	err = rn_iflags(r);
+	if (!err)
+		err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);
 	if (err)
@@ -182,8 +222,9 @@ static int rn_lookup(struct fs *fs, struct rn *r)
 
 static int rn_names(const char *name, const char *newname, unsigned flags)
 {
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
-	    ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)))
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) ||
+	    ((flags & RENAME_EXCHANGE) &&
+	     (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT))))
 		return -EINVAL;
 	if (strlen(name) > FS_NAME_MAX || strlen(newname) > FS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -215,7 +256,15 @@ static int rn_parents(struct fs *fs, uint64_t parent, uint64_t newparent,
 int fs_rename(struct fs *fs, uint64_t parent, const char *name,
 	      uint64_t newparent, const char *newname, unsigned flags)
 {
-	struct rn r = { .name = name, .newname = newname, .flags = flags };
+	return fs_rename_ctx(fs, NULL, parent, name, newparent, newname, flags);
+}
+
+int fs_rename_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		  const char *name, uint64_t newparent, const char *newname,
+		  unsigned flags)
+{
+	struct rn r = { .name = name, .newname = newname, .flags = flags,
+			.uid = ctx ? ctx->uid : 0, .gid = ctx ? ctx->gid : 0 };
 	struct fs_lockset ls = { .n = 0 };
 	int err;
 

@@ -235,7 +235,7 @@ static int clear_slot(struct fs_repair *r, uint64_t ino)
 /* The lost+found directory's inode, created when missing; 0 if unusable. */
 static uint64_t lost_found(struct fs_repair *r)
 {
-	struct fs_ctx ctx = { 0, 0, 0 };
+	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 0 };
 	struct fs_attr a;
 	int err;
 

@@ -43,9 +43,20 @@ uint64_t fs_csum(const void *data, size_t len, uint64_t seed)
 	return XXH3_64bits_withSeed(data, len, seed);
 }
 
+/* The kernel's clock for inode times (current_time(): the coarse clock,
+ * FUSE has no fine-grained timestamps): the kernel sets mtime and ctime
+ * of written files itself (writeback cache), and a finer clock here would
+ * put a new file's atime after its mtime. */
 void fs_now(struct timespec *ts)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_REALTIME_COARSE, ts);
+}
+
+bool fs_ctx_in_group(const struct fs_ctx *ctx, gid_t g)
+{
+	if (!ctx || ctx->uid == 0 || ctx->gid == g)
+		return true;
+	return ctx->in_groups && ctx->in_groups(ctx, g);
 }
 
 uint64_t fs_now_ns(void)

@@ -77,14 +77,14 @@ static int xa_check_value(size_t size, int flags)
 }
 
 /* Caller holds ip->lock (write); a transaction is open. */
-static int xa_change(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
-		     int ns, const char *name, const void *value, size_t size,
+static int xa_change(struct fs *fs, const struct fs_ctx *ctx,
+		     struct fs_tx *tx, struct fs_inode *ip, int ns, const char *name, const void *value, size_t size,
 		     int flags, bool remove)
 {
 	if (remove)
 		return fs_xattr_remove(fs, tx, ip, name);
 	if (ns == XA_NS_ACL_ACCESS)
-		return fs_acl_set_access(fs, tx, ip, value, size, flags);
+		return fs_acl_set_access(fs, ctx, tx, ip, value, size, flags);
 	return fs_xattr_set(fs, tx, ip, name, value, size, flags);
 }
 
@@ -109,12 +109,14 @@ static int xa_modify(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	pthread_rwlock_wrlock(&ip->lock);
 	err = xa_permission(ctx, ip, ns, true);
 	if (!err)
+		err = fs_iflags_check(ip, FS_CHANGE_ATTR);
+	if (!err)
 		err = fs_meta_check(fs, remove ? FS_META_FLOOR_REMOVE :
 					    FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);
 	if (!err) {
-		err = xa_change(fs, tx, ip, ns, name, value, size, flags,
+		err = xa_change(fs, ctx, tx, ip, ns, name, value, size, flags,
 				remove);
 		fs_tx_end(fs, tx);
 	}

@@ -37,6 +37,7 @@ enum opt_kind {
 	OPT_CACHE_MB,   /* =N mebibytes */
 	OPT_CACHE,      /* =SIZE with K/M/G */
 	OPT_LOGFILE,    /* =PATH */
+	OPT_ATIME,      /* an atime policy libfuse rejects: fs keeps it */
 };
 
 /* name ending in '=' or '-' matches as a prefix; others match exactly. */
@@ -63,10 +64,11 @@ static const struct opt_rule opt_rules[] = {
 	{ "owner", OPT_IGNORE }, { "group", OPT_IGNORE },
 	{ "_netdev", OPT_IGNORE }, { "x-", OPT_IGNORE },
 	{ "comment=", OPT_IGNORE }, { "helper=", OPT_IGNORE },
-	/* atime policies libfuse rejects: the filesystem keeps its own */
-	{ "relatime", OPT_IGNORE }, { "norelatime", OPT_IGNORE },
-	{ "strictatime", OPT_IGNORE }, { "nostrictatime", OPT_IGNORE },
-	{ "nodiratime", OPT_IGNORE }, { "diratime", OPT_IGNORE },
+	/* atime policies libfuse rejects: the filesystem applies them (the
+	 * kernel never moves atime on FUSE) */
+	{ "relatime", OPT_ATIME }, { "norelatime", OPT_ATIME },
+	{ "strictatime", OPT_ATIME }, { "nostrictatime", OPT_ATIME },
+	{ "nodiratime", OPT_ATIME }, { "diratime", OPT_ATIME },
 	{ "lazytime", OPT_IGNORE }, { "nolazytime", OPT_IGNORE },
 	{ "iversion", OPT_IGNORE }, { "noiversion", OPT_IGNORE },
 	{ "mand", OPT_IGNORE }, { "nomand", OPT_IGNORE },
@@ -87,6 +89,19 @@ static const struct opt_rule opt_rules[] = {
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* mount(8)'s meanings: relatime and nostrictatime are the default,
+ * norelatime is strictatime. */
+static void opt_atime_set(const char *opt, size_t len, struct config_opts *o)
+{
+	if (len == 10 && !strncmp(opt, "nodiratime", len))
+		o->nodiratime = true;
+	else if (len == 8 && !strncmp(opt, "diratime", len))
+		o->nodiratime = false;
+	else
+		o->strictatime = (len == 11 && !strncmp(opt, "strictatime", len)) ||
+				 (len == 10 && !strncmp(opt, "norelatime", len));
+}
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -241,6 +256,9 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 		else if (len == 5 && !strncmp(opt, "atime", len))
 			o->noatime = false;
 		ret = list_append(&o->fuse_opts, opt, len);
+		break;
+	case OPT_ATIME:
+		opt_atime_set(opt, len, o);
 		break;
 	case OPT_RO: o->ro = true; break;
 	case OPT_RW: o->ro = false; break;

@@ -51,6 +51,7 @@ struct config_opts {
 	bool allow_other;
 	bool debug;                   /* -o debug: libfuse traces every request */
 	bool noatime;                 /* also passed on to libfuse */
+	bool strictatime, nodiratime; /* fs applies them (fs.h) */
 	enum config_degraded degraded;
 	uint64_t cache_bytes;         /* 0: the library's default */
 	char *fuse_opts;              /* comma list for libfuse, or NULL */

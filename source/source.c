@@ -272,7 +272,9 @@ int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 	int ret;
 
 	mo.flags = (o->ro ? FS_MOUNT_RDONLY : 0) |
-		(o->noatime ? FS_MOUNT_NOATIME : 0);
+		(o->noatime ? FS_MOUNT_NOATIME : 0) |
+		(o->strictatime ? FS_MOUNT_STRICTATIME : 0) |
+		(o->nodiratime ? FS_MOUNT_NODIRATIME : 0);
 	/* the cache size is shared: half for fs metadata, half for raidcore's
 	 * stripe cache */
 	mo.cache_bytes = o->cache_bytes / 2;

@@ -173,6 +173,29 @@ static void test_opts_debug_noatime(void **state)
 	config_opts_free(&o);
 }
 
+/* the atime policies libfuse rejects are kept for fs, not passed on */
+static void test_opts_atime_policies(void **state)
+{
+	struct config_opts o;
+
+	config_opts_init(&o);
+	assert_false(o.strictatime);
+	assert_false(o.nodiratime);
+	assert_int_equal(config_opts_parse("strictatime,nodiratime", &o, NULL,
+					   0), 0);
+	assert_true(o.strictatime);
+	assert_true(o.nodiratime);
+	assert_null(o.fuse_opts);
+	assert_int_equal(config_opts_parse("relatime,diratime", &o, NULL, 0), 0);
+	assert_false(o.strictatime);
+	assert_false(o.nodiratime);
+	assert_int_equal(config_opts_parse("norelatime", &o, NULL, 0), 0);
+	assert_true(o.strictatime);
+	assert_int_equal(config_opts_parse("nostrictatime", &o, NULL, 0), 0);
+	assert_false(o.strictatime);
+	config_opts_free(&o);
+}
+
 static void test_opts_filter(void **state)
 {
 	static const struct {
@@ -515,6 +538,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_opts_table),
 		cmocka_unit_test(test_opts_debug_noatime),
+		cmocka_unit_test(test_opts_atime_policies),
 		cmocka_unit_test(test_opts_filter),
 		cmocka_unit_test(test_opts_unbalanced_quote),
 		cmocka_unit_test(test_opts_append),

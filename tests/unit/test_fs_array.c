@@ -70,7 +70,7 @@ static void unmount_array(struct fs *fs, struct rc_array *a, struct fs_bdev *b)
 
 static void test_fs_on_raid5(void **state)
 {
-	struct fs_ctx ctx = { 0, 0, 022 };
+	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 022 };
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct fs_bdev *b;

@@ -46,6 +46,12 @@ static const struct rename_case rename_cases[] = {
 	{ "exchange file and dir", "f1", "d3", RENAME_EXCHANGE, 0 },
 	{ "exchange missing", "f1", "none", RENAME_EXCHANGE, -ENOENT },
 	{ "both flags", "f1", "f2", RENAME_EXCHANGE | RENAME_NOREPLACE, -EINVAL },
+	{ "whiteout over file", "f1", "f2", RENAME_WHITEOUT, 0 },
+	{ "whiteout, dir to new name", "d2", "d1/w", RENAME_WHITEOUT, 0 },
+	{ "whiteout noreplace", "f1", "f2", RENAME_WHITEOUT | RENAME_NOREPLACE,
+	  -EEXIST },
+	{ "whiteout exchange", "f1", "f2", RENAME_WHITEOUT | RENAME_EXCHANGE,
+	  -EINVAL },
 	{ "dir into itself", "d1", "d1/sub/x", 0, -EINVAL },
 	{ "missing source", "nope", "x", 0, -ENOENT },
 	{ "same file", "f1", "f1", 0, 0 },
@@ -96,6 +102,12 @@ static void test_rename_table(void **state)
 		assert_int_equal(tfs_lookup(t, dp, dl), src);
 		if (c->flags & RENAME_EXCHANGE) {
 			assert_int_equal(tfs_lookup(t, sp, sl), dst);
+		} else if (c->flags & RENAME_WHITEOUT) {
+			/* overlayfs's whiteout: a character device 0:0 */
+			assert_int_equal(fs_lookup(t->fs, sp, sl, &after), 0);
+			assert_true(S_ISCHR(after.mode) && after.rdev == 0);
+			assert_true(after.ino != src && after.ino != dst);
+			fs_forget(t->fs, after.ino, 1);
 		} else {
 			assert_int_equal(tfs_lookup(t, sp, sl), 0);
 			if (dst)
@@ -451,6 +463,25 @@ static void test_acl_inherit(void **state)
 }
 
 /* ---- fallocate, copy_file_range, statfs --------------------------------------------- */
+/* Writes a pattern over f's first wlen bytes, then fallocate(mode |
+ * KEEP_SIZE) over len bytes from offset 100: those read zeros, the rest
+ * the pattern. */
+static void fill_and_zero(struct tfs *t, uint64_t f, uint8_t *w, size_t wlen,
+			  int mode, size_t len)
+{
+	uint8_t r[8 * 4096], z[8 * 4096] = { 0 };
+
+	assert_true(wlen <= sizeof(r) && 100 + len <= wlen);
+	tfs_pattern(w, wlen, len);
+	assert_int_equal(fs_write(t->fs, f, 0, wlen, w, 0), (ssize_t)wlen);
+	assert_int_equal(fs_fallocate(t->fs, f, mode | FALLOC_FL_KEEP_SIZE,
+				      100, len), 0);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), (ssize_t)wlen);
+	assert_memory_equal(r, w, 100);
+	assert_memory_equal(r + 100, z, len);
+	assert_memory_equal(r + 100 + len, w + 100 + len, wlen - 100 - len);
+}
+
 static void test_fallocate_punch(void **state)
 {
 	struct tfs *t = *state;
@@ -467,20 +498,37 @@ static void test_fallocate_punch(void **state)
 	assert_int_equal(a.size, 10000);
 	assert_int_equal(fs_read(t->fs, f, 0, 10000, r), 10000);
 	assert_memory_equal(r, z, 10000);
-	tfs_pattern(w, sizeof(w), 3);
-	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
-	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE |
-				      FALLOC_FL_KEEP_SIZE, 100, 3 * 4096), 0);
-	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
-	assert_memory_equal(r, w, 100);
-	assert_memory_equal(r + 100, z, 3 * 4096);
-	assert_memory_equal(r + 100 + 3 * 4096, w + 100 + 3 * 4096,
-			    sizeof(w) - 100 - 3 * 4096);
+	fill_and_zero(t, f, w, sizeof(w), FALLOC_FL_PUNCH_HOLE, 3 * 4096);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.blocks, 3 * 8);       /* blocks 1 and 2 freed */
 	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_PUNCH_HOLE, 0, 1),
 			 -EOPNOTSUPP);
 	assert_int_equal(fs_fallocate(t->fs, ROOT, 0, 0, 1), -EISDIR);
+}
+
+/* zero range: reads zeros, keeps the blocks allocated, grows the file
+ * only without KEEP_SIZE */
+static void test_fallocate_zero_range(void **state)
+{
+	struct tfs *t = *state;
+	uint8_t w[4 * 4096], r[6 * 4096], z[6 * 4096] = { 0 };
+	struct fs_attr a;
+	uint64_t f = tfs_create(t, ROOT, "f");
+
+	fill_and_zero(t, f, w, sizeof(w), FALLOC_FL_ZERO_RANGE, 2 * 4096);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, sizeof(w));
+	assert_int_equal(a.blocks, 4 * 8);       /* nothing given back */
+	/* past the end: the file grows, the new part reads zeros */
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_ZERO_RANGE,
+				      3 * 4096, 3 * 4096), 0);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, 6 * 4096);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r + 3 * 4096, z, 3 * 4096);
+	assert_int_equal(fs_fallocate(t->fs, f, FALLOC_FL_ZERO_RANGE |
+				      FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, 0, 1), -EOPNOTSUPP);
 }
 
 /* fallocate allocates unwritten extents: no data is written, reads are
@@ -654,6 +702,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_xattr_semantics, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_acl_inherit, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_fallocate_punch, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_fallocate_zero_range, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_fallocate_unwritten),
 		cmocka_unit_test_setup_teardown(test_copy_file_range, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_statfs_adds_up, tfs_setup, tfs_teardown),

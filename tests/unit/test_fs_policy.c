@@ -2,8 +2,8 @@
  * test_fs_policy: semantics the filesystem owns so that the FUSE daemon
  * only passes requests through - POSIX ACLs kept in step with the mode
  * (chmod, setfacl, inheritance), each change in one handle of one
- * transaction; the xattr namespace rules for the caller; O_APPEND placed
- * under the inode's lock.
+ * transaction; the xattr namespace rules for the caller; the setgid rules
+ * for the caller; chattr's flags; O_APPEND placed under the inode's lock.
  *
  * "One handle": fs->j.handles_started counts outermost fs_tx_begin calls.
  * A change made in two handles could be split by a commit between them,
@@ -11,6 +11,8 @@
  */
 #include "fs_test_util.h"
 #include "fs_int.h"
+#include <linux/falloc.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <sys/xattr.h>
 
@@ -289,7 +291,7 @@ static void test_default_acl_applied_in_the_create(void **state)
 static void test_xattr_namespaces(void **state)
 {
 	struct tfs *t = *state;
-	struct fs_ctx root = { 0, 0, 022 };
+	struct fs_ctx root = { .uid = 0, .gid = 0, .umask = 022 };
 	uint64_t f = tfs_create(t, ROOT, "f"), d = tfs_mkdir(t, ROOT, "d");
 	struct fs *fs = t->fs;
 	struct fs_attr a;
@@ -390,6 +392,131 @@ static void test_append_goes_to_the_end(void **state)
 	assert_int_equal(na, NREC);
 }
 
+/* ---- setgid rules (Linux 6.x setattr_prepare, setattr_should_drop_sgid) -- */
+
+static bool in_group_7(const struct fs_ctx *ctx, gid_t g)
+{
+	return g == 7;
+}
+
+/* The file belongs to uid 1000, group 5 (7 in the last row); the caller
+ * is uid 1000 or 2000, gid 1000, supplementary group 7. */
+static void test_setgid_dropped_outside_the_group(void **state)
+{
+	struct tfs *t = *state;
+	static const struct {
+		const char *what;
+		uid_t uid;
+		gid_t file_gid;
+		int to_set;
+		mode_t mode, want;
+	} cases[] = {
+		{ "chmod by the owner outside", 1000, 5, FS_SET_ATTR_MODE,
+		  02755, 0755 },
+		{ "chmod by root", 0, 5, FS_SET_ATTR_MODE, 02755, 02755 },
+		{ "write by another outside", 2000, 5, FS_SET_ATTR_KILL_SGID,
+		  02666, 0666 },
+		{ "write by root", 0, 5, FS_SET_ATTR_KILL_SGID, 02666, 02666 },
+		{ "truncate by another outside", 2000, 5, FS_SET_ATTR_SIZE,
+		  02666, 0666 },
+		{ "times only", 2000, 5, FS_SET_ATTR_MTIME_NOW, 02666, 02666 },
+		{ "write by a supplementary member", 2000, 7,
+		  FS_SET_ATTR_KILL_SGID, 02666, 02666 },
+	};
+	uint64_t f = tfs_create(t, ROOT, "f");
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fs_ctx ctx = { .uid = cases[i].uid, .gid = 1000,
+				      .in_groups = in_group_7 };
+		struct fs_attr in = { .mode = cases[i].mode, .uid = 1000,
+				      .gid = cases[i].file_gid };
+
+		assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
+					    FS_SET_ATTR_UID | FS_SET_ATTR_GID,
+					    NULL), 0);
+		assert_int_equal(fs_setattr_ctx(t->fs, &ctx, f, &in,
+						cases[i].to_set, NULL), 0);
+		if (mode_of(t, f) != cases[i].want)
+			fail_msg("%s: mode %o, want %o", cases[i].what,
+				 mode_of(t, f), cases[i].want);
+	}
+}
+
+/* setfacl by the owner outside the group drops S_ISGID, as chmod does */
+static void test_set_acl_drops_setgid_outside_the_group(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_ctx owner = { .uid = 1000, .gid = 1000 };
+	struct fs_attr in = { .mode = 02775, .uid = 1000, .gid = 5 };
+	uint64_t f = tfs_create(t, ROOT, "f");
+	uint8_t acl[64];
+	size_t len = acl_make(acl, extended, 5);
+
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
+				    FS_SET_ATTR_UID | FS_SET_ATTR_GID, NULL), 0);
+	assert_int_equal(fs_setxattr(t->fs, &owner, f, ACCESS, acl, len, 0), 0);
+	assert_int_equal(mode_of(t, f), 0664);
+	chmod_to(t, f, 02775);
+	owner.uid = 0;                                  /* root: kept */
+	assert_int_equal(fs_setxattr(t->fs, &owner, f, ACCESS, acl, len, 0), 0);
+	assert_int_equal(mode_of(t, f), 02664);
+}
+
+/* ---- chattr flags (iflags.c) ------------------------------------------- */
+
+static int open_with(struct tfs *t, uint64_t ino, int flags)
+{
+	uint64_t fh;
+	int err = fs_open(t->fs, ino, flags, &fh);
+
+	if (!err)
+		fs_release(t->fs, ino, fh);
+	return err;
+}
+
+static void test_iflags_enforced_and_kept(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t f = tfs_create(t, ROOT, "f"), g = tfs_create(t, ROOT, "g");
+	struct fs_attr in = { .mode = 0600, .size = 0 };
+	unsigned fl;
+
+	assert_int_equal(fs_setflags(t->fs, f, FS_IMMUTABLE_FL), 0);
+	assert_int_equal(fs_setflags(t->fs, g, FS_APPEND_FL | FS_NODUMP_FL), 0);
+	assert_int_equal(fs_setflags(t->fs, g, 0x1), -EOPNOTSUPP);  /* SECRM */
+	tfs_remount(t);
+	assert_int_equal(fs_getflags(t->fs, f, &fl), 0);
+	assert_int_equal(fl, FS_IMMUTABLE_FL);
+	assert_int_equal(fs_getflags(t->fs, g, &fl), 0);
+	assert_int_equal(fl, FS_APPEND_FL | FS_NODUMP_FL);
+	/* immutable: nothing changes */
+	assert_int_equal(fs_write(t->fs, f, 0, 1, "x", 0), -EPERM);
+	assert_int_equal(open_with(t, f, O_WRONLY | O_APPEND), -EPERM);
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE, NULL),
+			 -EPERM);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.a", "1", 1, 0),
+			 -EPERM);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), -EPERM);
+	assert_int_equal(fs_rename(t->fs, ROOT, "f", ROOT, "h", 0), -EPERM);
+	assert_int_equal(open_with(t, f, O_RDONLY), 0);
+	/* append-only: it only grows */
+	assert_int_equal(open_with(t, g, O_WRONLY), -EPERM);
+	assert_int_equal(open_with(t, g, O_WRONLY | O_APPEND), 0);
+	assert_int_equal(open_with(t, g, O_WRONLY | O_APPEND | O_TRUNC), -EPERM);
+	assert_int_equal(fs_write(t->fs, g, 0, 1, "x", O_APPEND), 1);
+	assert_int_equal(fs_setattr(t->fs, g, &in, FS_SET_ATTR_SIZE, NULL),
+			 -EPERM);
+	assert_int_equal(fs_fallocate(t->fs, g, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, 0, 1), -EPERM);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "g"), -EPERM);
+	/* cleared, they are ordinary files again */
+	assert_int_equal(fs_setflags(t->fs, f, 0), 0);
+	assert_int_equal(fs_setflags(t->fs, g, 0), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "g"), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, tfs_setup, tfs_teardown)
@@ -404,6 +531,9 @@ int main(void)
 		T(test_default_acl_applied_in_the_create),
 		T(test_xattr_namespaces),
 		T(test_append_goes_to_the_end),
+		T(test_setgid_dropped_outside_the_group),
+		T(test_set_acl_drops_setgid_outside_the_group),
+		T(test_iflags_enforced_and_kept),
 	};
 #undef T
 

@@ -1,0 +1,237 @@
+#!/bin/bash
+# Linux semantics at ext4's level (issue 11), on one mount: a buffered read
+# after an AIO O_DIRECT write sees the new data; SEEK_DATA/SEEK_HOLE, cp
+# --sparse=always and tar -S see data still in the writeback cache; the
+# setgid rules of Linux 6.x for an unprivileged caller (chmod, setfacl,
+# write, truncate, fallocate, punch); atime from one clock, under relatime,
+# strictatime, noatime and nodiratime (a remount each); a default mount is
+# dev,suid (a device node opens, a setuid program runs setuid), and
+# nodev,nosuid,noexec are honoured; file handles survive a cache drop and
+# a remount, and go stale when their inode is gone; fallocate's zero range
+# against fsx's model, RENAME_WHITEOUT, the largest file size; chattr's
+# immutable, append-only and nodump, enforced and kept across a remount.
+. "$(dirname "$0")/lib.sh"
+t_setup
+AIO_STALE=$(t_tool aio_stale)
+FHANDLE=$(t_tool fhandle)
+FSX=$(t_tool fsx)
+
+t_images 4 128M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt" -o allow_other
+chmod 755 "$T" "$T/mnt"
+M=$T/mnt
+
+t_log "buffered reads after AIO O_DIRECT writes are not stale"
+"$AIO_STALE" "$M/aio" 300 || t_fail "a buffered read returned stale data after a direct write"
+rm "$M/aio"
+
+t_log "SEEK_DATA/SEEK_HOLE see data still in the writeback cache"
+# sparse.py: 64 KiB at 0 and 4 KiB at 1 MiB of a 2 MiB file, kept open
+# (the kernel writes its pages back at the last close) while it checks
+# the seeks and runs the copies, whose results must equal the file
+cat >"$T/sparse.py" <<'PY'
+import os, subprocess, sys
+m, t = sys.argv[1], sys.argv[2]
+fd = os.open(m + "/sparse", os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b"x" * 65536, 0)
+assert os.lseek(fd, 0, os.SEEK_DATA) == 0, "SEEK_DATA 0 after a write"
+os.pwrite(fd, b"y" * 4096, 1 << 20)
+os.ftruncate(fd, 2 << 20)
+assert os.lseek(fd, 0, os.SEEK_HOLE) == 65536, "SEEK_HOLE"
+assert os.lseek(fd, 65536, os.SEEK_DATA) == 1 << 20, "SEEK_DATA after the hole"
+assert os.lseek(fd, (1 << 20) + 4096, os.SEEK_HOLE) == (1 << 20) + 4096, "SEEK_HOLE at the tail"
+subprocess.check_call(["cp", "--sparse=always", m + "/sparse", m + "/sparse.cp"])
+subprocess.check_call(["tar", "-S", "-C", m, "-cf", t + "/sparse.tar", "sparse"])
+os.mkdir(t + "/untar")
+subprocess.check_call(["tar", "-S", "-C", t + "/untar", "-xf", t + "/sparse.tar"])
+os.close(fd)
+PY
+"$PY" "$T/sparse.py" "$M" "$T" || t_fail "seeks or sparse copies of a file being written"
+cmp "$M/sparse" "$M/sparse.cp" || t_fail "cp --sparse=always lost data written moments before"
+cmp "$M/sparse" "$T/untar/sparse" || t_fail "tar -S lost data written moments before"
+[ "$(stat -c %b "$M/sparse.cp")" -lt 2048 ] || t_fail "cp --sparse=always did not keep the hole"
+
+t_log "S_ISGID: dropped by a caller outside the file's group, as on ext4"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+mode_is() { [ "$(stat -c %a "$1")" = "$2" ] || t_fail "$3: mode $(stat -c %a "$1"), want $2"; }
+mkdir -m 777 "$M/sg"
+as_nobody sh -c "touch '$M/sg/f'; mkdir '$M/sg/d'"
+chgrp root "$M/sg/f" "$M/sg/d"            # nobody owns them, outside the group
+chmod 2775 "$M/sg/f" "$M/sg/d"
+as_nobody chmod 2755 "$M/sg/f" "$M/sg/d"
+mode_is "$M/sg/f" 755 "chmod of a file by its owner outside the group"
+mode_is "$M/sg/d" 755 "chmod of a directory by its owner outside the group"
+chmod 2775 "$M/sg/f" "$M/sg/d"
+as_nobody setfacl -m u:0:rwx "$M/sg/f" "$M/sg/d"
+mode_is "$M/sg/f" 775 "setfacl on a file by its owner outside the group"
+mode_is "$M/sg/d" 775 "setfacl on a directory by its owner outside the group"
+# root's files written by nobody: S_ISUID always goes, S_ISGID too (with
+# or without group execute), since nobody is outside group root
+for m in 6777:777 6767:767 2666:666; do
+	for op in write trunc falloc punch; do
+		touch "$M/sg/$op"; chmod "${m%:*}" "$M/sg/$op"
+	done
+	as_nobody sh -c "echo x >>'$M/sg/write'; truncate -s 100 '$M/sg/trunc';
+		fallocate -l 8192 '$M/sg/falloc'; fallocate -p -o 0 -l 4096 '$M/sg/punch'"
+	for op in write trunc falloc punch; do
+		mode_is "$M/sg/$op" "${m#*:}" "$op by a non-owner outside the group (mode ${m%:*})"
+	done
+done
+# in the group through a supplementary group: S_ISGID stays
+chmod 2666 "$M/sg/write"
+setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>'$M/sg/write'"
+mode_is "$M/sg/write" 2666 "write by a member of the group (supplementary)"
+rm -r "$M/sg"
+
+t_log "a default mount is dev,suid; nodev,nosuid,noexec when asked"
+mknod "$M/null" c 1 3
+chmod 666 "$M/null"
+cp "$(command -v id)" "$M/id"
+chmod 4755 "$M/id"                         # root's, setuid
+dev_suid_check() {   # OPTIONS: what the mount was given
+	local out ran=yes
+	case $1 in
+	*nodev*) t_expect_fail sh -c "echo x >'$M/null'" ;;
+	*) echo x >"$M/null" || t_fail "a device node does not open ($1)" ;;
+	esac
+	out=$(as_nobody "$M/id" 2>&1) || ran=no
+	case $1 in
+	*noexec*) [ $ran = no ] || t_fail "noexec: a program ran ($out)" ;;
+	*nosuid*) [ $ran = yes ] && [[ $out != *euid=0* ]] || t_fail "nosuid: $out" ;;
+	*) [[ $out == *euid=0* ]] || t_fail "a setuid program did not run setuid ($1): $out" ;;
+	esac
+}
+dev_suid_check defaults
+
+t_log "fallocate (zero range, punch hole, preallocation) against fsx's model"
+# -Z: an operation the filesystem lacks (zero range did) fails the run
+"$FSX" -q -Z -N 500 -S 11 -l 600000 -o 65536 -c 20 "$M/fsx" >"$T/fsx.out" 2>&1 \
+	|| { tail -n 20 "$T/fsx.out"; t_fail "fsx with every operation"; }
+rm "$M/fsx"
+
+t_log "RENAME_WHITEOUT leaves a whiteout (overlayfs), the largest file size"
+echo moved >"$M/wo.a"
+cat >"$T/limits.py" <<'PY'
+import ctypes, errno, mmap, os, stat, sys
+m = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def check(ok, what):
+    if not ok: sys.exit(what)
+RENAME_WHITEOUT, AT_FDCWD = 4, -100
+r = libc.renameat2(AT_FDCWD, (m + "/wo.a").encode(), AT_FDCWD, (m + "/wo.b").encode(), RENAME_WHITEOUT)
+check(r == 0, "renameat2(RENAME_WHITEOUT): %s" % os.strerror(ctypes.get_errno()))
+st = os.lstat(m + "/wo.a")
+check(stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, "no whiteout at the old name: %o" % st.st_mode)
+check(open(m + "/wo.b").read() == "moved\n", "the file did not move")
+# FS_MAX_FILE_SIZE (fs_int.h), 2^50: the last block can be written, the
+# next byte cannot (O_DIRECT: the error comes from write(2) itself)
+L = 1 << 50
+fd = os.open(m + "/big", os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
+buf = mmap.mmap(-1, 4096); buf.write(b"z" * 4096)
+check(os.pwritev(fd, [buf], L - 4096) == 4096, "a write of the last block")
+try:
+    os.pwritev(fd, [buf], L); check(False, "a write past the largest size")
+except OSError as e:
+    check(e.errno == errno.EFBIG, "a write past the largest size: %s" % e)
+os.close(fd)
+check(os.stat(m + "/big").st_size == L, "size at the limit")
+try:
+    os.truncate(m + "/big", L + 1); check(False, "truncate past the largest size")
+except OSError as e:
+    check(e.errno == errno.EFBIG, "truncate past the largest size: %s" % e)
+PY
+"$PY" "$T/limits.py" "$M" || t_fail "whiteout or file size limit"
+rm "$M/wo.a" "$M/wo.b" "$M/big"
+
+t_log "chattr +i, +a, +d (lsattr), enforced"
+command -v chattr >/dev/null || t_fail "chattr missing (Debian package e2fsprogs)"
+mkdir "$M/ia"
+echo data >"$M/ia/imm"
+echo data >"$M/ia/app"
+touch "$M/ia/nodump"
+chattr +i "$M/ia/imm"
+chattr +a "$M/ia/app"
+chattr +d "$M/ia/nodump"
+for op in "echo x >>'$M/ia/imm'" "rm '$M/ia/imm'" "mv '$M/ia/imm' '$M/ia/x'" \
+	"chmod 600 '$M/ia/imm'" "touch '$M/ia/imm'" "ln '$M/ia/imm' '$M/ia/l'" \
+	"setfattr -n user.a -v 1 '$M/ia/imm'" "echo w >'$M/ia/app'" \
+	"truncate -s 0 '$M/ia/app'" "rm '$M/ia/app'" "fallocate -p -l 1 '$M/ia/app'"; do
+	t_expect_fail sh -c "$op"
+done
+echo more >>"$M/ia/app" || t_fail "an append to an append-only file"
+[ "$(cat "$M/ia/imm" "$M/ia/app")" = "$(printf 'data\ndata\nmore')" ] || t_fail "contents of the flagged files"
+chattr +i "$M/ia"
+t_expect_fail touch "$M/ia/new"
+chattr -i "$M/ia"
+chattr +a "$M/ia"
+touch "$M/ia/new" || t_fail "a new entry in an append-only directory"
+t_expect_fail rm "$M/ia/new"
+chattr -a "$M/ia"
+ia_check() {
+	lsattr -d "$M/ia/imm" "$M/ia/app" "$M/ia/nodump" | awk '{ print $1 }' | tr '\n' ' ' >"$T/lsattr"
+	grep -q '^----i[-]* -----a[-]* ------d[-]* $' "$T/lsattr" || t_fail "lsattr $1: $(cat "$T/lsattr")"
+}
+ia_check "as set"
+
+# atime.py POLICY DIR: what a read (open and read) and a listing do to
+# atime under POLICY; "old" times are set with utime first
+cat >"$T/atime.py" <<'PY'
+import os, sys, time
+pol, d = sys.argv[1], sys.argv[2]
+f, sub = d + "/at." + pol, d + "/atd." + pol
+def at(p): return os.stat(p).st_atime_ns
+def read(p): open(p, "rb").read()
+def check(ok, what):
+    if not ok: sys.exit("%s: %s" % (pol, what))
+with open(f, "wb") as w: w.write(b"data")
+st = os.stat(f)
+check(st.st_atime_ns <= st.st_mtime_ns, "a new file's atime is after its mtime (two clocks)")
+os.mkdir(sub)
+os.utime(f, ns=(10**18, 10**18)); os.utime(sub, ns=(10**18, 10**18))
+time.sleep(0.02)
+read(f); os.listdir(sub)
+moved, dmoved = at(f) != 10**18, at(sub) != 10**18
+check(moved == (pol != "noatime"), "a read after a change moved atime: %s" % moved)
+check(dmoved == (pol not in ("noatime", "nodiratime")), "a listing moved atime: %s" % dmoved)
+a = at(f); time.sleep(0.02); read(f)
+check((at(f) != a) == (pol == "strictatime"), "a second read moved atime: %s" % (at(f) != a))
+PY
+"$PY" "$T/atime.py" relatime "$M" || t_fail "atime under relatime"
+
+t_log "file handles survive a cache drop and a remount"
+mkdir "$M/fh"
+echo handled >"$M/fh/file"
+"$FHANDLE" save "$M/fh/file" "$T/h.file"
+"$FHANDLE" save "$M/fh" "$T/h.dir"
+handles_check() {    # WHEN
+	[ "$("$FHANDLE" cat "$M" "$T/h.file")" = handled ] || t_fail "file handle after $1"
+	[ "$("$FHANDLE" cat "$M" "$T/h.dir")" = dir ] || t_fail "directory handle after $1"
+}
+sync
+echo 2 >/proc/sys/vm/drop_caches          # the kernel forgets the inodes
+handles_check "a cache drop"
+t_umount "$M"
+for pol in strictatime noatime nodiratime; do
+	opts=allow_other,$pol
+	[ "$pol" = noatime ] && opts=$opts,nodev,nosuid
+	[ "$pol" = nodiratime ] && opts=$opts,noexec
+	t_mount "$IMGS" "$M" -o "$opts"
+	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
+	dev_suid_check "$opts"
+	[ "$pol" = strictatime ] && handles_check "a remount" && ia_check "after a remount"
+	t_umount "$M"
+done
+t_mount "$IMGS" "$M"
+chattr -i "$M/ia/imm"
+chattr -a "$M/ia/app"
+rm -r "$M/ia"
+rm "$M/fh/file"
+echo other >"$M/fh/new"                    # may reuse the inode number
+out=$("$FHANDLE" cat "$M" "$T/h.file" 2>&1) && t_fail "a handle of a removed file opened: $out"
+case $out in *ESTALE*) ;; *) t_fail "a handle of a removed file: $out, want ESTALE" ;; esac
+t_umount "$M"
+
+t_log "the filesystem is consistent after all of it"
+rc=0; "$RAIDFS_BIN/fsck.raidfs" -n -f "$IMGS" >"$T/fsck.out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/fsck.out"; t_fail "fsck -n -f: exit $rc"; }
