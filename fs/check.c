@@ -3,7 +3,7 @@
  * after every simulated crash; fsck can call it too).
  *
  * It walks the tree from the root and the orphan list, reading every inode,
- * extent, tree node and xattr block, and requires:
+ * extent, tree node, xattr record and value block, and requires:
  *   - every block is used by exactly one owner, and the on-disk block
  *     bitmap marks exactly the used blocks (no leak, no double use);
  *   - the on-disk inode bitmap marks exactly the reachable and orphan inodes;
@@ -11,7 +11,9 @@
  *     directory's is 2 + its subdirectories, and it has one name;
  *   - each inode's block count, each directory's entry count and parent;
  *   - directory keys match their names' hashes, entry types the inodes;
- *   - B+tree keys sorted and within their parents' bounds (fs_bt_walk).
+ *   - B+tree keys sorted and within their parents' bounds (fs_bt_walk);
+ *   - xattr records keyed by their names' hashes, value chains whole and
+ *     matching the checksums their records hold.
  * Problems are counted and the first one is described in the report.
  */
 #include <dirent.h>
@@ -131,7 +133,44 @@ static int chk_dirent(void *arg, const void *rec)
 	return chk_queue(c, ino);
 }
 
-/* The blocks of one inode: extents, trees, xattr block. */
+static int chk_xvalue_block(void *arg, uint64_t blk)
+{
+	struct chk *c = arg;
+
+	chk_use(c, blk, c->cur_dir);
+	c->owner_blocks++;
+	return 0;
+}
+
+/* One attribute: a well-formed record, its value chain whole. */
+static int chk_xattr(void *arg, const void *rec)
+{
+	const struct fs_xattr_rec_disk *r = rec;
+	struct chk *c = arg;
+	int err;
+
+	err = fs_xattr_rec_check(c->fs, r);
+	if (!err && (r->flags & FS_XREC_EXTERNAL))
+		err = fs_xattr_chain_read(c->fs, c->cur_dir, r, NULL,
+					  chk_xvalue_block, c);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		chk_fail(c, "inode %llu: xattr '%.*s' is damaged",
+			 (unsigned long long)c->cur_dir, r->name_len, r->name);
+	return 0;
+}
+
+static int chk_xattrs(struct chk *c, struct fs_inode *ip)
+{
+	struct fs_bt t = { c->fs, &ip->d.xattr_root, &ip->d.xattr_depth,
+			   sizeof(struct fs_xattr_rec_disk), FS_TREE_XATTR,
+			   ip->ino, NULL, 0 };
+
+	return fs_bt_walk(&t, chk_node, chk_xattr, c);
+}
+
+/* The blocks of one inode: extents, trees, xattr tree and values. */
 static int chk_inode_blocks(struct chk *c, struct fs_inode *ip)
 {
 	struct fs_bt t;
@@ -167,10 +206,8 @@ static int chk_inode_blocks(struct chk *c, struct fs_inode *ip)
 			chk_extent(c, &d);
 		}
 	}
-	if (ip->d.xattr_block) {
-		chk_use(c, ip->d.xattr_block, ip->ino);
-		c->owner_blocks++;
-	}
+	if (!err)
+		err = chk_xattrs(c, ip);
 	if (!err && c->owner_blocks != ip->d.blocks)
 		chk_fail(c, "inode %llu: %llu blocks found, says %llu",
 			 (unsigned long long)ip->ino,

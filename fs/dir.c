@@ -27,7 +27,7 @@ static struct fs_bt dir_tree(struct fs *fs, struct fs_inode *dp)
 /* FS_DIR_HASH_MASK; tests narrow it to make collisions common. */
 uint64_t fs_dir_hash_mask = FS_DIR_HASH_MASK;
 
-static uint64_t name_base(struct fs *fs, const char *name, size_t len)
+uint64_t fs_dir_name_base(struct fs *fs, const char *name, size_t len)
 {
 	uint64_t k = fs_csum(name, len, fs_le64(fs->sb.hash_seed)) &
 		     fs_dir_hash_mask;
@@ -49,7 +49,7 @@ static int dir_scan(struct fs *fs, struct fs_inode *dp, const char *name,
 		    struct fs_dirent_disk *rec, uint64_t used[4])
 {
 	size_t len = strlen(name);
-	uint64_t base = name_base(fs, name, len), k = base;
+	uint64_t base = fs_dir_name_base(fs, name, len), k = base;
 	struct fs_bt t = dir_tree(fs, dp);
 	int err;
 
@@ -107,7 +107,7 @@ int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	if (idx == 256)
 		return -ENOSPC;
 	memset(&rec, 0, sizeof(rec));
-	rec.key = fs_cpu64(name_base(fs, name, len) | idx);
+	rec.key = fs_cpu64(fs_dir_name_base(fs, name, len) | idx);
 	rec.ino = fs_cpu64(ino);
 	rec.type = type;
 	rec.name_len = (uint8_t)len;

@@ -66,7 +66,7 @@
 #define FS_BLOCK_SIZE 4096u
 #define FS_LABEL_MAX 64         /* bytes, including the NUL */
 #define FS_XATTR_NAME_MAX 255
-#define FS_XATTR_SIZE_MAX 3968  /* all of one inode's names and values */
+#define FS_XATTR_SIZE_MAX 3968  /* the largest POSIX ACL value (acl.c) */
 
 struct fs;
 
@@ -294,9 +294,10 @@ int fs_check(struct fs *fs, struct fs_check_report *r);
  * more than the bits (-EINVAL: not a valid ACL); removing it leaves the
  * mode.  A mode change by fs_setattr updates the access ACL likewise.
  *
- * flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  All of an
- * inode's names and values share FS_XATTR_SIZE_MAX bytes: -ENOSPC beyond
- * (-E2BIG for a value over XATTR_SIZE_MAX, as the syscall).
+ * flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  A value may
+ * be up to XATTR_SIZE_MAX (64 KiB; -E2BIG beyond, as the syscall), an
+ * inode may have as many attributes as space allows (-ENOSPC), a POSIX ACL
+ * up to FS_XATTR_SIZE_MAX bytes.
  */
 int fs_setxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		const char *name, const void *value, size_t size, int flags);

@@ -13,7 +13,7 @@
  *   evict.c      the last fs_iput of an inode: freeing, orphans at mount
  *   file.c       file data: read, write, truncate, open
  *   extent.c     file block -> device block map (inline, then B+tree)
- *   xattr.c      an inode's extended attributes, one block
+ *   xattr.c      an inode's extended attributes: B+tree, value chains
  *   dir.c        names in a directory's hash B+tree
  *   inode.c      inode cache, inode table, orphan list
  *   btree.c      generic B+tree of fixed-size records keyed by u64
@@ -308,12 +308,13 @@ struct fs_extent {
 /* CPU form of struct fs_inode_disk. */
 struct fs_dinode {
 	uint32_t mode, uid, gid, nlink, flags;
-	uint64_t generation, size, blocks, rdev, xattr_block, parent;
+	uint64_t generation, size, blocks, rdev, xattr_root, parent;
 	struct timespec atime, mtime, ctime, crtime;
 	uint64_t map_root;
 	uint32_t map_depth, nextents;
 	struct fs_extent ext[FS_INLINE_EXTENTS];
 	uint64_t dir_entries;
+	uint32_t xattr_depth;
 };
 
 /*
@@ -438,6 +439,8 @@ uint64_t fs_fh_new(struct fs *fs);
 /* ---- Directories (dir.c) ------------------------------------------------- */
 /* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
 extern uint64_t fs_dir_hash_mask;
+/* The key of name with collision index 0 (directories and xattrs). */
+uint64_t fs_dir_name_base(struct fs *fs, const char *name, size_t len);
 /* key (may be NULL): the key the entry is stored under. */
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 		  uint64_t *ino, uint64_t *key);
@@ -466,7 +469,19 @@ ssize_t fs_xattr_list(struct fs *fs, struct fs_inode *ip,
 		      bool (*shown)(const char *name, size_t len,
 				    const void *arg),
 		      const void *arg, char *buf, size_t size);
+/* Frees every attribute (records, tree, value blocks) of ip. */
 int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* Is r a well-formed record (key of its name, lengths, flags)?  -EUCLEAN. */
+int fs_xattr_rec_check(struct fs *fs, const struct fs_xattr_rec_disk *r);
+/*
+ * Reads the value chain of external record r of inode owner into value
+ * (value_len bytes; NULL: read and check only), calling blk_cb (may be
+ * NULL) with each block: every block must be a value block of owner in
+ * its place, and the value must match the record's checksum (-EUCLEAN).
+ */
+int fs_xattr_chain_read(struct fs *fs, uint64_t owner,
+			const struct fs_xattr_rec_disk *r, void *value,
+			int (*blk_cb)(void *arg, uint64_t blk), void *arg);
 
 /* ---- POSIX ACLs (acl.c) -------------------------------------------------- */
 #define FS_ACL_ACCESS "system.posix_acl_access"

@@ -98,7 +98,8 @@ static void inode_encode(const struct fs_dinode *c, uint64_t ino, bool used,
 	d->size = fs_cpu64(c->size);
 	d->blocks = fs_cpu64(c->blocks);
 	d->rdev = fs_cpu64(c->rdev);
-	d->xattr_block = fs_cpu64(c->xattr_block);
+	d->xattr_root = fs_cpu64(c->xattr_root);
+	d->xattr_depth = fs_cpu32(c->xattr_depth);
 	d->parent = fs_cpu64(c->parent);
 	ts_enc(&d->atime, &c->atime);
 	ts_enc(&d->mtime, &c->mtime);
@@ -144,7 +145,8 @@ static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 	c->size = fs_le64(d.size);
 	c->blocks = fs_le64(d.blocks);
 	c->rdev = fs_le64(d.rdev);
-	c->xattr_block = fs_le64(d.xattr_block);
+	c->xattr_root = fs_le64(d.xattr_root);
+	c->xattr_depth = fs_le32(d.xattr_depth);
 	c->parent = fs_le64(d.parent);
 	ts_dec(&c->atime, &d.atime);
 	ts_dec(&c->mtime, &d.mtime);

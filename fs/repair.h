@@ -6,7 +6,8 @@
  * frees an inode whose link count is wrong), and lists what it finds:
  *   dangling entries (naming a free, damaged or out-of-range inode, the
  *   root, or a directory a second time), entry types that disagree with
- *   the inode, unreadable maps (extent tree, name tree, xattr block) and
+ *   the inode, unreadable maps (extent tree, name tree, xattr tree or value
+ *   chain: the inode's attributes are then emptied, all of them) and
  *   extents pointing outside the data area, link counts, block counts,
  *   entry counts and parents that disagree with the tree, in-use inodes
  *   that no entry reaches, blocks claimed twice, and bitmap bits that

@@ -119,8 +119,10 @@ static int with_inode(struct fs_repair *r, uint64_t ino, inode_fix_fn fn,
 static int fix_map(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *ip,
 		   const struct rp_fix *f)
 {
-	if (f->what & 2)
-		ip->d.xattr_block = 0;
+	if (f->what & 2) {
+		ip->d.xattr_root = 0;
+		ip->d.xattr_depth = 0;
+	}
 	if (!(f->what & 1)) {
 		ip->d.blocks = r->nblk[ip->ino];
 		return 0;
@@ -129,7 +131,7 @@ static int fix_map(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *ip,
 	ip->d.map_depth = 0;
 	ip->d.nextents = 0;
 	ip->d.flags &= ~FS_IFLAG_EXTENT_TREE;
-	ip->d.blocks = ip->d.xattr_block ? 1 : 0;
+	ip->d.blocks = f->what & 2 ? 0 : f->xblocks;
 	if (S_ISDIR(ip->d.mode)) {
 		ip->d.dir_entries = 0;
 		ip->d.size = 0;

@@ -23,7 +23,7 @@ enum {
 
 enum rp_fix_kind {
 	RP_FIX_CLEAR,           /* damaged inode: free its slot */
-	RP_FIX_MAP,             /* empty an unreadable map (and xattr block) */
+	RP_FIX_MAP,             /* empty an unreadable map (and/or xattrs) */
 	RP_FIX_COUNTS,          /* nlink, blocks, entries, parent */
 	RP_FIX_DANGLING,        /* remove an entry (by key) */
 	RP_FIX_TYPE,            /* correct an entry's type */
@@ -34,7 +34,8 @@ enum rp_fix_kind {
 struct rp_fix {
 	enum rp_fix_kind kind;
 	uint64_t ino;           /* the inode, or the directory of an entry */
-	unsigned what;          /* MAP: 1 map, 2 xattr block */
+	unsigned what;          /* MAP: 1 map, 2 xattr tree */
+	uint64_t xblocks;       /* MAP: blocks of the xattrs, when readable */
 	struct fs_dirent_disk rec;      /* entry fixes: the entry as found */
 };
 
@@ -63,6 +64,7 @@ struct fs_repair {
 	/* the walk in progress */
 	uint64_t cur;
 	bool cur_lost;          /* walking an unreachable inode */
+	bool xmark;             /* xattr walk: count the blocks (2nd pass) */
 	struct fs_dirent_disk *ents;
 	size_t nents, entcap;
 };

@@ -206,13 +206,61 @@ static int walk_tree(struct fs_repair *r, struct fs_inode_disk *d,
 			  rp_extent, r);
 }
 
-/* The map and xattr block of inode r->cur; bad maps become RP_FIX_MAP. */
+/* ---- extended attributes -------------------------------------------------- */
+/* Value blocks and tree nodes count as the inode's only once r->xmark is
+ * set: a first pass proves the whole tree readable, so a damaged one
+ * leaves no half-counted blocks behind. */
+static int rp_xblock(void *arg, uint64_t blk)
+{
+	struct fs_repair *r = arg;
+
+	if (blk < fs_le64(r->fs->sb.data_start) || blk >= r->nblocks)
+		return -EUCLEAN;
+	if (r->xmark) {
+		rp_use(r, blk);
+		r->nblk[r->cur]++;
+	}
+	return 0;
+}
+
+static int rp_xattr(void *arg, const void *rec)
+{
+	const struct fs_xattr_rec_disk *x = rec;
+	struct fs_repair *r = arg;
+	int err;
+
+	err = fs_xattr_rec_check(r->fs, x);
+	if (!err && (x->flags & FS_XREC_EXTERNAL))
+		err = fs_xattr_chain_read(r->fs, r->cur, x, NULL, rp_xblock, r);
+	return err;
+}
+
+/* 0, or -EUCLEAN when the xattr tree of d is damaged anywhere. */
+static int walk_xattrs(struct fs_repair *r, struct fs_inode_disk *d)
+{
+	uint64_t root = fs_le64(d->xattr_root);
+	uint32_t depth = fs_le32(d->xattr_depth);
+	struct fs_bt t = { r->fs, &root, &depth,
+			   sizeof(struct fs_xattr_rec_disk), FS_TREE_XATTR,
+			   r->cur, NULL, 0 };
+	int err;
+
+	r->xmark = false;
+	err = fs_bt_walk(&t, rp_xblock, rp_xattr, r);
+	if (err)
+		return err == -ENOMEM ? err : -EUCLEAN;
+	r->xmark = true;
+	err = fs_bt_walk(&t, rp_xblock, rp_xattr, r);
+	r->xmark = false;
+	return err;
+}
+
+/* The map and xattrs of inode r->cur; bad ones become RP_FIX_MAP. */
 static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 {
 	uint32_t mode = fs_le32(d->mode), i;
-	uint64_t x = fs_le64(d->xattr_block);
+	uint64_t before;
 	unsigned what = 0;
-	struct fs_buf *b;
 	int err = 0;
 
 	r->nents = 0;
@@ -229,24 +277,23 @@ static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 		what |= 1;
 		r->nents = 0;
 	}
-	if (x) {
-		if (x < fs_le64(r->fs->sb.data_start) || x >= r->nblocks ||
-		    bc_read_meta(r->fs, x, FS_BT_XATTR, &b)) {
-			what |= 2;
-		} else {
-			bc_put(r->fs, b);
-			rp_use(r, x);
-			r->nblk[r->cur]++;
-		}
-	}
+	before = r->nblk[r->cur];
+	err = walk_xattrs(r, d);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		what |= 2;
 	if (!what)
 		return 0;
 	r->st[r->cur] |= RP_MAPBAD;
 	r->c.maps++;
 	rp_say(r, "inode %llu: %s%s%s unreadable: emptied", (unsigned long long)r->cur,
 	       what & 1 ? (S_ISDIR(mode) ? "name tree" : "block map") : "",
-	       what == 3 ? " and " : "", what & 2 ? "xattr block" : "");
-	return rp_fix_add(r, RP_FIX_MAP, r->cur, what, NULL);
+	       what == 3 ? " and " : "", what & 2 ? "extended attributes" : "");
+	err = rp_fix_add(r, RP_FIX_MAP, r->cur, what, NULL);
+	if (!err)
+		r->fix[r->nfix - 1].xblocks = r->nblk[r->cur] - before;
+	return err;
 }
 
 /* ---- names ---------------------------------------------------------------- */

@@ -164,6 +164,12 @@ static int sb_check(const struct fs_sb_disk *in, uint64_t copy,
 	sb.csum = 0;
 	if (fs_csum(&sb, sizeof(sb), copy) != fs_le64(in->csum))
 		return -EUCLEAN;
+	*why = "on-disk format 1.x (extended attributes in one block per "
+	       "inode) is older than this raidfs reads (2.0) and is not "
+	       "upgraded in place: copy the files off with the raidfs that "
+	       "made it, then mkfs.raidfs again";
+	if (fs_le16(sb.version_major) < FS_VERSION_MAJOR)
+		return -EOPNOTSUPP;
 	*why = "newer on-disk format version or unknown incompatible features";
 	if (fs_le16(sb.version_major) != FS_VERSION_MAJOR ||
 	    (fs_le64(sb.feature_incompat) & ~FS_FEATURE_INCOMPAT_SUPP))

@@ -182,6 +182,35 @@ static void damage_dir_node(struct tfs *t, const struct tree *tr)
 	assert_int_equal(fs_bdev_write(t->bdev, node, 1, blk), 0);
 }
 
+/* One of f1's value blocks fails its checksum: f1 loses its attributes,
+ * nothing else (the data stays). */
+static void damage_xattr_value(struct tfs *t, const struct tree *tr)
+{
+	static uint8_t v[20000];
+	struct fs_xattr_rec_disk rec;
+	struct fs_inode_disk d;
+	uint8_t blk[FS_BSIZE];
+	uint64_t vb;
+
+	tfs_mount(t);
+	memset(v, 0x5a, sizeof(v));
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, tr->f1, "user.v", v,
+				     sizeof(v), 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, tr->f1, "user.w", v, 10,
+				     0), 0);
+	tfs_umount(t);
+	d = inode_get(t, tr->f1);
+	assert_int_equal(fs_le32(d.xattr_depth), 1);
+	assert_int_equal(fs_bdev_read(t->bdev, fs_le64(d.xattr_root), 1, blk), 0);
+	memcpy(&rec, blk + FS_NODE_HDR, sizeof(rec));
+	if (!(rec.flags & FS_XREC_EXTERNAL))
+		memcpy(&rec, blk + FS_NODE_HDR + sizeof(rec), sizeof(rec));
+	vb = fs_le64(rec.v.ext.first);
+	assert_int_equal(fs_bdev_read(t->bdev, vb, 1, blk), 0);
+	blk[3000] ^= 0x55;
+	assert_int_equal(fs_bdev_write(t->bdev, vb, 1, blk), 0);
+}
+
 /* f1 loses its only name (and /d's entry count follows): unreachable. */
 static void damage_unreachable(struct tfs *t, const struct tree *tr)
 {
@@ -245,6 +274,7 @@ static const struct repair_case cases[] = {
 	{ "damaged inode", damage_bad_inode, C(dangling), false, false, false },
 	{ "directory block", damage_dir_node, C(maps), false, true, true },
 	{ "unreachable inode", damage_unreachable, C(unreachable), false, true, false },
+	{ "xattr value block", damage_xattr_value, C(maps), true, false, false },
 };
 
 static void lost_verify(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
