@@ -6,7 +6,9 @@
  * extent, tree node, xattr record and value block, and requires:
  *   - every block is used by exactly one owner, and the on-disk block
  *     bitmap marks exactly the used blocks (no leak, no double use);
- *   - the on-disk inode bitmap marks exactly the reachable and orphan inodes;
+ *   - the inode chunk map names chunks 0 .. n-1 in order, each block used
+ *     once, and its in-use bits mark exactly the reachable and orphan
+ *     inodes;
  *   - link counts: a file's nlink is the number of entries naming it, a
  *     directory's is 2 + its subdirectories, and it has one name;
  *   - each inode's block count, each directory's entry count and parent;
@@ -33,6 +35,9 @@ struct chk {
 	uint64_t cur_dir;               /* directory being scanned */
 	uint64_t cur_count;             /* its entries */
 	uint64_t owner_blocks;          /* blocks counted for the inode */
+	uint64_t ninodes;               /* inode numbers with a slot */
+	uint16_t *ibits;                /* the chunk map's in-use bits */
+	uint64_t nchunks;               /* chunk records seen */
 };
 
 static void chk_fail(struct chk *c, const char *fmt, ...)
@@ -118,7 +123,7 @@ static int chk_dirent(void *arg, const void *rec)
 	if (!d->name_len || (key & ~0xffull) != base)
 		chk_fail(c, "directory %llu: entry key does not match its name",
 			 (unsigned long long)c->cur_dir);
-	if (!ino || ino >= fs_le64(c->fs->sb.inodes)) {
+	if (!ino || ino >= c->ninodes) {
 		chk_fail(c, "directory %llu: entry names inode %llu",
 			 (unsigned long long)c->cur_dir,
 			 (unsigned long long)ino);
@@ -221,7 +226,7 @@ static int chk_orphan(void *arg, const void *rec)
 	struct chk *c = arg;
 	uint64_t ino = fs_rec_key(rec);
 
-	if (!ino || ino >= fs_le64(c->fs->sb.inodes))
+	if (!ino || ino >= c->ninodes)
 		chk_fail(c, "orphan list names inode %llu",
 			 (unsigned long long)ino);
 	else if (c->links[ino] == 0)
@@ -354,19 +359,75 @@ static int chk_bitmap(struct chk *c, uint64_t start, uint64_t nblocks,
 	return 0;
 }
 
+/* ---- the inode chunk map -------------------------------------------------- */
+static int chk_ichunk(void *arg, const void *rec)
+{
+	const struct fs_ichunk_disk *d = rec;
+	struct chk *c = arg;
+	uint64_t k = fs_rec_key(d), p = fs_le64(d->pblk);
+
+	if (k != c->nchunks || k >= c->ninodes / 16 ||
+	    p < fs_le64(c->fs->sb.data_start)) {
+		chk_fail(c, "inode chunk map: chunk %llu (block %llu) out of "
+			 "place", (unsigned long long)k, (unsigned long long)p);
+		return -EUCLEAN;
+	}
+	chk_use(c, p, 0);
+	c->ibits[k] = fs_le16(d->used);
+	c->nchunks++;
+	return 0;
+}
+
+static int chk_ichunks(struct chk *c)
+{
+	struct fs_ichunks *ic = &c->fs->ichunks;
+	struct fs_bt t = { c->fs, &ic->root, &ic->depth,
+			   sizeof(struct fs_ichunk_disk), FS_TREE_ICHUNK, 0,
+			   NULL, 0 };
+	int err;
+
+	c->cur_dir = 0;
+	err = fs_bt_walk(&t, chk_node, chk_ichunk, c);
+	if (err && err != -ENOMEM)
+		chk_fail(c, "the inode chunk map is damaged (%d)", err);
+	if (!err && c->nchunks * 16 != c->ninodes)
+		chk_fail(c, "the inode chunk map has %llu chunks, %llu in "
+			 "memory", (unsigned long long)c->nchunks,
+			 (unsigned long long)c->ninodes / 16);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* Every chunk's in-use bits against the inodes the walk found. */
+static void chk_ichunk_bits(struct chk *c, const uint8_t *want)
+{
+	uint64_t ino;
+	bool on, ok;
+
+	for (ino = 0; ino < c->nchunks * 16; ino++) {
+		on = c->ibits[ino / 16] >> (ino % 16) & 1;
+		ok = want[ino / 8] >> (ino % 8) & 1;
+		if (on != ok)
+			chk_fail(c, "inode %llu is %s in the chunk map but %s",
+				 (unsigned long long)ino, on ? "used" : "free",
+				 on ? "unreferenced" : "in use");
+	}
+}
+
 static int chk_alloc(struct chk *c, uint64_t blocks, uint64_t inodes)
 {
+	c->ibits = calloc(inodes / 16 + 1, sizeof(*c->ibits));
 	c->used = calloc(blocks / 8 + 1, 1);
 	c->links = calloc(inodes, sizeof(*c->links));
 	c->subdirs = calloc(inodes, sizeof(*c->subdirs));
 	c->parent_of = calloc(inodes, sizeof(*c->parent_of));
-	return c->used && c->links && c->subdirs && c->parent_of ? 0 : -ENOMEM;
+	return c->used && c->links && c->subdirs && c->parent_of && c->ibits ?
+	       0 : -ENOMEM;
 }
 
 static int chk_run(struct chk *c)
 {
 	uint64_t blocks = fs_le64(c->fs->sb.blocks), i;
-	uint64_t inodes = fs_le64(c->fs->sb.inodes);
+	uint64_t inodes = c->ninodes = fs_ichunk_inodes(c->fs);
 	uint8_t *imap;
 	size_t done = 0;
 	int err;
@@ -377,7 +438,9 @@ static int chk_run(struct chk *c)
 	for (i = 0; i < fs_le64(c->fs->sb.data_start); i++)
 		c->used[i / 8] |= (uint8_t)(1u << (i % 8));
 	c->r->blocks_used = 0;
-	err = chk_queue(c, FS_ROOT_INO);
+	err = chk_ichunks(c);
+	if (!err)
+		err = chk_queue(c, FS_ROOT_INO);
 	c->links[FS_ROOT_INO] = 1;
 	while (!err && done < c->nqueue)
 		err = chk_visit(c, c->queue[done++]);
@@ -400,11 +463,9 @@ static int chk_run(struct chk *c)
 	imap[0] |= 1;                   /* inode 0 is never used */
 	for (i = 0; i < c->nqueue; i++)
 		imap[c->queue[i] / 8] |= (uint8_t)(1u << (c->queue[i] % 8));
-	err = chk_bitmap(c, fs_le64(c->fs->sb.ibitmap_start),
-			 fs_le64(c->fs->sb.ibitmap_blocks), FS_BT_IBITMAP,
-			 inodes, imap, "inode");
+	chk_ichunk_bits(c, imap);
 	free(imap);
-	return err;
+	return 0;
 }
 
 int fs_check(struct fs *fs, struct fs_check_report *r)
@@ -420,6 +481,7 @@ int fs_check(struct fs *fs, struct fs_check_report *r)
 	free(c.links);
 	free(c.subdirs);
 	free(c.parent_of);
+	free(c.ibits);
 	free(c.queue);
 	if (err)
 		return err;

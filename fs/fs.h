@@ -118,8 +118,11 @@ void fs_set_logger(void (*fn)(int level, const char *msg));
 struct fs_format_params {
 	char label[FS_LABEL_MAX];
 	uint8_t uuid[16];               /* all zero: generate */
-	uint64_t inodes;                /* 0: from bytes_per_inode */
-	uint32_t bytes_per_inode;       /* 0: 16384 */
+	/* The most inodes (inodes are allocated as needed, nothing is
+	 * reserved): inodes, else one per bytes_per_inode, else as many as
+	 * the space holds. */
+	uint64_t inodes;
+	uint32_t bytes_per_inode;
 	uint64_t journal_blocks;        /* 0: about 1/64 of the device, 1 MiB
 					   to 128 MiB */
 };
@@ -157,7 +160,10 @@ struct fs_info {
 	char label[FS_LABEL_MAX];
 	uint8_t uuid[16];
 	uint64_t blocks;
-	uint64_t inodes;
+	uint64_t inodes;                /* the most inode numbers (mkfs) */
+	uint64_t inode_blocks;          /* data-area blocks the inode chunks
+					   and their map take (in use in
+					   statfs, owned by no file) */
 	uint64_t replayed_txns;         /* journal transactions replayed */
 	uint64_t orphans_freed;         /* orphan inodes freed at mount */
 	bool was_clean;                 /* the last unmount was clean */

@@ -17,7 +17,8 @@
  *   dir.c        names in a directory's hash B+tree
  *   inode.c      inode cache, inode table, orphan list
  *   btree.c      generic B+tree of fixed-size records keyed by u64
- *   alloc.c      block and inode bitmaps, stripe-aware allocation
+ *   ichunk.c     inode numbers: chunks of the inode table, the chunk map
+ *   alloc.c      the block bitmap, stripe-aware allocation
  *   transaction.c  handles on the running transaction
  *   commit.c     commit, group commit, checkpoint, commit thread, load
  *   recovery.c   journal replay, the journal superblock
@@ -232,12 +233,10 @@ bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 struct fs_alloc {
 	pthread_mutex_t lock;
 	uint64_t *bmap;                 /* 1: used or freed-but-pending */
-	uint64_t *imap;
 	uint64_t free_blocks;           /* allocatable now */
 	uint64_t pending_blocks;        /* freed, awaiting commit/checkpoint */
-	uint64_t free_inodes;
 	uint64_t reserve;               /* blocks only metadata may use */
-	uint64_t cursor_small, cursor_large, cursor_ino;
+	uint64_t cursor_small, cursor_large;
 };
 int fs_alloc_load(struct fs *fs);
 void fs_alloc_destroy(struct fs *fs);
@@ -262,9 +261,6 @@ bool fs_alloc_has_space(struct fs *fs, uint64_t want);
 #define FS_META_FLOOR_REMOVE 8
 int fs_meta_check(struct fs *fs, uint64_t floor);
 uint64_t fs_alloc_pending(struct fs *fs);
-int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
-int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
-bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
 int fs_bitmap_format(struct fs_bdev *bdev, uint64_t start, uint64_t nblocks,
 		     uint64_t bits, enum fs_btype type, uint64_t used_below);
 
@@ -297,6 +293,47 @@ static inline uint64_t fs_rec_key(const void *rec)
 {
 	return fs_le64(*(const uint64_t *)rec);
 }
+
+/* ---- Inode chunks (ichunk.c) --------------------------------------------- */
+/* Chunk c: inodes 16c .. 16c+15 in block pblk, used: their in-use bits. */
+struct fs_ichunk {
+	uint64_t pblk;
+	uint16_t used;
+};
+
+struct fs_ichunks {
+	pthread_mutex_t lock;           /* all of this and the chunk map */
+	struct fs_ichunk *v;            /* chunks 0 .. n-1 (dense) */
+	uint64_t n, cap;
+	uint64_t used;                  /* inodes in use, inode 0 not counted */
+	uint64_t cursor;                /* where a search for a slot starts */
+	uint64_t limit;                 /* sb.inodes */
+	uint64_t root;                  /* the chunk map (copy of the sb's) */
+	uint32_t depth;
+	uint64_t nodes;                 /* blocks of the chunk map */
+};
+int fs_ichunk_load(struct fs *fs);
+void fs_ichunk_destroy(struct fs *fs);
+/* Inside a transaction: a free inode number (a new chunk if need be), or
+ * -ENOSPC at the limit or when no block is free beyond the reserve. */
+int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
+int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
+bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
+/* The table block of ino; 0 when its chunk does not exist. */
+uint64_t fs_ichunk_blk(struct fs *fs, uint64_t ino);
+/* Inode numbers below this have a slot (chunks * 16). */
+uint64_t fs_ichunk_inodes(struct fs *fs);
+/* Blocks of the chunks and of the chunk map. */
+uint64_t fs_ichunk_blocks(struct fs *fs);
+/* statfs's f_files and f_ffree: the inodes in use plus those the free
+ * space beyond the reserve could hold, up to the limit. */
+void fs_ichunk_counts(struct fs *fs, uint64_t avail_blocks, uint64_t *files,
+		      uint64_t *ffree);
+/* Repair: chunk c's in-use bits become used (inode 0's stays set). */
+int fs_ichunk_set_used(struct fs *fs, struct fs_tx *tx, uint64_t c,
+		       uint16_t used);
+/* Format: the chunk map's one leaf, naming chunk 0 (inodes 0 and 1). */
+int fs_ichunk_format(struct fs_bdev *bdev, uint64_t leaf, uint64_t chunk0);
 
 /* ---- Inodes (inode.c) ---------------------------------------------------- */
 struct fs_extent {
@@ -389,7 +426,8 @@ int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* The first inode on the orphan list at or after from; -ENOENT: none. */
 int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino);
-int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
+/* Format: chunk 0's block, holding the root directory. */
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
 			 uint64_t now_ns);
 void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
 
@@ -547,6 +585,7 @@ struct fs {
 	struct fs_bcache bc;
 	struct fs_journal j;
 	struct fs_alloc alloc;
+	struct fs_ichunks ichunks;
 	pthread_rwlock_t ns_lock;
 	pthread_mutex_t icache_lock;
 	struct hcache icache;           /* struct fs_inode by number */

@@ -13,10 +13,10 @@
  *   0, 1            superblock, two copies
  *   journal_start   journal: one journal superblock, then the ring
  *   bbitmap_start   block bitmap (FS_BITS_PER_BITMAP blocks per block)
- *   ibitmap_start   inode bitmap
- *   itable_start    inode table, FS_INODES_PER_BLOCK per block
  *   data_start      data and every other metadata block (stripe aligned):
- *                   B+tree nodes, xattr value blocks
+ *                   B+tree nodes, xattr value blocks, inode chunks (each a
+ *                   block of FS_INODES_PER_BLOCK inodes, found through the
+ *                   inode chunk map, a B+tree rooted in the superblock)
  */
 #ifndef FS_ONDISK_FS_H
 #define FS_ONDISK_FS_H
@@ -32,7 +32,8 @@
 #define FS_SB_MAGIC 0x5346534644494152ull      /* "RAIDFSFS" */
 #define FS_BLK_MAGIC 0x4b4c4246u                /* "FBLK" */
 /* 2.0: extended attributes in a B+tree per inode with values up to 64 KiB
- * in chains of value blocks (1.x: one xattr block per inode, refused). */
+ * in chains of value blocks; inodes in chunks allocated on demand (1.x: one
+ * xattr block per inode, a fixed inode table and bitmap; refused). */
 #define FS_VERSION_MAJOR 2
 #define FS_VERSION_MINOR 0
 
@@ -53,7 +54,7 @@ enum fs_btype {
 	FS_BT_JDESC = 2,        /* journal descriptor */
 	FS_BT_JCOMMIT = 3,      /* journal commit record */
 	FS_BT_BBITMAP = 4,      /* block bitmap */
-	FS_BT_IBITMAP = 5,      /* inode bitmap */
+	/* 5: format 1's inode bitmap, no longer used */
 	FS_BT_NODE = 6,         /* B+tree node (extents, directories, orphans) */
 	/* 7: format 1's one-block xattr store, no longer used */
 	FS_BT_XVALUE = 8,       /* a piece of a large xattr value */
@@ -83,15 +84,16 @@ struct fs_sb_disk {
 	uint8_t uuid[16];
 	char label[64];                 /* NUL-terminated, 128 */
 	uint64_t blocks;                /* filesystem size in blocks */
-	uint64_t inodes;                /* inode numbers 1 .. inodes-1 */
+	uint64_t inodes;                /* limit: numbers 1 .. inodes-1 may be
+					   allocated (a multiple of 16) */
 	uint64_t journal_start;
 	uint64_t journal_blocks;        /* including the journal superblock */
 	uint64_t bbitmap_start;
 	uint64_t bbitmap_blocks;
-	uint64_t ibitmap_start;
-	uint64_t ibitmap_blocks;
-	uint64_t itable_start;
-	uint64_t itable_blocks;
+	uint64_t ichunk_root;           /* inode chunk map B+tree root, 176 */
+	uint32_t ichunk_depth;          /* its levels (at least 1) */
+	uint32_t reserved1;             /* zero */
+	uint64_t reserved2[2];          /* zero (format 1: inode table) */
 	uint64_t data_start;
 	uint32_t stripe_blocks;         /* allocator alignment at format time */
 	uint32_t state;                 /* enum fs_sb_state, 220 */
@@ -108,6 +110,7 @@ struct fs_sb_disk {
 static_assert(sizeof(struct fs_sb_disk) == FS_BSIZE, "sb size");
 static_assert(offsetof(struct fs_sb_disk, uuid) == 48, "sb uuid");
 static_assert(offsetof(struct fs_sb_disk, blocks) == 128, "sb blocks");
+static_assert(offsetof(struct fs_sb_disk, ichunk_root) == 176, "sb ichunk");
 static_assert(offsetof(struct fs_sb_disk, state) == 220, "sb state");
 static_assert(offsetof(struct fs_sb_disk, reserved) == 280, "sb reserved");
 
@@ -233,6 +236,7 @@ enum fs_tree_kind {
 	FS_TREE_DIR = 2,
 	FS_TREE_ORPHAN = 3,
 	FS_TREE_XATTR = 4,
+	FS_TREE_ICHUNK = 5,
 };
 
 struct fs_bt_ptr_disk {
@@ -250,6 +254,22 @@ struct fs_dirent_disk {
 	uint8_t pad[7];
 };
 static_assert(sizeof(struct fs_dirent_disk) == 280, "dirent size");
+
+/*
+ * Inode chunk record, key = chunk number c: inodes 16c .. 16c+15 live in
+ * block pblk (no header: each inode carries its checksum), bit i of used
+ * set when inode 16c+i is in use (inode 0, bit 0 of chunk 0, always).
+ * Chunks are numbered densely from 0 and never freed, so an inode number
+ * always means the same slot and a free slot keeps its generation.
+ */
+struct fs_ichunk_disk {
+	uint64_t key;
+	uint64_t pblk;
+	uint16_t used;
+	uint16_t reserved0;
+	uint32_t reserved1;
+};
+static_assert(sizeof(struct fs_ichunk_disk) == 24, "ichunk size");
 
 /* Orphan record: the key is the inode number. */
 struct fs_orphan_disk {

@@ -57,6 +57,8 @@ struct fs_repair {
 	size_t nqueue, qcap;
 	struct rp_fix *fix;
 	size_t nfix, fixcap;
+	uint16_t *ibits;        /* the inode chunk map's in-use bits */
+	uint64_t ichunks_seen;
 	uint64_t bbits_wrong, ibits_wrong;
 	uint64_t double_claimed, unfixable;
 	uint64_t logged;
@@ -76,7 +78,7 @@ int rp_fix_add(struct fs_repair *r, enum rp_fix_kind kind, uint64_t ino,
 /* 0 valid, -ENOENT free, -EUCLEAN damaged, or an I/O error. */
 int rp_inode_read(struct fs *fs, uint64_t ino, struct fs_inode_disk *d);
 uint8_t rp_dtype(uint32_t mode);
-/* The inode bitmap the scan wants (malloc'd, bit per inode). */
+/* The in-use inodes the scan wants (malloc'd, bit per inode). */
 uint8_t *rp_imap_want(struct fs_repair *r);
 
 static inline bool rp_bit(const uint8_t *m, uint64_t i)

@@ -218,6 +218,15 @@ static inline void tfs_pattern(uint8_t *buf, size_t len, uint64_t seed)
 }
 
 /* cmocka fixtures: a fresh 64 MiB filesystem per test. */
+/* Blocks in use that no file owns: the inode chunks and their map. */
+static inline uint64_t tfs_inode_blocks(struct tfs *t)
+{
+	struct fs_info info;
+
+	assert_int_equal(fs_get_info(t->fs, &info), 0);
+	return info.inode_blocks;
+}
+
 static inline int tfs_setup(void **state)
 {
 	*state = tfs_new(16384, 1);
