@@ -479,6 +479,17 @@ uint64_t fs_fh_new(struct fs *fs);
 extern uint64_t fs_dir_hash_mask;
 /* The key of name with collision index 0 (directories and xattrs). */
 uint64_t fs_dir_name_base(struct fs *fs, const char *name, size_t len);
+/*
+ * Walks the records of t filed under name's hash (keys base .. base|0xff,
+ * the scheme directories and xattr trees share): finds the record is()
+ * says holds name (0, rec filled), or returns -ENOENT with used[] (may be
+ * NULL) marking the collision indexes taken.
+ */
+int fs_name_scan(struct fs *fs, struct fs_bt *t, const char *name,
+		 bool (*is)(const void *rec, const char *name, size_t len),
+		 void *rec, uint64_t used[4]);
+/* The lowest collision index used[] leaves free, or -ENOSPC. */
+int fs_name_index(const uint64_t used[4]);
 /* key (may be NULL): the key the entry is stored under. */
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 		  uint64_t *ino, uint64_t *key);

@@ -193,31 +193,21 @@ static int chain_free(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 }
 
 /* ---- records -------------------------------------------------------------- */
-/*
- * Walks the records sharing name's hash: finds name (0, rec filled) or
- * returns -ENOENT with used[] marking the collision indexes taken.
- */
+static bool xrec_is(const void *rec, const char *name, size_t len)
+{
+	const struct fs_xattr_rec_disk *r = rec;
+
+	return r->name_len == len && !memcmp(r->name, name, len);
+}
+
+/* name's record: 0 (checked), or -ENOENT with used[] (fs_name_scan). */
 static int xa_scan(struct fs *fs, struct fs_inode *ip, const char *name,
 		   struct fs_xattr_rec_disk *rec, uint64_t used[4])
 {
-	size_t len = strlen(name);
-	uint64_t base = fs_dir_name_base(fs, name, len), k = base;
 	struct fs_bt t = xa_tree(fs, ip);
-	int err;
+	int err = fs_name_scan(fs, &t, name, xrec_is, rec, used);
 
-	memset(used, 0, 4 * sizeof(uint64_t));
-	for (;;) {
-		err = fs_bt_find(&t, k, FS_BT_GE, rec);
-		if (err)
-			return err;
-		k = fs_rec_key(rec);
-		if (k > (base | 0xff))
-			return -ENOENT;
-		if (rec->name_len == len && !memcmp(rec->name, name, len))
-			return fs_xattr_rec_check(fs, rec);
-		used[(k & 0xff) / 64] |= 1ull << (k & 63);
-		k++;
-	}
+	return err ? err : fs_xattr_rec_check(fs, rec);
 }
 
 /* The record for (name, value) under the lowest free collision index. */
@@ -225,14 +215,12 @@ static int xa_rec_new(struct fs *fs, const char *name, const uint64_t used[4],
 		      size_t vlen, struct fs_xattr_rec_disk *rec)
 {
 	size_t len = strlen(name);
-	unsigned idx;
+	int idx = fs_name_index(used);
 
-	for (idx = 0; idx < 256 && (used[idx / 64] >> (idx % 64) & 1); idx++)
-		;
-	if (idx == 256)
-		return -ENOSPC;
+	if (idx < 0)
+		return idx;
 	memset(rec, 0, sizeof(*rec));
-	rec->key = fs_cpu64(fs_dir_name_base(fs, name, len) | idx);
+	rec->key = fs_cpu64(fs_dir_name_base(fs, name, len) | (uint64_t)idx);
 	rec->value_len = fs_cpu32((uint32_t)vlen);
 	rec->name_len = (uint8_t)len;
 	memcpy(rec->name, name, len);

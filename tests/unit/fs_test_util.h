@@ -146,19 +146,27 @@ static inline void tfs_remount(struct tfs *t)
 		tfs_check(t);
 }
 
-static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
+/* A mounted filesystem formatted with p; callers act as uid 1000. */
+static inline struct tfs *tfs_new_with(uint64_t blocks, uint32_t stripe,
+				       const struct fs_format_params *p)
 {
 	struct tfs *t = calloc(1, sizeof(*t));
-	struct fs_format_params p = { .label = "test" };
 
 	assert_non_null(t);
 	tfs_dev_open(t, blocks, stripe);
-	assert_int_equal(fs_format(t->bdev, &p), 0);
+	assert_int_equal(fs_format(t->bdev, p), 0);
 	tfs_mount(t);
 	t->ctx.uid = 1000;
 	t->ctx.gid = 1000;
 	t->ctx.umask = 022;
 	return t;
+}
+
+static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
+{
+	struct fs_format_params p = { .label = "test" };
+
+	return tfs_new_with(blocks, stripe, &p);
 }
 
 static inline void tfs_free(struct tfs *t)
@@ -238,5 +246,23 @@ static inline int tfs_teardown(void **state)
 	tfs_free(*state);
 	return 0;
 }
+
+/* For tests that make their own filesystem (or several) in *state. */
+static inline int tfs_setup_none(void **state)
+{
+	*state = NULL;
+	return 0;
+}
+
+static inline int tfs_teardown_any(void **state)
+{
+	if (*state)
+		tfs_free(*state);
+	return 0;
+}
+
+/* A test that makes its filesystem in *state (teardown frees it). */
+#define TFS_OWN(fn) cmocka_unit_test_setup_teardown(fn, tfs_setup_none, \
+						    tfs_teardown_any)
 
 #endif

@@ -10,19 +10,6 @@
 
 #define ROOT FS_ROOT_INO
 
-static int setup(void **state)
-{
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (*state)
-		tfs_free(*state);
-	return 0;
-}
-
 /* An empty regular file: 0 or the error. */
 static int mkfile(struct tfs *t, uint64_t dir, int i, uint64_t *ino)
 {
@@ -126,14 +113,10 @@ static void test_until_space(void **state)
 static void test_limit(void **state)
 {
 	struct fs_format_params p = { .inodes = 100 };
-	struct tfs *t = *state = calloc(1, sizeof(*t));
+	struct tfs *t = *state = tfs_new_with(8192, 1, &p);
 	struct statvfs st;
 	int i, err = 0;
 
-	assert_non_null(t);
-	tfs_dev_open(t, 8192, 1);
-	assert_int_equal(fs_format(t->bdev, &p), 0);
-	tfs_mount(t);
 	assert_int_equal(fs_statfs(t->fs, &st), 0);
 	assert_int_equal(st.f_files, 111);       /* 102 rounded up to chunks */
 	for (i = 0; !err; i++)
@@ -157,14 +140,10 @@ static void test_limit(void **state)
 static void crash_create_at(int64_t limit, bool *cut)
 {
 	struct fs_format_params p = { .journal_blocks = 64 };
-	struct tfs *t = calloc(1, sizeof(*t));
+	struct tfs *t = tfs_new_with(4096, 1, &p);
 	uint64_t w0, w1;
 	int i;
 
-	assert_non_null(t);
-	tfs_dev_open(t, 4096, 1);
-	assert_int_equal(fs_format(t->bdev, &p), 0);
-	tfs_mount(t);
 	assert_int_equal(fs_syncfs(t->fs), 0);
 	tfs_record(t);
 	tfs_stats(t, &w0, NULL, NULL);
@@ -198,10 +177,9 @@ static void test_crash_create(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_beyond_fixed_table, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_until_space, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+		TFS_OWN(test_beyond_fixed_table),
+		TFS_OWN(test_until_space),
+		TFS_OWN(test_limit),
 		cmocka_unit_test(test_crash_create),
 	};
 

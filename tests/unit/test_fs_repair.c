@@ -20,19 +20,6 @@ struct tree {
 	uint64_t d, f1, sub, f2, keep;
 };
 
-static int setup(void **state)
-{
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (*state)
-		tfs_free(*state);
-	return 0;
-}
-
 static void file_fill(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
 {
 	uint8_t *buf = malloc(size);
@@ -392,8 +379,8 @@ static void test_clean_scan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_clean_scan, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_repair_cases, setup, teardown),
+		TFS_OWN(test_clean_scan),
+		TFS_OWN(test_repair_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,34 +13,6 @@
 #define ROOT FS_ROOT_INO
 #define NMANY 10000
 
-static int setup(void **state)
-{
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (*state)
-		tfs_free(*state);
-	return 0;
-}
-
-/* A filesystem of blocks with a journal of jblocks (0: the default). */
-static struct tfs *fs_new_journal(uint64_t blocks, uint64_t jblocks)
-{
-	struct fs_format_params p = { .journal_blocks = jblocks };
-	struct tfs *t = calloc(1, sizeof(*t));
-
-	assert_non_null(t);
-	tfs_dev_open(t, blocks, 1);
-	assert_int_equal(fs_format(t->bdev, &p), 0);
-	tfs_mount(t);
-	t->ctx.uid = 1000;
-	t->ctx.gid = 1000;
-	return t;
-}
-
 static void value_expect(struct tfs *t, uint64_t ino, const char *name,
 			 size_t len, uint64_t seed)
 {
@@ -143,6 +115,18 @@ static void many_list_expect(struct tfs *t, uint64_t f, int n)
 	free(seen);
 }
 
+/* Removes every other attribute, from first on. */
+static void many_remove(struct tfs *t, uint64_t f, int first)
+{
+	char name[32];
+	int i;
+
+	for (i = first; i < NMANY; i += 2) {
+		many_name(name, sizeof(name), i);
+		assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, name), 0);
+	}
+}
+
 /* Value sizes: mostly inline, every seventh in a chain. */
 static size_t many_len(int i)
 {
@@ -173,16 +157,10 @@ static void test_many_attributes(void **state)
 		many_name(name, sizeof(name), i);
 		value_expect(t, f, name, many_len(i), (uint64_t)i);
 	}
-	for (i = 0; i < NMANY; i += 2) {
-		many_name(name, sizeof(name), i);
-		assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, name), 0);
-	}
+	many_remove(t, f, 0);
 	many_list_expect(t, f, NMANY / 2);
 	tfs_remount(t);
-	for (i = 1; i < NMANY; i += 2) {
-		many_name(name, sizeof(name), i);
-		assert_int_equal(fs_removexattr(t->fs, &t->ctx, f, name), 0);
-	}
+	many_remove(t, f, 1);
 	assert_int_equal(fs_listxattr(t->fs, &t->ctx, f, NULL, 0), 0);
 	assert_int_equal(blocks_of(t, f), 0);
 	assert_int_equal(fs_statfs(t->fs, &s1), 0);
@@ -216,7 +194,7 @@ static void test_unlink_frees(void **state)
 /* The smallest journal (64 blocks) takes 64 KiB sets on several files. */
 static void test_small_journal(void **state)
 {
-	struct tfs *t = *state = fs_new_journal(8192, 64);
+	struct tfs *t = *state = tfs_new_with(8192, 1, &(struct fs_format_params){ .journal_blocks = 64 });
 	uint64_t f[4];
 	char name[16];
 	int i, round;
@@ -239,7 +217,7 @@ static void test_small_journal(void **state)
 /* Power cut while a 64 KiB value replaces another: old or new, whole. */
 static void crash_replace_at(int64_t limit, bool *cut)
 {
-	struct tfs *t = fs_new_journal(8192, 0);
+	struct tfs *t = tfs_new(8192, 1);
 	uint64_t f = tfs_create(t, ROOT, "f"), w0, w1;
 	uint8_t *got = malloc(XATTR_SIZE_MAX), *v = malloc(XATTR_SIZE_MAX + 1);
 	ssize_t n;
@@ -342,17 +320,13 @@ static void test_format1_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_value_64k, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many_attributes, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_unlink_frees, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_small_journal, setup,
-						teardown),
+		TFS_OWN(test_value_64k),
+		TFS_OWN(test_many_attributes),
+		TFS_OWN(test_unlink_frees),
+		TFS_OWN(test_small_journal),
 		cmocka_unit_test(test_crash_replace),
-		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_format1_refused, setup,
-						teardown),
+		TFS_OWN(test_check_finds_damage),
+		TFS_OWN(test_format1_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
