@@ -114,6 +114,16 @@ static inline void tfs_stats(struct tfs *t, uint64_t *blocks_written,
 		*flushes = rc_fault_syncs(t->fault);
 }
 
+/*
+ * A power cut after the next limit blocks written: tfs_cut_arm records
+ * the durable state and sets the limit (returns the write count so far);
+ * the test then changes things, and tfs_cut_fire syncs, cuts the power,
+ * mounts and checks, returning whether the cut fell inside what was
+ * written (a sweep over limits stops when it did not).
+ */
+static inline uint64_t tfs_cut_arm(struct tfs *t, int64_t limit);
+static inline bool tfs_cut_fire(struct tfs *t, uint64_t w0, int64_t limit);
+
 /* The whole filesystem must be consistent (fs_check). */
 static inline void tfs_check(struct tfs *t)
 {
@@ -233,6 +243,41 @@ static inline uint64_t tfs_inode_blocks(struct tfs *t)
 
 	assert_int_equal(fs_get_info(t->fs, &info), 0);
 	return info.inode_blocks;
+}
+
+static inline uint64_t tfs_cut_arm(struct tfs *t, int64_t limit)
+{
+	uint64_t w0;
+
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	tfs_record(t);
+	tfs_stats(t, &w0, NULL, NULL);
+	tfs_write_limit(t, limit);
+	return w0;
+}
+
+static inline bool tfs_cut_fire(struct tfs *t, uint64_t w0, int64_t limit)
+{
+	uint64_t w1;
+
+	(void)fs_syncfs(t->fs);
+	tfs_stats(t, &w1, NULL, NULL);
+	fs_abandon(t->fs);
+	tfs_crash(t);
+	tfs_mount(t);
+	tfs_check(t);
+	return (int64_t)(w1 - w0) >= limit;
+}
+
+/* Runs one(limit) for limit 0, step, 2 * step, ... until a cut falls past
+ * everything one wrote; returns that limit. */
+static inline int64_t tfs_cut_sweep(bool (*one)(int64_t limit), int64_t step)
+{
+	int64_t limit = 0;
+
+	while (one(limit))
+		limit += step;
+	return limit;
 }
 
 static inline int tfs_setup(void **state)

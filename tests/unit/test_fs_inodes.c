@@ -137,41 +137,28 @@ static void test_limit(void **state)
 }
 
 /* A power cut while files are created across new chunks: consistent. */
-static void crash_create_at(int64_t limit, bool *cut)
+static bool crash_create_at(int64_t limit)
 {
 	struct fs_format_params p = { .journal_blocks = 64 };
 	struct tfs *t = tfs_new_with(4096, 1, &p);
-	uint64_t w0, w1;
+	uint64_t w0 = tfs_cut_arm(t, limit);
+	bool cut;
 	int i;
 
-	assert_int_equal(fs_syncfs(t->fs), 0);
-	tfs_record(t);
-	tfs_stats(t, &w0, NULL, NULL);
-	tfs_write_limit(t, limit);
 	for (i = 0; i < 60; i++)
 		if (mkfile(t, ROOT, i, NULL))
 			break;
-	(void)fs_syncfs(t->fs);
-	tfs_stats(t, &w1, NULL, NULL);
-	*cut = (int64_t)(w1 - w0) >= limit;
-	fs_abandon(t->fs);
-	tfs_crash(t);
-	tfs_mount(t);
-	tfs_check(t);
+	cut = tfs_cut_fire(t, w0, limit);
 	for (i = 0; i < 60; i++)        /* files made, then more */
 		if (!lookup_file(t, ROOT, i))
 			assert_int_equal(mkfile(t, ROOT, i, NULL), 0);
 	tfs_free(t);
+	return cut;
 }
 
 static void test_crash_create(void **state)
 {
-	bool cut = true;
-	int64_t limit;
-
-	for (limit = 0; cut; limit += 2)
-		crash_create_at(limit, &cut);
-	assert_true(limit > 10);
+	assert_true(tfs_cut_sweep(crash_create_at, 2) > 10);
 }
 
 int main(void)

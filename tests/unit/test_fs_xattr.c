@@ -215,28 +215,20 @@ static void test_small_journal(void **state)
 }
 
 /* Power cut while a 64 KiB value replaces another: old or new, whole. */
-static void crash_replace_at(int64_t limit, bool *cut)
+static bool crash_replace_at(int64_t limit)
 {
 	struct tfs *t = tfs_new(8192, 1);
-	uint64_t f = tfs_create(t, ROOT, "f"), w0, w1;
+	uint64_t f = tfs_create(t, ROOT, "f"), w0;
 	uint8_t *got = malloc(XATTR_SIZE_MAX), *v = malloc(XATTR_SIZE_MAX + 1);
 	ssize_t n;
+	bool cut;
 
 	assert_non_null(got);
 	assert_non_null(v);
 	assert_int_equal(value_set(t, f, "user.v", XATTR_SIZE_MAX, 1), 0);
-	assert_int_equal(fs_syncfs(t->fs), 0);
-	tfs_record(t);
-	tfs_stats(t, &w0, NULL, NULL);
-	tfs_write_limit(t, limit);
+	w0 = tfs_cut_arm(t, limit);
 	(void)value_set(t, f, "user.v", XATTR_SIZE_MAX - 1, 2);
-	(void)fs_syncfs(t->fs);
-	tfs_stats(t, &w1, NULL, NULL);
-	*cut = (int64_t)(w1 - w0) >= limit;
-	fs_abandon(t->fs);
-	tfs_crash(t);
-	tfs_mount(t);
-	tfs_check(t);
+	cut = tfs_cut_fire(t, w0, limit);
 	n = fs_getxattr(t->fs, &t->ctx, f, "user.v", got, XATTR_SIZE_MAX);
 	assert_true(n == XATTR_SIZE_MAX || n == XATTR_SIZE_MAX - 1);
 	tfs_pattern(v, XATTR_SIZE_MAX + 1, n == XATTR_SIZE_MAX ? 1 : 2);
@@ -244,16 +236,13 @@ static void crash_replace_at(int64_t limit, bool *cut)
 	free(got);
 	free(v);
 	tfs_free(t);
+	return cut;
 }
 
 static void test_crash_replace(void **state)
 {
-	bool cut = true;
-	int64_t limit;
-
-	for (limit = 0; cut; limit += 3)
-		crash_replace_at(limit, &cut);
-	assert_true(limit > 20);        /* the cuts covered the whole commit */
+	/* the cuts covered the whole commit */
+	assert_true(tfs_cut_sweep(crash_replace_at, 3) > 20);
 }
 
 /* fs_check finds a value block that does not match its record. */
