@@ -43,8 +43,9 @@
  *        its directory's)
  *       -> journal handle (fs_tx_begin may wait for a commit; a thread that
  *          holds a handle never waits for an inode lock or ns_lock)
- *         -> fs->orphan_lock -> fs->alloc.lock -> fs->j.lock
- *            -> fs->icache_lock -> bcache lock -> buffer lock
+ *         -> fs->orphan_lock or fs->ichunks.lock (never both)
+ *            -> fs->alloc.lock -> fs->j.lock -> fs->icache_lock
+ *            -> bcache lock -> buffer lock
  * fs->commit_lock serializes commits; it is taken only by a thread holding
  * no handle.
  */
