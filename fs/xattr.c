@@ -173,7 +173,12 @@ static int chain_free_one(void *arg, uint64_t blk)
 	return fs_extlist_add(l, blk, 1);
 }
 
-/* Frees the value blocks of r (nothing if its value is inline). */
+/*
+ * Frees the value blocks of r (nothing if its value is inline).  A chain
+ * that does not read whole is left allocated - its blocks cannot be
+ * proven to be this record's - so that the attribute (or the inode) can
+ * still go; fsck finds the leak and frees it.
+ */
 static int chain_free(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		      const struct fs_xattr_rec_disk *r)
 {
@@ -184,6 +189,15 @@ static int chain_free(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 	if (!(r->flags & FS_XREC_EXTERNAL))
 		return 0;
 	err = fs_xattr_chain_read(fs, ip->ino, r, NULL, chain_free_one, &l);
+	if (err == -EUCLEAN || err == -EIO) {
+		fs_log(LOG_WARNING, "inode %llu: the blocks of damaged xattr "
+		       "'%.*s' stay allocated until fsck",
+		       (unsigned long long)ip->ino, r->name_len, r->name);
+		ip->d.blocks -= fs_le32(r->v.ext.nblocks) <= ip->d.blocks ?
+				fs_le32(r->v.ext.nblocks) : ip->d.blocks;
+		err = 0;
+		l.n = 0;
+	}
 	for (i = 0; i < l.n && !err; i++) {
 		fs_free_blocks(fs, tx, l.v[i].blk, l.v[i].len, true);
 		ip->d.blocks -= l.v[i].len;
