@@ -1,8 +1,9 @@
 /*
- * alloc: block and inode allocation over the on-disk bitmaps.
+ * alloc: block allocation over the on-disk block bitmap (inode numbers are
+ * ichunk.c's).
  *
- * The bitmaps are loaded whole into memory at mount (bmap, imap: one bit a
- * block / inode, 1 = in use).  Allocation sets the in-memory bit and the
+ * The bitmap is loaded whole into memory at mount (bmap: one bit a block,
+ * 1 = in use).  Allocation sets the in-memory bit and the
  * on-disk bit (in a journalled bitmap block) together.  A free clears only
  * the on-disk bit; the in-memory bit stays set until the journal says the
  * block may be reused (alloc_release, the journal's release callback): data
@@ -147,11 +148,6 @@ int fs_alloc_load(struct fs *fs)
 		       &a->bmap, &a->free_blocks);
 	if (err)
 		return err;
-	err = load_map(fs, fs_le64(fs->sb.ibitmap_start),
-		       fs_le64(fs->sb.ibitmap_blocks), FS_BT_IBITMAP,
-		       fs_le64(fs->sb.inodes), &a->imap, &a->free_inodes);
-	if (err)
-		return err;
 	a->reserve = (blocks - data) / 200;
 	if (a->reserve < 64)
 		a->reserve = 64;
@@ -162,7 +158,6 @@ int fs_alloc_load(struct fs *fs)
 	a->cursor_large -= a->cursor_large % fs->stripe;
 	if (a->cursor_large < data)
 		a->cursor_large = data;
-	a->cursor_ino = 2;
 	fs->j.release = alloc_release;
 	return 0;
 }
@@ -170,8 +165,7 @@ int fs_alloc_load(struct fs *fs)
 void fs_alloc_destroy(struct fs *fs)
 {
 	free(fs->alloc.bmap);
-	free(fs->alloc.imap);
-	fs->alloc.bmap = fs->alloc.imap = NULL;
+	fs->alloc.bmap = NULL;
 	pthread_mutex_destroy(&fs->alloc.lock);
 }
 
@@ -356,48 +350,6 @@ uint64_t fs_alloc_pending(struct fs *fs)
 	return n;
 }
 
-int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino)
-{
-	struct fs_alloc *a = &fs->alloc;
-	uint64_t n = fs_le64(fs->sb.inodes), i;
-	int err = -ENOSPC;
-
-	pthread_mutex_lock(&a->lock);
-	if (!a->free_inodes)
-		goto out;
-	i = map_find(a->imap, a->cursor_ino, n, 0);
-	if (i == n)
-		i = map_find(a->imap, 2, n, 0);
-	if (i == n)
-		goto out;
-	BIT_SET(a->imap, i);
-	a->free_inodes--;
-	a->cursor_ino = i + 1;
-	err = disk_bits(fs, tx, fs_le64(fs->sb.ibitmap_start), FS_BT_IBITMAP,
-			i, 1, true);
-	*ino = i;
-out:
-	pthread_mutex_unlock(&a->lock);
-	return err;
-}
-
-int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino)
-{
-	struct fs_alloc *a = &fs->alloc;
-	int err;
-
-	pthread_mutex_lock(&a->lock);
-	FS_ASSERT(BIT_GET(a->imap, ino));
-	BIT_CLR(a->imap, ino);
-	a->free_inodes++;
-	if (ino < a->cursor_ino)
-		a->cursor_ino = ino;
-	err = disk_bits(fs, tx, fs_le64(fs->sb.ibitmap_start), FS_BT_IBITMAP,
-			ino, 1, false);
-	pthread_mutex_unlock(&a->lock);
-	return err;
-}
-
 /* Writes a bitmap: bits below used_below and at or above bits are set. */
 int fs_bitmap_format(struct fs_bdev *bdev, uint64_t start, uint64_t nblocks,
 		     uint64_t bits, enum fs_btype type, uint64_t used_below)
@@ -422,16 +374,6 @@ int fs_bitmap_format(struct fs_bdev *bdev, uint64_t start, uint64_t nblocks,
 	}
 	free(b);
 	return err;
-}
-
-bool fs_inode_is_allocated(struct fs *fs, uint64_t ino)
-{
-	bool used;
-
-	pthread_mutex_lock(&fs->alloc.lock);
-	used = ino < fs_le64(fs->sb.inodes) && BIT_GET(fs->alloc.imap, ino);
-	pthread_mutex_unlock(&fs->alloc.lock);
-	return used;
 }
 
 int fs_free_runs(struct fs *fs, int (*fn)(void *ctx, uint64_t blk,

@@ -3,15 +3,19 @@
  * after every simulated crash; fsck can call it too).
  *
  * It walks the tree from the root and the orphan list, reading every inode,
- * extent, tree node and xattr block, and requires:
+ * extent, tree node, xattr record and value block, and requires:
  *   - every block is used by exactly one owner, and the on-disk block
  *     bitmap marks exactly the used blocks (no leak, no double use);
- *   - the on-disk inode bitmap marks exactly the reachable and orphan inodes;
+ *   - the inode chunk map names chunks 0 .. n-1 in order, each block used
+ *     once, and its in-use bits mark exactly the reachable and orphan
+ *     inodes;
  *   - link counts: a file's nlink is the number of entries naming it, a
  *     directory's is 2 + its subdirectories, and it has one name;
  *   - each inode's block count, each directory's entry count and parent;
  *   - directory keys match their names' hashes, entry types the inodes;
- *   - B+tree keys sorted and within their parents' bounds (fs_bt_walk).
+ *   - B+tree keys sorted and within their parents' bounds (fs_bt_walk);
+ *   - xattr records keyed by their names' hashes, value chains whole and
+ *     matching the checksums their records hold.
  * Problems are counted and the first one is described in the report.
  */
 #include <dirent.h>
@@ -31,6 +35,9 @@ struct chk {
 	uint64_t cur_dir;               /* directory being scanned */
 	uint64_t cur_count;             /* its entries */
 	uint64_t owner_blocks;          /* blocks counted for the inode */
+	uint64_t ninodes;               /* inode numbers with a slot */
+	uint16_t *ibits;                /* the chunk map's in-use bits */
+	uint64_t nchunks;               /* chunk records seen */
 };
 
 static void chk_fail(struct chk *c, const char *fmt, ...)
@@ -116,7 +123,7 @@ static int chk_dirent(void *arg, const void *rec)
 	if (!d->name_len || (key & ~0xffull) != base)
 		chk_fail(c, "directory %llu: entry key does not match its name",
 			 (unsigned long long)c->cur_dir);
-	if (!ino || ino >= fs_le64(c->fs->sb.inodes)) {
+	if (!ino || ino >= c->ninodes) {
 		chk_fail(c, "directory %llu: entry names inode %llu",
 			 (unsigned long long)c->cur_dir,
 			 (unsigned long long)ino);
@@ -131,7 +138,44 @@ static int chk_dirent(void *arg, const void *rec)
 	return chk_queue(c, ino);
 }
 
-/* The blocks of one inode: extents, trees, xattr block. */
+static int chk_xvalue_block(void *arg, uint64_t blk)
+{
+	struct chk *c = arg;
+
+	chk_use(c, blk, c->cur_dir);
+	c->owner_blocks++;
+	return 0;
+}
+
+/* One attribute: a well-formed record, its value chain whole. */
+static int chk_xattr(void *arg, const void *rec)
+{
+	const struct fs_xattr_rec_disk *r = rec;
+	struct chk *c = arg;
+	int err;
+
+	err = fs_xattr_rec_check(c->fs, r);
+	if (!err && (r->flags & FS_XREC_EXTERNAL))
+		err = fs_xattr_chain_read(c->fs, c->cur_dir, r, NULL,
+					  chk_xvalue_block, c);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		chk_fail(c, "inode %llu: xattr '%.*s' is damaged",
+			 (unsigned long long)c->cur_dir, r->name_len, r->name);
+	return 0;
+}
+
+static int chk_xattrs(struct chk *c, struct fs_inode *ip)
+{
+	struct fs_bt t = { c->fs, &ip->d.xattr_root, &ip->d.xattr_depth,
+			   sizeof(struct fs_xattr_rec_disk), FS_TREE_XATTR,
+			   ip->ino, NULL, 0 };
+
+	return fs_bt_walk(&t, chk_node, chk_xattr, c);
+}
+
+/* The blocks of one inode: extents, trees, xattr tree and values. */
 static int chk_inode_blocks(struct chk *c, struct fs_inode *ip)
 {
 	struct fs_bt t;
@@ -167,10 +211,8 @@ static int chk_inode_blocks(struct chk *c, struct fs_inode *ip)
 			chk_extent(c, &d);
 		}
 	}
-	if (ip->d.xattr_block) {
-		chk_use(c, ip->d.xattr_block, ip->ino);
-		c->owner_blocks++;
-	}
+	if (!err)
+		err = chk_xattrs(c, ip);
 	if (!err && c->owner_blocks != ip->d.blocks)
 		chk_fail(c, "inode %llu: %llu blocks found, says %llu",
 			 (unsigned long long)ip->ino,
@@ -184,7 +226,7 @@ static int chk_orphan(void *arg, const void *rec)
 	struct chk *c = arg;
 	uint64_t ino = fs_rec_key(rec);
 
-	if (!ino || ino >= fs_le64(c->fs->sb.inodes))
+	if (!ino || ino >= c->ninodes)
 		chk_fail(c, "orphan list names inode %llu",
 			 (unsigned long long)ino);
 	else if (c->links[ino] == 0)
@@ -317,19 +359,75 @@ static int chk_bitmap(struct chk *c, uint64_t start, uint64_t nblocks,
 	return 0;
 }
 
+/* ---- the inode chunk map -------------------------------------------------- */
+static int chk_ichunk(void *arg, const void *rec)
+{
+	const struct fs_ichunk_disk *d = rec;
+	struct chk *c = arg;
+	uint64_t k = fs_rec_key(d), p = fs_le64(d->pblk);
+
+	if (k != c->nchunks || k >= c->ninodes / 16 ||
+	    p < fs_le64(c->fs->sb.data_start)) {
+		chk_fail(c, "inode chunk map: chunk %llu (block %llu) out of "
+			 "place", (unsigned long long)k, (unsigned long long)p);
+		return -EUCLEAN;
+	}
+	chk_use(c, p, 0);
+	c->ibits[k] = fs_le16(d->used);
+	c->nchunks++;
+	return 0;
+}
+
+static int chk_ichunks(struct chk *c)
+{
+	struct fs_ichunks *ic = &c->fs->ichunks;
+	struct fs_bt t = { c->fs, &ic->root, &ic->depth,
+			   sizeof(struct fs_ichunk_disk), FS_TREE_ICHUNK, 0,
+			   NULL, 0 };
+	int err;
+
+	c->cur_dir = 0;
+	err = fs_bt_walk(&t, chk_node, chk_ichunk, c);
+	if (err && err != -ENOMEM)
+		chk_fail(c, "the inode chunk map is damaged (%d)", err);
+	if (!err && c->nchunks * 16 != c->ninodes)
+		chk_fail(c, "the inode chunk map has %llu chunks, %llu in "
+			 "memory", (unsigned long long)c->nchunks,
+			 (unsigned long long)c->ninodes / 16);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* Every chunk's in-use bits against the inodes the walk found. */
+static void chk_ichunk_bits(struct chk *c, const uint8_t *want)
+{
+	uint64_t ino;
+	bool on, ok;
+
+	for (ino = 0; ino < c->nchunks * 16; ino++) {
+		on = c->ibits[ino / 16] >> (ino % 16) & 1;
+		ok = want[ino / 8] >> (ino % 8) & 1;
+		if (on != ok)
+			chk_fail(c, "inode %llu is %s in the chunk map but %s",
+				 (unsigned long long)ino, on ? "used" : "free",
+				 on ? "unreferenced" : "in use");
+	}
+}
+
 static int chk_alloc(struct chk *c, uint64_t blocks, uint64_t inodes)
 {
+	c->ibits = calloc(inodes / 16 + 1, sizeof(*c->ibits));
 	c->used = calloc(blocks / 8 + 1, 1);
 	c->links = calloc(inodes, sizeof(*c->links));
 	c->subdirs = calloc(inodes, sizeof(*c->subdirs));
 	c->parent_of = calloc(inodes, sizeof(*c->parent_of));
-	return c->used && c->links && c->subdirs && c->parent_of ? 0 : -ENOMEM;
+	return c->used && c->links && c->subdirs && c->parent_of && c->ibits ?
+	       0 : -ENOMEM;
 }
 
 static int chk_run(struct chk *c)
 {
 	uint64_t blocks = fs_le64(c->fs->sb.blocks), i;
-	uint64_t inodes = fs_le64(c->fs->sb.inodes);
+	uint64_t inodes = c->ninodes = fs_ichunk_inodes(c->fs);
 	uint8_t *imap;
 	size_t done = 0;
 	int err;
@@ -340,7 +438,9 @@ static int chk_run(struct chk *c)
 	for (i = 0; i < fs_le64(c->fs->sb.data_start); i++)
 		c->used[i / 8] |= (uint8_t)(1u << (i % 8));
 	c->r->blocks_used = 0;
-	err = chk_queue(c, FS_ROOT_INO);
+	err = chk_ichunks(c);
+	if (!err)
+		err = chk_queue(c, FS_ROOT_INO);
 	c->links[FS_ROOT_INO] = 1;
 	while (!err && done < c->nqueue)
 		err = chk_visit(c, c->queue[done++]);
@@ -363,11 +463,9 @@ static int chk_run(struct chk *c)
 	imap[0] |= 1;                   /* inode 0 is never used */
 	for (i = 0; i < c->nqueue; i++)
 		imap[c->queue[i] / 8] |= (uint8_t)(1u << (c->queue[i] % 8));
-	err = chk_bitmap(c, fs_le64(c->fs->sb.ibitmap_start),
-			 fs_le64(c->fs->sb.ibitmap_blocks), FS_BT_IBITMAP,
-			 inodes, imap, "inode");
+	chk_ichunk_bits(c, imap);
 	free(imap);
-	return err;
+	return 0;
 }
 
 int fs_check(struct fs *fs, struct fs_check_report *r)
@@ -383,6 +481,7 @@ int fs_check(struct fs *fs, struct fs_check_report *r)
 	free(c.links);
 	free(c.subdirs);
 	free(c.parent_of);
+	free(c.ibits);
 	free(c.queue);
 	if (err)
 		return err;

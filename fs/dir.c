@@ -27,7 +27,7 @@ static struct fs_bt dir_tree(struct fs *fs, struct fs_inode *dp)
 /* FS_DIR_HASH_MASK; tests narrow it to make collisions common. */
 uint64_t fs_dir_hash_mask = FS_DIR_HASH_MASK;
 
-static uint64_t name_base(struct fs *fs, const char *name, size_t len)
+uint64_t fs_dir_name_base(struct fs *fs, const char *name, size_t len)
 {
 	uint64_t k = fs_csum(name, len, fs_le64(fs->sb.hash_seed)) &
 		     fs_dir_hash_mask;
@@ -35,39 +35,54 @@ static uint64_t name_base(struct fs *fs, const char *name, size_t len)
 	return k < FS_DIR_KEY_MIN ? FS_DIR_KEY_MIN : k;
 }
 
-static bool name_is(const struct fs_dirent_disk *d, const char *name,
-		    size_t len)
+static bool dirent_is(const void *rec, const char *name, size_t len)
 {
+	const struct fs_dirent_disk *d = rec;
+
 	return d->name_len == len && !memcmp(d->name, name, len);
 }
 
-/*
- * Walks the entries sharing name's hash: finds name (0, rec filled) or
- * returns -ENOENT with used[] marking the collision indexes taken.
- */
-static int dir_scan(struct fs *fs, struct fs_inode *dp, const char *name,
-		    struct fs_dirent_disk *rec, uint64_t used[4])
+int fs_name_scan(struct fs *fs, struct fs_bt *t, const char *name,
+		 bool (*is)(const void *rec, const char *name, size_t len),
+		 void *rec, uint64_t used[4])
 {
 	size_t len = strlen(name);
-	uint64_t base = name_base(fs, name, len), k = base;
-	struct fs_bt t = dir_tree(fs, dp);
+	uint64_t base = fs_dir_name_base(fs, name, len), k = base;
 	int err;
 
 	if (used)
 		memset(used, 0, 4 * sizeof(uint64_t));
 	for (;;) {
-		err = fs_bt_find(&t, k, FS_BT_GE, rec);
+		err = fs_bt_find(t, k, FS_BT_GE, rec);
 		if (err)
 			return err;
 		k = fs_rec_key(rec);
 		if (k > (base | 0xff))
 			return -ENOENT;
-		if (name_is(rec, name, len))
+		if (is(rec, name, len))
 			return 0;
 		if (used)
 			used[(k & 0xff) / 64] |= 1ull << (k & 63);
 		k++;
 	}
+}
+
+int fs_name_index(const uint64_t used[4])
+{
+	int idx;
+
+	for (idx = 0; idx < 256 && (used[idx / 64] >> (idx % 64) & 1); idx++)
+		;
+	return idx == 256 ? -ENOSPC : idx;
+}
+
+/* name in dp: 0 and rec, or -ENOENT with used[] (fs_name_scan). */
+static int dir_scan(struct fs *fs, struct fs_inode *dp, const char *name,
+		    struct fs_dirent_disk *rec, uint64_t used[4])
+{
+	struct fs_bt t = dir_tree(fs, dp);
+
+	return fs_name_scan(fs, &t, name, dirent_is, rec, used);
 }
 
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
@@ -92,8 +107,7 @@ int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	struct fs_dirent_disk rec;
 	size_t len = strlen(name);
 	uint64_t used[4];
-	unsigned idx;
-	int err;
+	int idx, err;
 
 	if (len > FS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -102,12 +116,11 @@ int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		return -EEXIST;
 	if (err != -ENOENT)
 		return err;
-	for (idx = 0; idx < 256 && (used[idx / 64] >> (idx % 64) & 1); idx++)
-		;
-	if (idx == 256)
-		return -ENOSPC;
+	idx = fs_name_index(used);
+	if (idx < 0)
+		return idx;
 	memset(&rec, 0, sizeof(rec));
-	rec.key = fs_cpu64(name_base(fs, name, len) | idx);
+	rec.key = fs_cpu64(fs_dir_name_base(fs, name, len) | (uint64_t)idx);
 	rec.ino = fs_cpu64(ino);
 	rec.type = type;
 	rec.name_len = (uint8_t)len;

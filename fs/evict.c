@@ -9,10 +9,11 @@
  *   fs_inode_abort_new       undoes an inode whose name could not be added
  *
  * Freeing takes the inode's blocks (file.c's extents, dir.c's name tree),
- * its xattr block and its number, in bounded transactions; until the last
- * one the inode stays on the orphan list, so a crash in between is finished
- * at the next mount.  This file sits above file, dir and xattr, which is
- * why fs_iput lives here and not with the inode cache (inode.c).
+ * its extended attributes and its number, in bounded transactions; until
+ * the last one the inode stays on the orphan list, so a crash in between
+ * is finished at the next mount.  This file sits above file, dir and
+ * xattr, which is why fs_iput lives here and not with the inode cache
+ * (inode.c).
  *
  * Caller of fs_iput holds no handle and no inode lock (freeing takes both).
  */

@@ -43,8 +43,9 @@
  *        its directory's)
  *       -> journal handle (fs_tx_begin may wait for a commit; a thread that
  *          holds a handle never waits for an inode lock or ns_lock)
- *         -> fs->orphan_lock -> fs->alloc.lock -> fs->j.lock
- *            -> fs->icache_lock -> bcache lock -> buffer lock
+ *         -> fs->orphan_lock or fs->ichunks.lock (never both)
+ *            -> fs->alloc.lock -> fs->j.lock -> fs->icache_lock
+ *            -> bcache lock -> buffer lock
  * fs->commit_lock serializes commits; it is taken only by a thread holding
  * no handle.
  */
@@ -66,7 +67,7 @@
 #define FS_BLOCK_SIZE 4096u
 #define FS_LABEL_MAX 64         /* bytes, including the NUL */
 #define FS_XATTR_NAME_MAX 255
-#define FS_XATTR_SIZE_MAX 3968  /* all of one inode's names and values */
+#define FS_XATTR_SIZE_MAX 3968  /* the largest POSIX ACL value (acl.c) */
 
 struct fs;
 
@@ -127,8 +128,11 @@ void fs_set_logger(void (*fn)(int level, const char *msg));
 struct fs_format_params {
 	char label[FS_LABEL_MAX];
 	uint8_t uuid[16];               /* all zero: generate */
-	uint64_t inodes;                /* 0: from bytes_per_inode */
-	uint32_t bytes_per_inode;       /* 0: 16384 */
+	/* The most inodes (inodes are allocated as needed, nothing is
+	 * reserved): inodes, else one per bytes_per_inode, else as many as
+	 * the space holds. */
+	uint64_t inodes;
+	uint32_t bytes_per_inode;
 	uint64_t journal_blocks;        /* 0: about 1/64 of the device, 1 MiB
 					   to 128 MiB */
 };
@@ -168,7 +172,10 @@ struct fs_info {
 	char label[FS_LABEL_MAX];
 	uint8_t uuid[16];
 	uint64_t blocks;
-	uint64_t inodes;
+	uint64_t inodes;                /* the most inode numbers (mkfs) */
+	uint64_t inode_blocks;          /* data-area blocks the inode chunks
+					   and their map take (in use in
+					   statfs, owned by no file) */
 	uint64_t replayed_txns;         /* journal transactions replayed */
 	uint64_t orphans_freed;         /* orphan inodes freed at mount */
 	bool was_clean;                 /* the last unmount was clean */
@@ -342,9 +349,10 @@ int fs_check(struct fs *fs, struct fs_check_report *r);
  * more than the bits (-EINVAL: not a valid ACL); removing it leaves the
  * mode.  A mode change by fs_setattr updates the access ACL likewise.
  *
- * flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  All of an
- * inode's names and values share FS_XATTR_SIZE_MAX bytes: -ENOSPC beyond
- * (-E2BIG for a value over XATTR_SIZE_MAX, as the syscall).
+ * flags: 0, XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA).  A value may
+ * be up to XATTR_SIZE_MAX (64 KiB; -E2BIG beyond, as the syscall), an
+ * inode may have as many attributes as space allows (-ENOSPC), a POSIX ACL
+ * up to FS_XATTR_SIZE_MAX bytes.
  */
 int fs_setxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		const char *name, const void *value, size_t size, int flags);

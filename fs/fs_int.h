@@ -13,11 +13,12 @@
  *   evict.c      the last fs_iput of an inode: freeing, orphans at mount
  *   file.c       file data: read, write, truncate, open
  *   extent.c     file block -> device block map (inline, then B+tree)
- *   xattr.c      an inode's extended attributes, one block
+ *   xattr.c      an inode's extended attributes: B+tree, value chains
  *   dir.c        names in a directory's hash B+tree
  *   inode.c      inode cache, inode table, orphan list
  *   btree.c      generic B+tree of fixed-size records keyed by u64
- *   alloc.c      block and inode bitmaps, stripe-aware allocation
+ *   ichunk.c     inode numbers: chunks of the inode table, the chunk map
+ *   alloc.c      the block bitmap, stripe-aware allocation
  *   transaction.c  handles on the running transaction
  *   commit.c     commit, group commit, checkpoint, commit thread, load
  *   recovery.c   journal replay, the journal superblock
@@ -234,12 +235,10 @@ bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 struct fs_alloc {
 	pthread_mutex_t lock;
 	uint64_t *bmap;                 /* 1: used or freed-but-pending */
-	uint64_t *imap;
 	uint64_t free_blocks;           /* allocatable now */
 	uint64_t pending_blocks;        /* freed, awaiting commit/checkpoint */
-	uint64_t free_inodes;
 	uint64_t reserve;               /* blocks only metadata may use */
-	uint64_t cursor_small, cursor_large, cursor_ino;
+	uint64_t cursor_small, cursor_large;
 };
 int fs_alloc_load(struct fs *fs);
 void fs_alloc_destroy(struct fs *fs);
@@ -264,9 +263,6 @@ bool fs_alloc_has_space(struct fs *fs, uint64_t want);
 #define FS_META_FLOOR_REMOVE 8
 int fs_meta_check(struct fs *fs, uint64_t floor);
 uint64_t fs_alloc_pending(struct fs *fs);
-int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
-int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
-bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
 int fs_bitmap_format(struct fs_bdev *bdev, uint64_t start, uint64_t nblocks,
 		     uint64_t bits, enum fs_btype type, uint64_t used_below);
 
@@ -300,6 +296,47 @@ static inline uint64_t fs_rec_key(const void *rec)
 	return fs_le64(*(const uint64_t *)rec);
 }
 
+/* ---- Inode chunks (ichunk.c) --------------------------------------------- */
+/* Chunk c: inodes 16c .. 16c+15 in block pblk, used: their in-use bits. */
+struct fs_ichunk {
+	uint64_t pblk;
+	uint16_t used;
+};
+
+struct fs_ichunks {
+	pthread_mutex_t lock;           /* all of this and the chunk map */
+	struct fs_ichunk *v;            /* chunks 0 .. n-1 (dense) */
+	uint64_t n, cap;
+	uint64_t used;                  /* inodes in use, inode 0 not counted */
+	uint64_t cursor;                /* where a search for a slot starts */
+	uint64_t limit;                 /* sb.inodes */
+	uint64_t root;                  /* the chunk map (copy of the sb's) */
+	uint32_t depth;
+	uint64_t nodes;                 /* blocks of the chunk map */
+};
+int fs_ichunk_load(struct fs *fs);
+void fs_ichunk_destroy(struct fs *fs);
+/* Inside a transaction: a free inode number (a new chunk if need be), or
+ * -ENOSPC at the limit or when no block is free beyond the reserve. */
+int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
+int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
+bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
+/* The table block of ino; 0 when its chunk does not exist. */
+uint64_t fs_ichunk_blk(struct fs *fs, uint64_t ino);
+/* Inode numbers below this have a slot (chunks * 16). */
+uint64_t fs_ichunk_inodes(struct fs *fs);
+/* Blocks of the chunks and of the chunk map. */
+uint64_t fs_ichunk_blocks(struct fs *fs);
+/* statfs's f_files and f_ffree: the inodes in use plus those the free
+ * space beyond the reserve could hold, up to the limit. */
+void fs_ichunk_counts(struct fs *fs, uint64_t avail_blocks, uint64_t *files,
+		      uint64_t *ffree);
+/* Repair: chunk c's in-use bits become used (inode 0's stays set). */
+int fs_ichunk_set_used(struct fs *fs, struct fs_tx *tx, uint64_t c,
+		       uint16_t used);
+/* Format: the chunk map's one leaf, naming chunk 0 (inodes 0 and 1). */
+int fs_ichunk_format(struct fs_bdev *bdev, uint64_t leaf, uint64_t chunk0);
+
 /* ---- Inodes (inode.c) ---------------------------------------------------- */
 struct fs_extent {
 	uint64_t lblk, pblk;
@@ -310,12 +347,13 @@ struct fs_extent {
 /* CPU form of struct fs_inode_disk. */
 struct fs_dinode {
 	uint32_t mode, uid, gid, nlink, flags;
-	uint64_t generation, size, blocks, rdev, xattr_block, parent;
+	uint64_t generation, size, blocks, rdev, xattr_root, parent;
 	struct timespec atime, mtime, ctime, crtime;
 	uint64_t map_root;
 	uint32_t map_depth, nextents;
 	struct fs_extent ext[FS_INLINE_EXTENTS];
 	uint64_t dir_entries;
+	uint32_t xattr_depth;
 };
 
 /*
@@ -402,7 +440,8 @@ int fs_orphan_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_orphan_del(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 /* The first inode on the orphan list at or after from; -ENOENT: none. */
 int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino);
-int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
+/* Format: chunk 0's block, holding the root directory. */
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
 			 uint64_t now_ns);
 void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
 
@@ -452,6 +491,19 @@ uint64_t fs_fh_new(struct fs *fs);
 /* ---- Directories (dir.c) ------------------------------------------------- */
 /* The hash bits a key keeps (FORMAT.md); tests may narrow it. */
 extern uint64_t fs_dir_hash_mask;
+/* The key of name with collision index 0 (directories and xattrs). */
+uint64_t fs_dir_name_base(struct fs *fs, const char *name, size_t len);
+/*
+ * Walks the records of t filed under name's hash (keys base .. base|0xff,
+ * the scheme directories and xattr trees share): finds the record is()
+ * says holds name (0, rec filled), or returns -ENOENT with used[] (may be
+ * NULL) marking the collision indexes taken.
+ */
+int fs_name_scan(struct fs *fs, struct fs_bt *t, const char *name,
+		 bool (*is)(const void *rec, const char *name, size_t len),
+		 void *rec, uint64_t used[4]);
+/* The lowest collision index used[] leaves free, or -ENOSPC. */
+int fs_name_index(const uint64_t used[4]);
 /* key (may be NULL): the key the entry is stored under. */
 int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 		  uint64_t *ino, uint64_t *key);
@@ -480,7 +532,19 @@ ssize_t fs_xattr_list(struct fs *fs, struct fs_inode *ip,
 		      bool (*shown)(const char *name, size_t len,
 				    const void *arg),
 		      const void *arg, char *buf, size_t size);
+/* Frees every attribute (records, tree, value blocks) of ip. */
 int fs_xattr_destroy(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
+/* Is r a well-formed record (key of its name, lengths, flags)?  -EUCLEAN. */
+int fs_xattr_rec_check(struct fs *fs, const struct fs_xattr_rec_disk *r);
+/*
+ * Reads the value chain of external record r of inode owner into value
+ * (value_len bytes; NULL: read and check only), calling blk_cb (may be
+ * NULL) with each block: every block must be a value block of owner in
+ * its place, and the value must match the record's checksum (-EUCLEAN).
+ */
+int fs_xattr_chain_read(struct fs *fs, uint64_t owner,
+			const struct fs_xattr_rec_disk *r, void *value,
+			int (*blk_cb)(void *arg, uint64_t blk), void *arg);
 
 /* ---- POSIX ACLs (acl.c) -------------------------------------------------- */
 #define FS_ACL_ACCESS "system.posix_acl_access"
@@ -548,6 +612,7 @@ struct fs {
 	struct fs_bcache bc;
 	struct fs_journal j;
 	struct fs_alloc alloc;
+	struct fs_ichunks ichunks;
 	pthread_rwlock_t ns_lock;
 	pthread_mutex_t icache_lock;
 	struct hcache icache;           /* struct fs_inode by number */

@@ -1,5 +1,6 @@
 /*
- * inode: the inode table, the in-memory inode cache and the orphan list.
+ * inode: inodes in their table blocks (found through ichunk.c), the
+ * in-memory inode cache and the orphan list.
  *
  * Usage: fs_iget -> lock ip->lock -> read or change ip->d, fs_inode_dirty
  * inside a transaction -> unlock -> fs_iput, which evict.c implements.
@@ -98,7 +99,8 @@ static void inode_encode(const struct fs_dinode *c, uint64_t ino, bool used,
 	d->size = fs_cpu64(c->size);
 	d->blocks = fs_cpu64(c->blocks);
 	d->rdev = fs_cpu64(c->rdev);
-	d->xattr_block = fs_cpu64(c->xattr_block);
+	d->xattr_root = fs_cpu64(c->xattr_root);
+	d->xattr_depth = fs_cpu32(c->xattr_depth);
 	d->parent = fs_cpu64(c->parent);
 	ts_enc(&d->atime, &c->atime);
 	ts_enc(&d->mtime, &c->mtime);
@@ -144,7 +146,8 @@ static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 	c->size = fs_le64(d.size);
 	c->blocks = fs_le64(d.blocks);
 	c->rdev = fs_le64(d.rdev);
-	c->xattr_block = fs_le64(d.xattr_block);
+	c->xattr_root = fs_le64(d.xattr_root);
+	c->xattr_depth = fs_le32(d.xattr_depth);
 	c->parent = fs_le64(d.parent);
 	ts_dec(&c->atime, &d.atime);
 	ts_dec(&c->mtime, &d.mtime);
@@ -163,10 +166,6 @@ static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 	return 0;
 }
 
-static uint64_t itable_blk(struct fs *fs, uint64_t ino)
-{
-	return fs_le64(fs->sb.itable_start) + ino / FS_INODES_PER_BLOCK;
-}
 
 static struct fs_inode_disk *itable_slot(struct fs_buf *b, uint64_t ino)
 {
@@ -177,10 +176,12 @@ static struct fs_inode_disk *itable_slot(struct fs_buf *b, uint64_t ino)
 static int inode_write(struct fs *fs, struct fs_tx *tx, uint64_t ino,
 		       const struct fs_dinode *c, bool used)
 {
+	uint64_t blk = fs_ichunk_blk(fs, ino);
 	struct fs_buf *b;
 	int err;
 
-	err = bc_read(fs, itable_blk(fs, ino), FS_BUF_ITABLE, &b);
+	FS_ASSERT(blk);
+	err = bc_read(fs, blk, FS_BUF_ITABLE, &b);
 	if (err)
 		return err;
 	fs_tx_dirty(fs, tx, b);
@@ -204,10 +205,13 @@ int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
 		      uint64_t *generation)
 {
+	uint64_t blk = fs_ichunk_blk(fs, ino);
 	struct fs_buf *b;
 	int err;
 
-	err = bc_read(fs, itable_blk(fs, ino), FS_BUF_ITABLE, &b);
+	if (!blk)
+		return -ENOENT;
+	err = bc_read(fs, blk, FS_BUF_ITABLE, &b);
 	if (err)
 		return err;
 	if (generation)
@@ -234,7 +238,7 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
 	struct fs_inode *ip, *other;
 	int err;
 
-	if (ino == 0 || ino >= fs_le64(fs->sb.inodes))
+	if (ino == 0)
 		return -ENOENT;
 	pthread_mutex_lock(&fs->icache_lock);
 	ip = ic_get(fs, ino);
@@ -520,7 +524,7 @@ int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino)
 	return err;
 }
 
-int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
 			 uint64_t now_ns)
 {
 	struct fs_dinode c;
@@ -540,7 +544,7 @@ int fs_inode_format_root(struct fs_bdev *bdev, uint64_t itable_start,
 	c.mtime = c.ctime = c.crtime = c.atime;
 	inode_encode(&c, FS_ROOT_INO, true,
 		     (struct fs_inode_disk *)(b + FS_ROOT_INO * FS_INODE_SIZE));
-	err = fs_bdev_write(bdev, itable_start, 1, b);
+	err = fs_bdev_write(bdev, chunk0, 1, b);
 	free(b);
 	return err;
 }

@@ -13,9 +13,10 @@
  *   0, 1            superblock, two copies
  *   journal_start   journal: one journal superblock, then the ring
  *   bbitmap_start   block bitmap (FS_BITS_PER_BITMAP blocks per block)
- *   ibitmap_start   inode bitmap
- *   itable_start    inode table, FS_INODES_PER_BLOCK per block
- *   data_start      data and every other metadata block (stripe aligned)
+ *   data_start      data and every other metadata block (stripe aligned):
+ *                   B+tree nodes, xattr value blocks, inode chunks (each a
+ *                   block of FS_INODES_PER_BLOCK inodes, found through the
+ *                   inode chunk map, a B+tree rooted in the superblock)
  */
 #ifndef FS_ONDISK_FS_H
 #define FS_ONDISK_FS_H
@@ -30,7 +31,10 @@
 
 #define FS_SB_MAGIC 0x5346534644494152ull      /* "RAIDFSFS" */
 #define FS_BLK_MAGIC 0x4b4c4246u                /* "FBLK" */
-#define FS_VERSION_MAJOR 1
+/* 2.0: extended attributes in a B+tree per inode with values up to 64 KiB
+ * in chains of value blocks; inodes in chunks allocated on demand (1.x: one
+ * xattr block per inode, a fixed inode table and bitmap; refused). */
+#define FS_VERSION_MAJOR 2
 #define FS_VERSION_MINOR 0
 
 /* Feature bits: none defined yet.  Unknown incompat bits refuse the mount,
@@ -50,9 +54,10 @@ enum fs_btype {
 	FS_BT_JDESC = 2,        /* journal descriptor */
 	FS_BT_JCOMMIT = 3,      /* journal commit record */
 	FS_BT_BBITMAP = 4,      /* block bitmap */
-	FS_BT_IBITMAP = 5,      /* inode bitmap */
+	/* 5: format 1's inode bitmap, no longer used */
 	FS_BT_NODE = 6,         /* B+tree node (extents, directories, orphans) */
-	FS_BT_XATTR = 7,        /* an inode's extended attributes */
+	/* 7: format 1's one-block xattr store, no longer used */
+	FS_BT_XVALUE = 8,       /* a piece of a large xattr value */
 };
 
 /* Common header of every checksummed metadata block (32 bytes). */
@@ -79,15 +84,16 @@ struct fs_sb_disk {
 	uint8_t uuid[16];
 	char label[64];                 /* NUL-terminated, 128 */
 	uint64_t blocks;                /* filesystem size in blocks */
-	uint64_t inodes;                /* inode numbers 1 .. inodes-1 */
+	uint64_t inodes;                /* limit: numbers 1 .. inodes-1 may be
+					   allocated (a multiple of 16) */
 	uint64_t journal_start;
 	uint64_t journal_blocks;        /* including the journal superblock */
 	uint64_t bbitmap_start;
 	uint64_t bbitmap_blocks;
-	uint64_t ibitmap_start;
-	uint64_t ibitmap_blocks;
-	uint64_t itable_start;
-	uint64_t itable_blocks;
+	uint64_t ichunk_root;           /* inode chunk map B+tree root, 176 */
+	uint32_t ichunk_depth;          /* its levels (at least 1) */
+	uint32_t reserved1;             /* zero */
+	uint64_t reserved2[2];          /* zero (format 1: inode table) */
 	uint64_t data_start;
 	uint32_t stripe_blocks;         /* allocator alignment at format time */
 	uint32_t state;                 /* enum fs_sb_state, 220 */
@@ -104,6 +110,7 @@ struct fs_sb_disk {
 static_assert(sizeof(struct fs_sb_disk) == FS_BSIZE, "sb size");
 static_assert(offsetof(struct fs_sb_disk, uuid) == 48, "sb uuid");
 static_assert(offsetof(struct fs_sb_disk, blocks) == 128, "sb blocks");
+static_assert(offsetof(struct fs_sb_disk, ichunk_root) == 176, "sb ichunk");
 static_assert(offsetof(struct fs_sb_disk, state) == 220, "sb state");
 static_assert(offsetof(struct fs_sb_disk, reserved) == 280, "sb reserved");
 
@@ -188,7 +195,7 @@ struct fs_inode_disk {
 	uint64_t size;                  /* bytes */
 	uint64_t blocks;                /* 4 KiB blocks allocated, all kinds */
 	uint64_t rdev;
-	uint64_t xattr_block;           /* 0: none */
+	uint64_t xattr_root;            /* xattr B+tree root, 0: none */
 	uint64_t parent;                /* directories: the parent's inode */
 	struct fs_ts_disk atime;        /* 80 */
 	struct fs_ts_disk mtime;
@@ -201,12 +208,15 @@ struct fs_inode_disk {
 	struct fs_extent_disk ext[FS_INLINE_EXTENTS];   /* 160 */
 	uint64_t dir_entries;           /* directories: entries, 232 */
 	uint64_t csum;                  /* XXH3-64, this field 0, seed ino */
-	uint64_t reserved;              /* zero */
+	uint32_t xattr_depth;           /* xattr tree levels, 0: empty */
+	uint32_t reserved;              /* zero */
 };
 static_assert(sizeof(struct fs_inode_disk) == FS_INODE_SIZE, "inode size");
 static_assert(offsetof(struct fs_inode_disk, atime) == 80, "inode atime");
 static_assert(offsetof(struct fs_inode_disk, ext) == 160, "inode ext");
 static_assert(offsetof(struct fs_inode_disk, csum) == 240, "inode csum");
+static_assert(offsetof(struct fs_inode_disk, xattr_depth) == 248,
+	      "inode xattr_depth");
 #define FS_INODE_MAGIC 0x4e49           /* "IN" */
 
 /* ---- B+tree nodes -------------------------------------------------------- */
@@ -228,6 +238,8 @@ enum fs_tree_kind {
 	FS_TREE_EXTENT = 1,
 	FS_TREE_DIR = 2,
 	FS_TREE_ORPHAN = 3,
+	FS_TREE_XATTR = 4,
+	FS_TREE_ICHUNK = 5,
 };
 
 struct fs_bt_ptr_disk {
@@ -246,23 +258,76 @@ struct fs_dirent_disk {
 };
 static_assert(sizeof(struct fs_dirent_disk) == 280, "dirent size");
 
+/*
+ * Inode chunk record, key = chunk number c: inodes 16c .. 16c+15 live in
+ * block pblk (no header: each inode carries its checksum), bit i of used
+ * set when inode 16c+i is in use (inode 0, bit 0 of chunk 0, always).
+ * Chunks are numbered densely from 0 and never freed, so an inode number
+ * always means the same slot and a free slot keeps its generation.
+ */
+struct fs_ichunk_disk {
+	uint64_t key;
+	uint64_t pblk;
+	uint16_t used;
+	uint16_t reserved0;
+	uint32_t reserved1;
+};
+static_assert(sizeof(struct fs_ichunk_disk) == 24, "ichunk size");
+
 /* Orphan record: the key is the inode number. */
 struct fs_orphan_disk {
 	uint64_t key;
 	uint64_t reserved;
 };
 
-/* ---- Extended attributes: one block per inode ---------------------------- */
-struct fs_xattr_hdr_disk {
-	struct fs_bhdr h;               /* type FS_BT_XATTR, owner: inode */
-	uint32_t count;
-	uint32_t used;                  /* bytes of entries after the header */
-	uint64_t reserved;
+/* ---- Extended attributes: a B+tree per inode ---------------------------- */
+/*
+ * One record per attribute, in the tree rooted at the inode's xattr_root
+ * (kind FS_TREE_XATTR, owner the inode), keyed as directory entries are:
+ * (XXH3-64(name, hash_seed) & 0x7fffffffffffff00, at least 0x100) | index,
+ * index 0..255 telling apart names whose hashes collide.  A value of up to
+ * FS_XATTR_INLINE bytes lives in the record; a longer one (up to 64 KiB)
+ * in a chain of value blocks, whose first block, count and checksum the
+ * record holds (the checksum lives in the parent, as ZFS's).
+ */
+#define FS_XATTR_INLINE 112
+#define FS_XREC_EXTERNAL 0x1            /* fs_xattr_rec_disk.flags */
+
+struct fs_xattr_ext_disk {
+	uint64_t first;                 /* first value block */
+	uint32_t nblocks;               /* blocks in the chain */
+	uint32_t reserved0;
+	uint64_t csum;                  /* XXH3-64(value, seed: the key) */
+	uint8_t reserved[FS_XATTR_INLINE - 24];
 };
-#define FS_XATTR_HDR 48
-static_assert(sizeof(struct fs_xattr_hdr_disk) == FS_XATTR_HDR, "xattr hdr");
-/* Entries: u8 name_len, u8 reserved, le16 value_len, name, value; packed. */
-#define FS_XATTR_ENTRY_HDR 4
+
+struct fs_xattr_rec_disk {
+	uint64_t key;
+	uint32_t value_len;             /* bytes */
+	uint8_t name_len;               /* 1..255 */
+	uint8_t flags;                  /* FS_XREC_EXTERNAL */
+	uint16_t reserved;
+	char name[255];                 /* full name, not NUL-terminated */
+	uint8_t pad;                    /* 272 */
+	union {
+		uint8_t inline_value[FS_XATTR_INLINE];
+		struct fs_xattr_ext_disk ext;
+	} v;
+};
+static_assert(sizeof(struct fs_xattr_ext_disk) == FS_XATTR_INLINE, "xext");
+static_assert(offsetof(struct fs_xattr_rec_disk, v) == 272, "xrec value");
+static_assert(sizeof(struct fs_xattr_rec_disk) == 384, "xrec size");
+
+/* Value block: FS_XVALUE_DATA bytes of the value after this header. */
+struct fs_xvalue_disk {
+	struct fs_bhdr h;               /* FS_BT_XVALUE, owner: inode */
+	uint64_t next;                  /* next block of the chain, 0: last */
+	uint32_t len;                   /* value bytes in this block */
+	uint32_t index;                 /* 0, 1, ... along the chain */
+};
+#define FS_XVALUE_HDR 48
+#define FS_XVALUE_DATA (FS_BSIZE - FS_XVALUE_HDR)
+static_assert(sizeof(struct fs_xvalue_disk) == FS_XVALUE_HDR, "xvalue hdr");
 
 /* Little-endian accessors: the only way fields are read and written. */
 #define fs_le16(x) le16toh(x)

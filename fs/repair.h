@@ -1,16 +1,18 @@
 /*
  * repair: find and fix filesystem inconsistencies (fsck.raidfs phase 3).
  *
- * The scan reads the inode table and every tree directly (never through
+ * The scan reads the inode chunks and every tree directly (never through
  * fs_iget, so it runs on read-only and read-write mounts alike and never
  * frees an inode whose link count is wrong), and lists what it finds:
  *   dangling entries (naming a free, damaged or out-of-range inode, the
  *   root, or a directory a second time), entry types that disagree with
- *   the inode, unreadable maps (extent tree, name tree, xattr block) and
+ *   the inode, unreadable maps (extent tree, name tree, xattr tree or value
+ *   chain: the inode's attributes are then emptied, all of them) and
  *   extents pointing outside the data area, link counts, block counts,
  *   entry counts and parents that disagree with the tree, in-use inodes
  *   that no entry reaches, blocks claimed twice, and bitmap bits that
- *   disagree with what the tree uses.
+ *   disagree with what the tree uses (the block bitmap, the inode chunk
+ *   map's in-use bits).
  *
  * Usage pattern (fsck):
  *   fs_mount(RDONLY) -> fs_repair_scan -> report -> fs_unmount

@@ -2,7 +2,8 @@
  * repair_apply: fixes what repair_scan.c found, on a read-write mount,
  * one layer per call (fs/repair.h says why):
  *
- *   1. bitmaps, when any bit is wrong: rewritten whole from the scan.  The
+ *   1. bitmaps, when any bit is wrong: the block bitmap rewritten whole
+ *      from the scan, the inode chunk map's wrong in-use bits set.  The
  *      in-memory allocation maps are stale afterwards, so the caller
  *      unmounts before anything allocates.
  *   2. otherwise: damaged inodes cleared, unreadable maps emptied,
@@ -64,6 +65,29 @@ static int bitmap_write(struct fs *fs, uint64_t start, uint64_t nb,
 	return err;
 }
 
+/* Every chunk whose in-use bits differ from the scan's gets them. */
+static int ichunk_bits_write(struct fs_repair *r, const uint8_t *want)
+{
+	uint64_t c, i;
+	uint16_t bits;
+	struct fs_tx *tx;
+	int err = 0;
+
+	for (c = 0; c < r->ninodes / 16 && !err; c++) {
+		for (bits = 0, i = 0; i < 16; i++)
+			if (rp_bit(want, c * 16 + i))
+				bits |= (uint16_t)(1u << i);
+		if (bits == r->ibits[c])
+			continue;
+		err = fs_tx_begin(r->fs, &tx);
+		if (err)
+			break;
+		err = fs_ichunk_set_used(r->fs, tx, c, bits);
+		fs_tx_end(r->fs, tx);
+	}
+	return err;
+}
+
 static int apply_bitmaps(struct fs_repair *r, uint64_t *fixed)
 {
 	struct fs_sb_disk *sb = &r->fs->sb;
@@ -76,9 +100,7 @@ static int apply_bitmaps(struct fs_repair *r, uint64_t *fixed)
 			   fs_le64(sb->bbitmap_blocks), FS_BT_BBITMAP,
 			   r->nblocks, r->used);
 	if (!err)
-		err = bitmap_write(r->fs, fs_le64(sb->ibitmap_start),
-				   fs_le64(sb->ibitmap_blocks), FS_BT_IBITMAP,
-				   r->ninodes, im);
+		err = ichunk_bits_write(r, im);
 	free(im);
 	if (!err)
 		*fixed += r->bbits_wrong + r->ibits_wrong;
@@ -119,8 +141,10 @@ static int with_inode(struct fs_repair *r, uint64_t ino, inode_fix_fn fn,
 static int fix_map(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *ip,
 		   const struct rp_fix *f)
 {
-	if (f->what & 2)
-		ip->d.xattr_block = 0;
+	if (f->what & 2) {
+		ip->d.xattr_root = 0;
+		ip->d.xattr_depth = 0;
+	}
 	if (!(f->what & 1)) {
 		ip->d.blocks = r->nblk[ip->ino];
 		return 0;
@@ -129,7 +153,7 @@ static int fix_map(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *ip,
 	ip->d.map_depth = 0;
 	ip->d.nextents = 0;
 	ip->d.flags &= ~FS_IFLAG_EXTENT_TREE;
-	ip->d.blocks = ip->d.xattr_block ? 1 : 0;
+	ip->d.blocks = f->what & 2 ? 0 : f->xblocks;
 	if (S_ISDIR(ip->d.mode)) {
 		ip->d.dir_entries = 0;
 		ip->d.size = 0;
@@ -219,8 +243,8 @@ static int clear_slot(struct fs_repair *r, uint64_t ino)
 	err = fs_tx_begin(fs, &tx);
 	if (err)
 		return err;
-	err = bc_read(fs, fs_le64(fs->sb.itable_start) +
-		      ino / FS_INODES_PER_BLOCK, FS_BUF_ITABLE, &b);
+	err = fs_ichunk_blk(fs, ino) ? bc_read(fs, fs_ichunk_blk(fs, ino),
+					       FS_BUF_ITABLE, &b) : -ENOENT;
 	if (!err) {
 		fs_tx_dirty(fs, tx, b);
 		memset(b->data + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE,

@@ -23,7 +23,7 @@ enum {
 
 enum rp_fix_kind {
 	RP_FIX_CLEAR,           /* damaged inode: free its slot */
-	RP_FIX_MAP,             /* empty an unreadable map (and xattr block) */
+	RP_FIX_MAP,             /* empty an unreadable map (and/or xattrs) */
 	RP_FIX_COUNTS,          /* nlink, blocks, entries, parent */
 	RP_FIX_DANGLING,        /* remove an entry (by key) */
 	RP_FIX_TYPE,            /* correct an entry's type */
@@ -34,7 +34,8 @@ enum rp_fix_kind {
 struct rp_fix {
 	enum rp_fix_kind kind;
 	uint64_t ino;           /* the inode, or the directory of an entry */
-	unsigned what;          /* MAP: 1 map, 2 xattr block */
+	unsigned what;          /* MAP: 1 map, 2 xattr tree */
+	uint64_t xblocks;       /* MAP: blocks of the xattrs, when readable */
 	struct fs_dirent_disk rec;      /* entry fixes: the entry as found */
 };
 
@@ -56,6 +57,8 @@ struct fs_repair {
 	size_t nqueue, qcap;
 	struct rp_fix *fix;
 	size_t nfix, fixcap;
+	uint16_t *ibits;        /* the inode chunk map's in-use bits */
+	uint64_t ichunks_seen;
 	uint64_t bbits_wrong, ibits_wrong;
 	uint64_t double_claimed, unfixable;
 	uint64_t logged;
@@ -63,6 +66,7 @@ struct fs_repair {
 	/* the walk in progress */
 	uint64_t cur;
 	bool cur_lost;          /* walking an unreachable inode */
+	bool xmark;             /* xattr walk: count the blocks (2nd pass) */
 	struct fs_dirent_disk *ents;
 	size_t nents, entcap;
 };
@@ -74,7 +78,7 @@ int rp_fix_add(struct fs_repair *r, enum rp_fix_kind kind, uint64_t ino,
 /* 0 valid, -ENOENT free, -EUCLEAN damaged, or an I/O error. */
 int rp_inode_read(struct fs *fs, uint64_t ino, struct fs_inode_disk *d);
 uint8_t rp_dtype(uint32_t mode);
-/* The inode bitmap the scan wants (malloc'd, bit per inode). */
+/* The in-use inodes the scan wants (malloc'd, bit per inode). */
 uint8_t *rp_imap_want(struct fs_repair *r);
 
 static inline bool rp_bit(const uint8_t *m, uint64_t i)

@@ -1,10 +1,12 @@
 /*
  * repair_scan: the read-only half of filesystem repair.
  *
- * Order: the inode table (what is in use), then a walk from the root
+ * Order: the inode chunk map (its blocks are used), every inode in its
+ * chunks (what is in use), then a walk from the root
  * (names, links, blocks of every reachable inode), the orphan list, the
  * inodes nothing reaches (their blocks count as used: they go to
- * lost+found, data and all), and last the bitmaps against all of that.
+ * lost+found, data and all), and last the block bitmap and the chunk
+ * map's in-use bits against all of that.
  * Every problem becomes a sentence for the log and, when fixable, an
  * rp_fix for repair_apply.c.
  */
@@ -58,12 +60,14 @@ uint8_t rp_dtype(uint32_t mode)
 
 int rp_inode_read(struct fs *fs, uint64_t ino, struct fs_inode_disk *d)
 {
+	uint64_t blk = fs_ichunk_blk(fs, ino);
 	struct fs_inode_disk tmp;
 	struct fs_buf *b;
 	int err;
 
-	err = bc_read(fs, fs_le64(fs->sb.itable_start) +
-		      ino / FS_INODES_PER_BLOCK, FS_BUF_ITABLE, &b);
+	if (!blk)
+		return -ENOENT;
+	err = bc_read(fs, blk, FS_BUF_ITABLE, &b);
 	if (err)
 		return err;
 	memcpy(d, b->data + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE,
@@ -206,13 +210,100 @@ static int walk_tree(struct fs_repair *r, struct fs_inode_disk *d,
 			  rp_extent, r);
 }
 
-/* The map and xattr block of inode r->cur; bad maps become RP_FIX_MAP. */
+/* ---- the inode chunk map -------------------------------------------------- */
+static int rp_ichunk(void *arg, const void *rec)
+{
+	const struct fs_ichunk_disk *d = rec;
+	struct fs_repair *r = arg;
+	uint64_t k = fs_rec_key(d), p = fs_le64(d->pblk);
+
+	if (k >= r->ninodes / 16 || r->ichunks_seen != k ||
+	    p < fs_le64(r->fs->sb.data_start) || p >= r->nblocks)
+		return -EUCLEAN;
+	rp_use(r, p);
+	r->ibits[k] = fs_le16(d->used);
+	r->ichunks_seen++;
+	return 0;
+}
+
+/* Its blocks are used; its bits are compared last (scan_bitmaps).  The
+ * mount read it whole already, so damage here is a contradiction. */
+static int scan_ichunks(struct fs_repair *r)
+{
+	struct fs_ichunks *ic = &r->fs->ichunks;
+	uint64_t root = ic->root;
+	uint32_t depth = ic->depth;
+	struct fs_bt t = { r->fs, &root, &depth, sizeof(struct fs_ichunk_disk),
+			   FS_TREE_ICHUNK, 0, NULL, 0 };
+	int err;
+
+	r->cur = 0;
+	err = fs_bt_walk(&t, rp_node, rp_ichunk, r);
+	if (!err && r->ichunks_seen * 16 == r->ninodes)
+		return 0;
+	if (err == -ENOMEM)
+		return err;
+	rp_say(r, "the inode chunk map is damaged: not repairable");
+	r->unfixable++;
+	r->c.problems++;
+	return -EUCLEAN;
+}
+
+/* ---- extended attributes -------------------------------------------------- */
+/* Value blocks and tree nodes count as the inode's only once r->xmark is
+ * set: a first pass proves the whole tree readable, so a damaged one
+ * leaves no half-counted blocks behind. */
+static int rp_xblock(void *arg, uint64_t blk)
+{
+	struct fs_repair *r = arg;
+
+	if (blk < fs_le64(r->fs->sb.data_start) || blk >= r->nblocks)
+		return -EUCLEAN;
+	if (r->xmark) {
+		rp_use(r, blk);
+		r->nblk[r->cur]++;
+	}
+	return 0;
+}
+
+static int rp_xattr(void *arg, const void *rec)
+{
+	const struct fs_xattr_rec_disk *x = rec;
+	struct fs_repair *r = arg;
+	int err;
+
+	err = fs_xattr_rec_check(r->fs, x);
+	if (!err && (x->flags & FS_XREC_EXTERNAL))
+		err = fs_xattr_chain_read(r->fs, r->cur, x, NULL, rp_xblock, r);
+	return err;
+}
+
+/* 0, or -EUCLEAN when the xattr tree of d is damaged anywhere. */
+static int walk_xattrs(struct fs_repair *r, struct fs_inode_disk *d)
+{
+	uint64_t root = fs_le64(d->xattr_root);
+	uint32_t depth = fs_le32(d->xattr_depth);
+	struct fs_bt t = { r->fs, &root, &depth,
+			   sizeof(struct fs_xattr_rec_disk), FS_TREE_XATTR,
+			   r->cur, NULL, 0 };
+	int err;
+
+	r->xmark = false;
+	err = fs_bt_walk(&t, rp_xblock, rp_xattr, r);
+	if (err)
+		return err == -ENOMEM ? err : -EUCLEAN;
+	r->xmark = true;
+	err = fs_bt_walk(&t, rp_xblock, rp_xattr, r);
+	r->xmark = false;
+	return err;
+}
+
+/* The map and xattrs of inode r->cur; bad ones become RP_FIX_MAP. */
 static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 {
 	uint32_t mode = fs_le32(d->mode), i;
-	uint64_t x = fs_le64(d->xattr_block);
+	uint64_t before;
 	unsigned what = 0;
-	struct fs_buf *b;
 	int err = 0;
 
 	r->nents = 0;
@@ -229,24 +320,23 @@ static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 		what |= 1;
 		r->nents = 0;
 	}
-	if (x) {
-		if (x < fs_le64(r->fs->sb.data_start) || x >= r->nblocks ||
-		    bc_read_meta(r->fs, x, FS_BT_XATTR, &b)) {
-			what |= 2;
-		} else {
-			bc_put(r->fs, b);
-			rp_use(r, x);
-			r->nblk[r->cur]++;
-		}
-	}
+	before = r->nblk[r->cur];
+	err = walk_xattrs(r, d);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		what |= 2;
 	if (!what)
 		return 0;
 	r->st[r->cur] |= RP_MAPBAD;
 	r->c.maps++;
 	rp_say(r, "inode %llu: %s%s%s unreadable: emptied", (unsigned long long)r->cur,
 	       what & 1 ? (S_ISDIR(mode) ? "name tree" : "block map") : "",
-	       what == 3 ? " and " : "", what & 2 ? "xattr block" : "");
-	return rp_fix_add(r, RP_FIX_MAP, r->cur, what, NULL);
+	       what == 3 ? " and " : "", what & 2 ? "extended attributes" : "");
+	err = rp_fix_add(r, RP_FIX_MAP, r->cur, what, NULL);
+	if (!err)
+		r->fix[r->nfix - 1].xblocks = r->nblk[r->cur] - before;
+	return err;
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -479,6 +569,24 @@ static int bitmap_compare(struct fs_repair *r, uint64_t start, uint64_t nb,
 	return 0;
 }
 
+/* The in-use bits of the inode chunk map against what the walk found. */
+static void ichunk_compare(struct fs_repair *r, const uint8_t *want)
+{
+	uint64_t ino;
+	bool on;
+
+	for (ino = 0; ino < r->ninodes; ino++) {
+		on = r->ibits[ino / 16] >> (ino % 16) & 1;
+		if (on == rp_bit(want, ino))
+			continue;
+		if (++r->ibits_wrong <= 20)
+			rp_say(r, "inode %llu is %s in the inode chunk map but "
+			       "%s: corrected", (unsigned long long)ino,
+			       on ? "used" : "free",
+			       on ? "unreferenced" : "in use");
+	}
+}
+
 /* The inode bitmap as it should be. */
 uint8_t *rp_imap_want(struct fs_repair *r)
 {
@@ -506,9 +614,7 @@ static int scan_bitmaps(struct fs_repair *r)
 			     fs_le64(sb->bbitmap_blocks), FS_BT_BBITMAP,
 			     r->nblocks, r->used, "block", &r->bbits_wrong);
 	if (!err)
-		err = bitmap_compare(r, fs_le64(sb->ibitmap_start),
-				     fs_le64(sb->ibitmap_blocks), FS_BT_IBITMAP,
-				     r->ninodes, im, "inode", &r->ibits_wrong);
+		ichunk_compare(r, im);
 	free(im);
 	if (r->bbits_wrong + r->ibits_wrong) {
 		r->c.bitmap_bits = r->bbits_wrong + r->ibits_wrong;
@@ -531,8 +637,10 @@ static int rp_alloc(struct fs_repair *r)
 	r->nblk = calloc(n, sizeof(*r->nblk));
 	r->parent_of = calloc(n, sizeof(*r->parent_of));
 	r->name = calloc(n, sizeof(*r->name));
+	r->ibits = calloc(n / 16 + 1, sizeof(*r->ibits));
 	return r->used && r->st && r->dtype && r->links && r->subdirs &&
-	       r->entries && r->nblk && r->parent_of && r->name ? 0 : -ENOMEM;
+	       r->entries && r->nblk && r->parent_of && r->name && r->ibits ?
+	       0 : -ENOMEM;
 }
 
 /* The scan allocates what it finds (rp_alloc, rp_fix_add): it frees it. */
@@ -554,6 +662,7 @@ void fs_repair_free(struct fs_repair *r)
 	free(r->entries);
 	free(r->nblk);
 	free(r->parent_of);
+	free(r->ibits);
 	free(r->queue);
 	free(r->fix);
 	free(r->ents);
@@ -568,7 +677,9 @@ static int rp_run(struct fs_repair *r)
 
 	for (i = 0; i < fs_le64(r->fs->sb.data_start); i++)
 		rp_bit_set(r->used, i);
-	err = scan_table(r);
+	err = scan_ichunks(r);
+	if (!err)
+		err = scan_table(r);
 	if (err)
 		return err;
 	r->st[FS_ROOT_INO] |= RP_REACHED;
@@ -605,7 +716,7 @@ int fs_repair_scan(struct fs *fs, fs_repair_log_t log, void *arg,
 	r->log = log;
 	r->log_arg = arg;
 	r->nblocks = fs_le64(fs->sb.blocks);
-	r->ninodes = fs_le64(fs->sb.inodes);
+	r->ninodes = fs_ichunk_inodes(fs);
 	err = rp_alloc(r);
 	if (!err) {
 		pthread_rwlock_wrlock(&fs->ns_lock);

@@ -12,10 +12,12 @@
 
 #define FS_MIN_BLOCKS 1024
 
+/* chunk0: the block of inodes 0..15 (root: 1), ichunk_leaf: the chunk
+ * map's only leaf; both the first blocks of the data area. */
 struct fs_layout {
 	uint64_t blocks, inodes, journal_blocks;
-	uint64_t bbitmap_start, bbitmap_blocks, ibitmap_start, ibitmap_blocks;
-	uint64_t itable_start, itable_blocks, data_start;
+	uint64_t bbitmap_start, bbitmap_blocks, data_start;
+	uint64_t chunk0, ichunk_leaf;
 };
 
 static uint64_t div_up(uint64_t a, uint64_t b)
@@ -23,22 +25,34 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
+/* The inode number limit (sb.inodes): mke2fs's -N (files) or -i (bytes
+ * per inode) made a maximum; by default as many as the blocks could hold,
+ * which space reaches first. */
+static uint64_t layout_inodes(uint64_t blocks, const struct fs_format_params *p)
+{
+	uint64_t n = blocks * FS_INODES_PER_BLOCK;
+
+	if (p->inodes)
+		n = p->inodes + 2;
+	else if (p->bytes_per_inode)
+		n = blocks * FS_BSIZE / p->bytes_per_inode;
+	if (n < FS_INODES_PER_BLOCK)
+		n = FS_INODES_PER_BLOCK;
+	if (n > (1ull << 40))
+		n = 1ull << 40;
+	return div_up(n, FS_INODES_PER_BLOCK) * FS_INODES_PER_BLOCK;
+}
+
 static int layout_compute(struct fs_bdev *bdev,
 			  const struct fs_format_params *p,
 			  struct fs_layout *l)
 {
-	uint64_t bpi = p->bytes_per_inode ? p->bytes_per_inode : 16384;
 	uint32_t stripe = bdev->stripe_blocks ? bdev->stripe_blocks : 1;
 
 	l->blocks = bdev->blocks;
 	if (l->blocks < FS_MIN_BLOCKS)
 		return -ENOSPC;
-	l->inodes = p->inodes ? p->inodes + 2 : l->blocks * FS_BSIZE / bpi;
-	if (l->inodes < 64)
-		l->inodes = 64;
-	if (l->inodes > (1ull << 40))
-		l->inodes = 1ull << 40;
-	l->inodes = div_up(l->inodes, FS_INODES_PER_BLOCK) * FS_INODES_PER_BLOCK;
+	l->inodes = layout_inodes(l->blocks, p);
 	l->journal_blocks = p->journal_blocks;
 	if (!l->journal_blocks) {
 		l->journal_blocks = l->blocks / 64;
@@ -51,12 +65,10 @@ static int layout_compute(struct fs_bdev *bdev,
 		return -EINVAL;
 	l->bbitmap_start = 2 + l->journal_blocks;
 	l->bbitmap_blocks = div_up(l->blocks, FS_BITS_PER_BITMAP);
-	l->ibitmap_start = l->bbitmap_start + l->bbitmap_blocks;
-	l->ibitmap_blocks = div_up(l->inodes, FS_BITS_PER_BITMAP);
-	l->itable_start = l->ibitmap_start + l->ibitmap_blocks;
-	l->itable_blocks = l->inodes / FS_INODES_PER_BLOCK;
-	l->data_start = div_up(l->itable_start + l->itable_blocks, stripe) *
+	l->data_start = div_up(l->bbitmap_start + l->bbitmap_blocks, stripe) *
 			stripe;
+	l->chunk0 = l->data_start;
+	l->ichunk_leaf = l->data_start + 1;
 	if (l->data_start + 64 > l->blocks)
 		return -ENOSPC;
 	return 0;
@@ -83,10 +95,8 @@ static void sb_fill(struct fs_sb_disk *sb, const struct fs_layout *l,
 	sb->journal_blocks = fs_cpu64(l->journal_blocks);
 	sb->bbitmap_start = fs_cpu64(l->bbitmap_start);
 	sb->bbitmap_blocks = fs_cpu64(l->bbitmap_blocks);
-	sb->ibitmap_start = fs_cpu64(l->ibitmap_start);
-	sb->ibitmap_blocks = fs_cpu64(l->ibitmap_blocks);
-	sb->itable_start = fs_cpu64(l->itable_start);
-	sb->itable_blocks = fs_cpu64(l->itable_blocks);
+	sb->ichunk_root = fs_cpu64(l->ichunk_leaf);
+	sb->ichunk_depth = fs_cpu32(1);
 	sb->data_start = fs_cpu64(l->data_start);
 	sb->stripe_blocks = fs_cpu32(stripe);
 	sb->state = fs_cpu32(FS_STATE_CLEAN);
@@ -130,12 +140,12 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p)
 	err = fs_journal_format(bdev, 2, fs_le64(*(uint64_t *)sb->uuid));
 	if (!err)
 		err = fs_bitmap_format(bdev, l.bbitmap_start, l.bbitmap_blocks,
-				       l.blocks, FS_BT_BBITMAP, l.data_start);
+				       l.blocks, FS_BT_BBITMAP,
+				       l.ichunk_leaf + 1);
 	if (!err)
-		err = fs_bitmap_format(bdev, l.ibitmap_start, l.ibitmap_blocks,
-				       l.inodes, FS_BT_IBITMAP, FS_ROOT_INO + 1);
+		err = fs_ichunk_format(bdev, l.ichunk_leaf, l.chunk0);
 	if (!err)
-		err = fs_inode_format_root(bdev, l.itable_start,
+		err = fs_inode_format_root(bdev, l.chunk0,
 					   fs_le64(sb->ctime_ns));
 	if (!err)
 		err = fs_bdev_flush(bdev);
@@ -164,6 +174,12 @@ static int sb_check(const struct fs_sb_disk *in, uint64_t copy,
 	sb.csum = 0;
 	if (fs_csum(&sb, sizeof(sb), copy) != fs_le64(in->csum))
 		return -EUCLEAN;
+	*why = "on-disk format 1.x (extended attributes in one block per "
+	       "inode, a fixed inode table) is older than this raidfs reads (2.0) and is not "
+	       "upgraded in place: copy the files off with the raidfs that "
+	       "made it, then mkfs.raidfs again";
+	if (fs_le16(sb.version_major) < FS_VERSION_MAJOR)
+		return -EOPNOTSUPP;
 	*why = "newer on-disk format version or unknown incompatible features";
 	if (fs_le16(sb.version_major) != FS_VERSION_MAJOR ||
 	    (fs_le64(sb.feature_incompat) & ~FS_FEATURE_INCOMPAT_SUPP))
@@ -172,11 +188,12 @@ static int sb_check(const struct fs_sb_disk *in, uint64_t copy,
 	if (fs_le32(sb.block_size) != FS_BSIZE ||
 	    fs_le64(sb.blocks) > dev_blocks ||
 	    fs_le64(sb.data_start) >= fs_le64(sb.blocks) ||
-	    fs_le64(sb.itable_start) + fs_le64(sb.itable_blocks) >
-	    fs_le64(sb.data_start) ||
 	    fs_le64(sb.journal_blocks) < 64 ||
-	    fs_le64(sb.itable_blocks) * FS_INODES_PER_BLOCK !=
-	    fs_le64(sb.inodes))
+	    fs_le64(sb.inodes) < FS_INODES_PER_BLOCK ||
+	    fs_le64(sb.inodes) % FS_INODES_PER_BLOCK ||
+	    fs_le64(sb.ichunk_root) < fs_le64(sb.data_start) ||
+	    fs_le64(sb.ichunk_root) >= fs_le64(sb.blocks) ||
+	    !fs_le32(sb.ichunk_depth))
 		return -EUCLEAN;
 	return 0;
 }
@@ -293,6 +310,8 @@ static int sb_set_state(struct fs *fs, enum fs_sb_state state)
 static void fs_free(struct fs *fs)
 {
 	fs_icache_destroy(fs);
+	if (fs->ichunks.v)
+		fs_ichunk_destroy(fs);
 	fs_alloc_destroy(fs);
 	fs_journal_destroy(fs);
 	bc_destroy(fs);
@@ -311,6 +330,8 @@ static int mount_rest(struct fs *fs)
 		err = fs_icache_init(fs);
 	if (!err)
 		err = fs_alloc_load(fs);
+	if (!err)
+		err = fs_ichunk_load(fs);
 	fs->was_clean = fs_le32(fs->sb.state) == FS_STATE_CLEAN;
 	if (err || fs->rdonly)
 		return err;
@@ -409,6 +430,7 @@ int fs_get_info(struct fs *fs, struct fs_info *info)
 	memcpy(info->uuid, fs->sb.uuid, 16);
 	info->blocks = fs_le64(fs->sb.blocks);
 	info->inodes = fs_le64(fs->sb.inodes);
+	info->inode_blocks = fs_ichunk_blocks(fs);
 	info->replayed_txns = fs->j.replayed;
 	info->orphans_freed = fs->orphans_freed;
 	info->was_clean = fs->was_clean;
@@ -420,20 +442,24 @@ int fs_statfs(struct fs *fs, struct statvfs *st)
 {
 	struct fs_alloc *a = &fs->alloc;
 	uint64_t data = fs_le64(fs->sb.blocks) - fs_le64(fs->sb.data_start);
-	uint64_t bfree;
+	uint64_t bfree, files, ffree;
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&a->lock);
 	bfree = a->free_blocks + a->pending_blocks;
 	st->f_bavail = a->free_blocks > a->reserve ?
 		       a->free_blocks - a->reserve : 0;
-	st->f_ffree = a->free_inodes;
 	pthread_mutex_unlock(&a->lock);
+	/* pending frees count, as in f_bfree: the estimate does not move
+	 * when a commit releases them */
+	fs_ichunk_counts(fs, bfree > a->reserve ? bfree - a->reserve : 0,
+			 &files, &ffree);
+	st->f_files = files;
+	st->f_ffree = ffree;
 	st->f_bsize = FS_BSIZE;
 	st->f_frsize = FS_BSIZE;
 	st->f_blocks = data;
 	st->f_bfree = bfree;
-	st->f_files = fs_le64(fs->sb.inodes) - 1;
 	st->f_favail = st->f_ffree;
 	st->f_fsid = fs_le64(*(uint64_t *)fs->sb.uuid);
 	st->f_namemax = FS_NAME_MAX;

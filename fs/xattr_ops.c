@@ -62,15 +62,11 @@ static int xa_permission(const struct fs_ctx *ctx, const struct fs_inode *ip,
 	return 0;
 }
 
-/* The limits of the syscall and of the one block all values share. */
+/* The limits of the syscall: space is xattr.c's to judge. */
 static int xa_check_value(size_t size, int flags)
 {
-	/* As ext4 without ea_inode: beyond the syscall's limit E2BIG, beyond
-	 * what one block holds ENOSPC. */
 	if (size > XATTR_SIZE_MAX)
 		return -E2BIG;
-	if (size > FS_XATTR_SIZE_MAX)
-		return -ENOSPC;
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return -EINVAL;
 	return 0;

@@ -36,6 +36,8 @@ struct mkfs_opts {
 	char label[RC_LABEL_MAX];
 	uint8_t uuid[RC_UUID_SIZE];        /* always set: given or generated */
 	const char *config_path;           /* -C, or NULL */
+	uint64_t max_inodes;               /* -N, 0: none */
+	uint64_t bytes_per_inode;          /* -i, 0: none */
 	bool force, dry_run, quiet;
 	/* Devices in creation order: the data members (role = index), then
 	 * the spares.  Points into argv. */

@@ -154,6 +154,9 @@ static int filesystem_format(const struct mkfs_opts *o, struct mkfs_member *m,
 	for (int i = 0; i < o->ndevs; i++)
 		m[i].dev = NULL;
 	snprintf(fp.label, sizeof(fp.label), "%s", o->label);
+	fp.inodes = o->max_inodes;
+	fp.bytes_per_inode = (uint32_t)(o->bytes_per_inode > UINT32_MAX ?
+					UINT32_MAX : o->bytes_per_inode);
 	ret = rc_array_info(a, &info);
 	if (ret == 0)
 		plan->array_blocks = info.blocks;

@@ -20,7 +20,7 @@ void mkfs_usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " MKFS_PROG " [-l LEVEL] [-c CHUNK] [-L LABEL] [-U UUID] [-s SPARE]...\n"
-"                   [-C CONFIG] [-f] [-n] [-q] MEMBER...\n"
+"                   [-N INODES | -i BYTES] [-C CONFIG] [-f] [-n] [-q] MEMBER...\n"
 "Creates a raidfs array on the MEMBERs (image files, partitions or disks)\n"
 "and an empty filesystem on it.\n"
 "\n"
@@ -31,6 +31,12 @@ void mkfs_usage(FILE *f)
 "  -L, --label LABEL    up to %d bytes\n"
 "  -U, --uuid UUID      the array's UUID (default: a random one)\n"
 "  -s, --spare SPARE    a spare member (repeat for more)\n"
+"  -N, --inodes N       at most N files (inodes are allocated as they are\n"
+"                       needed; default: as many as the space holds)\n"
+"  -i, --bytes-per-inode BYTES\n"
+"                       at most one file per BYTES of the filesystem (K, M\n"
+"                       suffixes; 1024 or more); -N and -i set a maximum\n"
+"                       only, nothing is reserved\n"
 "  -C, --config FILE    also write an array configuration file for raidfs\n"
 "                       and fstab\n"
 "  -f, --force          overwrite members that hold a filesystem, RAID\n"
@@ -155,12 +161,41 @@ static int label_arg_parse(const char *s, char *label)
 	return 0;
 }
 
+/* -N and -i: a count of at least min, with an optional K or M suffix
+ * (powers of 1024, as mke2fs). */
+static int count_arg_parse(char opt, const char *s, uint64_t min,
+			   uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	if (shift)
+		end++;
+	if (errno || *s < '0' || *s > '9' || *end || v > (1ull << 40) ||
+	    (v << shift) < min) {
+		mkfs_err("-%c %s: not a number from %llu to 2^40 (K and M "
+			 "suffixes allowed)", opt, s, (unsigned long long)min);
+		return -EINVAL;
+	}
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static const struct option long_opts[] = {
 	{ "level", required_argument, NULL, 'l' },
 	{ "chunk", required_argument, NULL, 'c' },
 	{ "label", required_argument, NULL, 'L' },
 	{ "uuid", required_argument, NULL, 'U' },
 	{ "spare", required_argument, NULL, 's' },
+	{ "inodes", required_argument, NULL, 'N' },
+	{ "bytes-per-inode", required_argument, NULL, 'i' },
 	{ "config", required_argument, NULL, 'C' },
 	{ "force", no_argument, NULL, 'f' },
 	{ "dry-run", no_argument, NULL, 'n' },
@@ -192,6 +227,8 @@ static int opt_apply(int c, const char *arg, struct mkfs_opts *o,
 		}
 		spares[o->nspares++] = arg;
 		return 0;
+	case 'N': return count_arg_parse('N', arg, 1, &o->max_inodes);
+	case 'i': return count_arg_parse('i', arg, 1024, &o->bytes_per_inode);
 	case 'C': o->config_path = arg; return 0;
 	case 'f': o->force = true; return 0;
 	case 'n': o->dry_run = true; return 0;
@@ -252,12 +289,16 @@ int mkfs_opts_parse(int argc, char **argv, struct mkfs_opts *o)
 	o->level = MKFS_DEFAULT_LEVEL;
 	o->chunk_bytes = MKFS_DEFAULT_CHUNK;
 	opterr = 0;
-	while (ret == 0 && (c = getopt_long(argc, argv, ":l:c:L:U:s:C:fnqhV",
+	while (ret == 0 && (c = getopt_long(argc, argv, ":l:c:L:U:s:N:i:C:fnqhV",
 					    long_opts, NULL)) != -1)
 		ret = opt_apply(c, c == '?' ? argv[optind - 1] : optarg, o,
 				spares, &have_uuid);
 	if (ret != 0)
 		return ret;
+	if (o->max_inodes && o->bytes_per_inode) {
+		mkfs_err("-N and -i both set the most files: give one");
+		return -EINVAL;
+	}
 	if (!have_uuid)
 		uuid_generate(o->uuid);
 	return paths_collect(argc, argv, o, spares);

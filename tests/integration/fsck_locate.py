@@ -13,7 +13,7 @@ KIND:
   inode       the inode table block holding the root (inode 1)
   dirnode     a directory B+tree node (FBLK header, type 6, tree 2)
   bbitmap     a block bitmap block (type 4)
-  ibitmap     an inode bitmap block (type 5)
+  ichunks     an inode chunk map node (FBLK header, type 6, tree 5)
   journal     the journal superblock (type 1)
   fssb        a filesystem superblock copy ("RAIDFSFS")
 Only each member's data region is searched (not raidcore's journal).
@@ -66,7 +66,7 @@ def matcher(kind):
         struct.unpack_from("<Q", b, 256 + 24)[0] == 1,
         "dirnode": lambda b: fblk(b, 6, 2),
         "bbitmap": lambda b: fblk(b, 4),
-        "ibitmap": lambda b: fblk(b, 5),
+        "ichunks": lambda b: fblk(b, 6, 5),
         "journal": lambda b: fblk(b, 1),
         "fssb": lambda b: b[:8] == b"RAIDFSFS" and
         struct.unpack_from("<Q", b, 16)[0] != 0,

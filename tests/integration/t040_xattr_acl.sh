@@ -1,7 +1,9 @@
 #!/bin/bash
 # Extended attributes with setfattr/getfattr and POSIX ACLs with
 # setfacl/getfacl, enforced by the kernel (default_permissions + POSIX ACL
-# support), inherited from default ACLs, and kept across a remount.
+# support), inherited from default ACLs, and kept across a remount; values
+# of 64 KiB and 10,000 attributes on one file (format 2), their space given
+# back on removal, fsck -n -f clean afterwards.
 . "$(dirname "$0")/lib.sh"
 t_setup
 command -v setfattr >/dev/null && command -v setfacl >/dev/null \
@@ -23,6 +25,47 @@ getfattr --absolute-names -d "$M/f" | grep -q 'user.shape="round"' || t_fail "ge
 setfattr -x user.shape "$M/f"
 t_expect_fail getfattr --absolute-names -n user.shape "$M/f"
 t_expect_fail setfattr -x user.shape "$M/f"
+
+t_log "a 64 KiB value (XATTR_SIZE_MAX)"
+head -c 65536 /dev/urandom >"$T/v64k"
+echo data >"$M/big"
+setfattr -n user.big -v "0s$(base64 -w0 "$T/v64k")" "$M/big" || t_fail "setfattr of 64 KiB"
+getfattr --absolute-names --only-values -n user.big "$M/big" >"$T/v64k.got"
+cmp "$T/v64k" "$T/v64k.got" || t_fail "64 KiB value read back differs"
+
+t_log "10,000 attributes on one file: read back, listed, removed, space back"
+echo data >"$M/many"
+sync -f "$M"
+"$PY" - "$M/many" <<'PYEOF' || t_fail "10,000 attributes"
+import errno, os, sys
+f = sys.argv[1]
+def used():
+    s = os.statvfs(f)
+    return s.f_blocks - s.f_bfree
+def value(i):
+    return (b"%d-" % i) * (1 + i % 7 * (i % 11) * 20)   # up to ~1.4 KiB
+before = used()
+for i in range(10000):
+    os.setxattr(f, "user.%d" % i, value(i))
+for i in range(10000):
+    assert os.getxattr(f, "user.%d" % i) == value(i), i
+assert used() > before, "attributes took no space"
+# 98,890 bytes of names: over Linux's XATTR_LIST_MAX (64 KiB)
+try:
+    os.listxattr(f)
+    raise SystemExit("listxattr of 98,890 bytes of names did not fail")
+except OSError as e:
+    assert e.errno == errno.E2BIG, e
+for i in range(1000, 6000):
+    os.removexattr(f, "user.%d" % i)
+want = {"user.%d" % i for i in list(range(1000)) + list(range(6000, 10000))}
+got = os.listxattr(f)
+assert len(got) == len(want) and set(got) == want, (len(got), len(want))
+for i in want:
+    os.removexattr(f, i)
+assert os.listxattr(f) == []
+assert used() == before, (used(), before)
+PYEOF
 
 t_log "ACL grants and revokes access"
 echo secret >"$M/acl"
@@ -57,5 +100,10 @@ t_umount "$M"
 t_mount "$IMGS" "$M"
 after=$(getfacl -R -p "$M" 2>/dev/null; getfattr -R -d -m - "$M" 2>/dev/null)
 [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after") | head; t_fail "ACLs/xattrs changed across remount"; }
+getfattr --absolute-names --only-values -n user.big "$M/big" >"$T/v64k.got"
+cmp "$T/v64k" "$T/v64k.got" || t_fail "64 KiB value differs after remount"
 t_umount "$M"
+t_log "fsck -n -f: clean"
+rc=0; "$RAIDFS_BIN/fsck.raidfs" -n -f "$IMGS" >"$T/fsck.out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/fsck.out"; t_fail "fsck -n -f: exit $rc"; }
 exit 0

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Everything mkfs.raidfs must refuse before it writes a byte: garbage
-# options, too few members for the level, the same member twice (by name,
+# options (inode maximums included), too few members for the level, the same member twice (by name,
 # symlink, hard link, loop device over the file), a missing member, a
 # directory, a member too small, a read-only member, a -C target that is a
 # member.  Each: exit 1, a message that says what is wrong, every image
@@ -42,6 +42,10 @@ m_refuses "-c -64K: not a size" -c -64K "${M3[@]}"
 m_refuses "-U nope: not a UUID" -U nope "${M3[@]}"
 m_refuses "nil UUID" -U 00000000-0000-0000-0000-000000000000 "${M3[@]}"
 m_refuses "label is 64 bytes long; at most 63" -L "$(printf 'x%.0s' $(seq 64))" "${M3[@]}"
+m_refuses "-N 0: not a number from 1" -N 0 "${M3[@]}"
+m_refuses "-N x: not a number" -N x "${M3[@]}"
+m_refuses "-i 512: not a number from 1024" -i 512 "${M3[@]}"
+m_refuses "-N and -i both set the most files" -N 100 -i 4096 "${M3[@]}"
 m_refuses "unknown option -Z" -Z "${M3[@]}"
 m_refuses "unknown option --bogus" --bogus "${M3[@]}"
 m_refuses "option -l needs an argument" "${M3[@]}" -l

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Corruption on the members, one kind of structure at a time: a file's data
 # block on each member, a parity block, the inode table, a directory node,
-# the block and inode bitmaps, the journal superblock, the filesystem
-# superblock and a raidcore superblock copy.  For each: fsck -n -f reports it (exit 4) and leaves every
+# the block bitmap, the inode chunk map, the journal superblock, the
+# filesystem superblock and a raidcore superblock copy.  For each: fsck -n -f reports it (exit 4) and leaves every
 # image unchanged; fsck -y -f repairs it (exit 1); a second fsck -n -f finds
 # nothing (exit 0); every file reads back intact.
 . "$(dirname "$0")/lib.sh"
@@ -58,7 +58,7 @@ for m in 0 1 2 3; do
 done
 hit=$(first parity "${IMG_LIST[@]}"); [ -n "$hit" ] || t_fail "no parity block found"
 cycle "parity block" $hit
-for kind in inode dirnode bbitmap ibitmap journal fssb; do
+for kind in inode dirnode bbitmap ichunks journal fssb; do
 	hit=$(first $kind "${IMG_LIST[@]}")
 	[ -n "$hit" ] || t_fail "no $kind block found on any member"
 	cycle "$kind" $hit

@@ -114,6 +114,16 @@ static inline void tfs_stats(struct tfs *t, uint64_t *blocks_written,
 		*flushes = rc_fault_syncs(t->fault);
 }
 
+/*
+ * A power cut after the next limit blocks written: tfs_cut_arm records
+ * the durable state and sets the limit (returns the write count so far);
+ * the test then changes things, and tfs_cut_fire syncs, cuts the power,
+ * mounts and checks, returning whether the cut fell inside what was
+ * written (a sweep over limits stops when it did not).
+ */
+static inline uint64_t tfs_cut_arm(struct tfs *t, int64_t limit);
+static inline bool tfs_cut_fire(struct tfs *t, uint64_t w0, int64_t limit);
+
 /* The whole filesystem must be consistent (fs_check). */
 static inline void tfs_check(struct tfs *t)
 {
@@ -146,19 +156,27 @@ static inline void tfs_remount(struct tfs *t)
 		tfs_check(t);
 }
 
-static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
+/* A mounted filesystem formatted with p; callers act as uid 1000. */
+static inline struct tfs *tfs_new_with(uint64_t blocks, uint32_t stripe,
+				       const struct fs_format_params *p)
 {
 	struct tfs *t = calloc(1, sizeof(*t));
-	struct fs_format_params p = { .label = "test" };
 
 	assert_non_null(t);
 	tfs_dev_open(t, blocks, stripe);
-	assert_int_equal(fs_format(t->bdev, &p), 0);
+	assert_int_equal(fs_format(t->bdev, p), 0);
 	tfs_mount(t);
 	t->ctx.uid = 1000;
 	t->ctx.gid = 1000;
 	t->ctx.umask = 022;
 	return t;
+}
+
+static inline struct tfs *tfs_new(uint64_t blocks, uint32_t stripe)
+{
+	struct fs_format_params p = { .label = "test" };
+
+	return tfs_new_with(blocks, stripe, &p);
 }
 
 static inline void tfs_free(struct tfs *t)
@@ -218,6 +236,50 @@ static inline void tfs_pattern(uint8_t *buf, size_t len, uint64_t seed)
 }
 
 /* cmocka fixtures: a fresh 64 MiB filesystem per test. */
+/* Blocks in use that no file owns: the inode chunks and their map. */
+static inline uint64_t tfs_inode_blocks(struct tfs *t)
+{
+	struct fs_info info;
+
+	assert_int_equal(fs_get_info(t->fs, &info), 0);
+	return info.inode_blocks;
+}
+
+static inline uint64_t tfs_cut_arm(struct tfs *t, int64_t limit)
+{
+	uint64_t w0;
+
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	tfs_record(t);
+	tfs_stats(t, &w0, NULL, NULL);
+	tfs_write_limit(t, limit);
+	return w0;
+}
+
+static inline bool tfs_cut_fire(struct tfs *t, uint64_t w0, int64_t limit)
+{
+	uint64_t w1;
+
+	(void)fs_syncfs(t->fs);
+	tfs_stats(t, &w1, NULL, NULL);
+	fs_abandon(t->fs);
+	tfs_crash(t);
+	tfs_mount(t);
+	tfs_check(t);
+	return (int64_t)(w1 - w0) >= limit;
+}
+
+/* Runs one(limit) for limit 0, step, 2 * step, ... until a cut falls past
+ * everything one wrote; returns that limit. */
+static inline int64_t tfs_cut_sweep(bool (*one)(int64_t limit), int64_t step)
+{
+	int64_t limit = 0;
+
+	while (one(limit))
+		limit += step;
+	return limit;
+}
+
 static inline int tfs_setup(void **state)
 {
 	*state = tfs_new(16384, 1);
@@ -229,5 +291,23 @@ static inline int tfs_teardown(void **state)
 	tfs_free(*state);
 	return 0;
 }
+
+/* For tests that make their own filesystem (or several) in *state. */
+static inline int tfs_setup_none(void **state)
+{
+	*state = NULL;
+	return 0;
+}
+
+static inline int tfs_teardown_any(void **state)
+{
+	if (*state)
+		tfs_free(*state);
+	return 0;
+}
+
+/* A test that makes its filesystem in *state (teardown frees it). */
+#define TFS_OWN(fn) cmocka_unit_test_setup_teardown(fn, tfs_setup_none, \
+						    tfs_teardown_any)
 
 #endif

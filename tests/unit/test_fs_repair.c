@@ -20,19 +20,6 @@ struct tree {
 	uint64_t d, f1, sub, f2, keep;
 };
 
-static int setup(void **state)
-{
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (*state)
-		tfs_free(*state);
-	return 0;
-}
-
 static void file_fill(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
 {
 	uint8_t *buf = malloc(size);
@@ -82,11 +69,28 @@ static struct fs_sb_disk sb_read(struct tfs *t)
 	return sb;
 }
 
-static uint64_t inode_blk(struct tfs *t, uint64_t ino)
+/* The inode chunk map's leaf (one on these small filesystems), read into
+ * blk; the record of ino's chunk in it. */
+static struct fs_ichunk_disk *ichunk_rec(struct tfs *t, uint64_t ino,
+					 uint8_t *blk, uint64_t *leaf)
 {
 	struct fs_sb_disk sb = sb_read(t);
+	struct fs_ichunk_disk *d;
 
-	return fs_le64(sb.itable_start) + ino / FS_INODES_PER_BLOCK;
+	assert_int_equal(fs_le32(sb.ichunk_depth), 1);
+	*leaf = fs_le64(sb.ichunk_root);
+	assert_int_equal(fs_bdev_read(t->bdev, *leaf, 1, blk), 0);
+	d = (struct fs_ichunk_disk *)(blk + FS_NODE_HDR) + ino / 16;
+	assert_int_equal(fs_rec_key(d), ino / 16);
+	return d;
+}
+
+static uint64_t inode_blk(struct tfs *t, uint64_t ino)
+{
+	uint8_t blk[FS_BSIZE];
+	uint64_t leaf;
+
+	return fs_le64(ichunk_rec(t, ino, blk, &leaf)->pblk);
 }
 
 /* Edits inode ino with fn; reseal: whether the checksum is recomputed. */
@@ -118,11 +122,23 @@ static struct fs_inode_disk inode_get(struct tfs *t, uint64_t ino)
 	return d;
 }
 
-static void bitmap_flip(struct tfs *t, bool inode_map, uint64_t bit)
+/* Flips ino's in-use bit in the inode chunk map. */
+static void ichunk_flip(struct tfs *t, uint64_t ino)
+{
+	uint8_t blk[FS_BSIZE];
+	struct fs_ichunk_disk *d;
+	uint64_t leaf;
+
+	d = ichunk_rec(t, ino, blk, &leaf);
+	d->used = fs_cpu16(fs_le16(d->used) ^ (uint16_t)(1u << (ino % 16)));
+	fs_bhdr_seal(blk);
+	assert_int_equal(fs_bdev_write(t->bdev, leaf, 1, blk), 0);
+}
+
+static void bitmap_flip(struct tfs *t, uint64_t bit)
 {
 	struct fs_sb_disk sb = sb_read(t);
-	uint64_t b = fs_le64(inode_map ? sb.ibitmap_start : sb.bbitmap_start) +
-		     bit / FS_BITS_PER_BITMAP;
+	uint64_t b = fs_le64(sb.bbitmap_start) + bit / FS_BITS_PER_BITMAP;
 	uint64_t k = bit % FS_BITS_PER_BITMAP;
 	uint8_t blk[FS_BSIZE];
 
@@ -140,15 +156,15 @@ static void zero_inode(struct fs_inode_disk *d) { memset(d, 0, sizeof(*d)); }
 
 static void damage_leak(struct tfs *t, const struct tree *tr)
 {
-	bitmap_flip(t, false, fs_le64(sb_read(t).blocks) - 10);
+	bitmap_flip(t, fs_le64(sb_read(t).blocks) - 10);
 }
 
 static void damage_used_but_free(struct tfs *t, const struct tree *tr)
 {
 	struct fs_inode_disk d = inode_get(t, tr->f2);
 
-	bitmap_flip(t, false, fs_le64(d.ext[0].pblk) + 1);
-	bitmap_flip(t, true, tr->f1);
+	bitmap_flip(t, fs_le64(d.ext[0].pblk) + 1);
+	ichunk_flip(t, tr->f1);
 }
 
 static void damage_nlink(struct tfs *t, const struct tree *tr)
@@ -161,7 +177,7 @@ static void damage_nlink(struct tfs *t, const struct tree *tr)
 static void damage_dangling(struct tfs *t, const struct tree *tr)
 {
 	inode_edit(t, tr->f1, zero_inode, false);
-	bitmap_flip(t, true, tr->f1);
+	ichunk_flip(t, tr->f1);
 }
 
 static void damage_bad_inode(struct tfs *t, const struct tree *tr)
@@ -180,6 +196,35 @@ static void damage_dir_node(struct tfs *t, const struct tree *tr)
 	assert_int_equal(fs_bdev_read(t->bdev, node, 1, blk), 0);
 	blk[2000] ^= 0x55;
 	assert_int_equal(fs_bdev_write(t->bdev, node, 1, blk), 0);
+}
+
+/* One of f1's value blocks fails its checksum: f1 loses its attributes,
+ * nothing else (the data stays). */
+static void damage_xattr_value(struct tfs *t, const struct tree *tr)
+{
+	static uint8_t v[20000];
+	struct fs_xattr_rec_disk rec;
+	struct fs_inode_disk d;
+	uint8_t blk[FS_BSIZE];
+	uint64_t vb;
+
+	tfs_mount(t);
+	memset(v, 0x5a, sizeof(v));
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, tr->f1, "user.v", v,
+				     sizeof(v), 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, tr->f1, "user.w", v, 10,
+				     0), 0);
+	tfs_umount(t);
+	d = inode_get(t, tr->f1);
+	assert_int_equal(fs_le32(d.xattr_depth), 1);
+	assert_int_equal(fs_bdev_read(t->bdev, fs_le64(d.xattr_root), 1, blk), 0);
+	memcpy(&rec, blk + FS_NODE_HDR, sizeof(rec));
+	if (!(rec.flags & FS_XREC_EXTERNAL))
+		memcpy(&rec, blk + FS_NODE_HDR + sizeof(rec), sizeof(rec));
+	vb = fs_le64(rec.v.ext.first);
+	assert_int_equal(fs_bdev_read(t->bdev, vb, 1, blk), 0);
+	blk[3000] ^= 0x55;
+	assert_int_equal(fs_bdev_write(t->bdev, vb, 1, blk), 0);
 }
 
 /* f1 loses its only name (and /d's entry count follows): unreachable. */
@@ -245,6 +290,7 @@ static const struct repair_case cases[] = {
 	{ "damaged inode", damage_bad_inode, C(dangling), false, false, false },
 	{ "directory block", damage_dir_node, C(maps), false, true, true },
 	{ "unreachable inode", damage_unreachable, C(unreachable), false, true, false },
+	{ "xattr value block", damage_xattr_value, C(maps), true, false, false },
 };
 
 static void lost_verify(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
@@ -333,8 +379,8 @@ static void test_clean_scan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_clean_scan, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_repair_cases, setup, teardown),
+		TFS_OWN(test_clean_scan),
+		TFS_OWN(test_repair_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
