@@ -160,6 +160,16 @@ struct rc_array {
 	bool recovery_running, recovery_stop;
 	atomic_bool rebuild_abort;      /* set at close: stop between batches */
 	uint64_t health_interval_ns;
+
+	/* event.c: the event handler, called under event_lock (a leaf:
+	 * taken under any lock, the handler takes none of ours). */
+	pthread_mutex_t event_lock;
+	void (*event_fn)(void *ctx, const struct rc_event *ev);
+	void *event_ctx;
+	/* rebuild.c: speed limits (KiB/s, 0: none) and when the array last
+	 * served I/O (rc_read, rc_write: ns on the monotonic clock). */
+	atomic_uint_fast64_t rebuild_min_kib, rebuild_max_kib;
+	atomic_uint_fast64_t last_io_ns;
 };
 
 /* ---- log.c: messages and the names they use ---- */
@@ -171,7 +181,13 @@ void rc_log_level(int level, const char *fmt, ...)
  * member, the rest counted and summed up on the next line.  Lock-free. */
 void rc_log_block(struct rc_array *a, int slot, uint64_t mblock,
 		  const char *what);
-const char *rc_member_state_name(enum rc_member_state s);
+
+/* ---- event.c: events to the handler (rc_array_set_event_handler) ---- */
+/* Lock-free for the caller (event_lock is a leaf): callable under any
+ * lock.  dev and why may be NULL. */
+void rc_event_emit(struct rc_array *a, enum rc_event_kind kind, int slot,
+		   const char *dev, const char *why, uint64_t done,
+		   uint64_t total, int err);
 
 /* ---- io.c (rc_member_note_error), member.c: member states ---- */
 enum rc_err_kind { RC_ERR_READ, RC_ERR_WRITE, RC_ERR_CSUM };
