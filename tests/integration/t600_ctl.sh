@@ -3,7 +3,8 @@
 # failed by `raidfsctl fail` while a writer runs is rebuilt onto the spare
 # (status: rebuilding -> clean); a second failure with no spare left stays
 # degraded until `remove` + `add` of a new device, rebuilt at once; every
-# file is intact and the array survives losing another member afterwards.
+# file is intact and the array survives losing another member afterwards
+# (and says DegradedArray when mounted so).
 # The events reach the configured program in order, also past a program
 # that hangs (killed at its timeout, I/O unaffected); `events -f` follows;
 # status --json validates against docs/raidfsctl-status.schema.json; every
@@ -62,7 +63,7 @@ printf '%s\n' '#!/bin/sh' \
 chmod +x "$T/alert.sh"
 M=$T/mnt
 t_mount "$T/m0.img:$T/m1.img:$T/m2.img:$T/m3.img" "$M" \
-	-o "program=$T/alert.sh,program_timeout=2"
+	-o "program=$T/alert.sh,program_timeout=1"
 
 t_log "status: clean, every member and the spare; JSON validates"
 "$CTL" status "$M" >"$T/out" || t_fail "status"
@@ -166,7 +167,7 @@ cp "$T/src" "$M/during-hang" && sync -f "$M/during-hang"
 "$CTL" test-alert "$M" >/dev/null || t_fail "test-alert (after)"
 for i in $(seq 100); do [ "$(grep -c '^TestMessage' "$T/alerts")" -ge 2 ] && break; sleep 0.1; done
 [ "$(grep -c '^TestMessage' "$T/alerts")" -eq 2 ] || t_fail "the event after a hung program did not arrive"
-grep -q "still running after 2 s: killed" "$T/daemon.log" || t_fail "no log of the killed program"
+grep -q "still running after 1 s: killed" "$T/daemon.log" || t_fail "no log of the killed program"
 [ "$(grep -c TestMessage "$T/follow")" -ge 3 ] || t_fail "events -f: $(cat "$T/follow")"
 
 t_log "every file intact; clear; unmount (events -f ends with it)"
@@ -179,9 +180,14 @@ t_pid_alive "$follower" && t_fail "events -f still running after umount"
 wait "$follower" || t_fail "events -f failed at umount: $(cat "$T/follow")"
 expect_rc 3 "$CTL" status "$M"
 
-t_log "remounted from m3 (the spare) and m4 (added) alone: intact, degraded"
-t_mount "$T/m3.img:$T/m4.img" "$M"
+t_log "remounted from m3 (the spare) and m4 (added) alone: intact, degraded, told"
+: >"$T/alerts"
+t_mount "$T/m3.img:$T/m4.img" "$M" -o "program=$T/alert.sh"
 for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs without m0"; done
 [ "$("$CTL" status "$M" | head -1)" = "$M: degraded" ] || t_fail "not degraded without m0"
+"$CTL" events "$M" | head -1 | grep -q "DegradedArray: assembled with members missing" \
+	|| t_fail "no DegradedArray for a degraded assembly: $("$CTL" events "$M")"
+for i in $(seq 100); do [ -s "$T/alerts" ] && break; sleep 0.1; done
+[ "$(awk '{print $1}' "$T/alerts")" = DegradedArray ] || t_fail "program saw: $(cat "$T/alerts")"
 t_umount "$M"
 exit 0
