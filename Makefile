@@ -8,7 +8,7 @@
 #   make bench      benchmarks
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
-#                   "Installed layout")
+#                   "Installed layout"; manual pages in $PREFIX/share/man)
 #
 # Every target first makes sure the Debian packages are installed
 # (scripts/deps.sh), then runs the real build in a sub-make: pkg-config is
@@ -39,6 +39,7 @@ else  # ---- the real build: packages are installed ---------------------------
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= /sbin
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC ?= cc
@@ -243,6 +244,8 @@ install: all
 	install -m 755 build/mkfs.raidfs build/fsck.raidfs build/raidfsctl \
 		$(DESTDIR)$(SBINDIR)/
 	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.raidfs
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 docs/man/raidfsctl.8 $(DESTDIR)$(MANDIR)/man8/
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
