@@ -111,7 +111,7 @@ static void print_devices(json_object *devs, bool verbose)
 
 static void print_status(json_object *st, bool verbose)
 {
-	json_object *sp, *rb, *devs, *speed;
+	json_object *sp, *rb, *devs, *speed, *sc;
 	char chunk[32];
 
 	json_object_object_get_ex(st, "space", &sp);
@@ -130,6 +130,8 @@ static void print_status(json_object *st, bool verbose)
 	print_space(sp);
 	if (rb)
 		print_rebuild(rb, speed, verbose);
+	if (json_object_object_get_ex(st, "scrub", &sc) && sc)
+		ctl_scrub_print(sc);
 	if (verbose)
 		printf("  errors seen: %s, unrecoverable reads: %" PRIu64
 		       ", events counter: %" PRIu64 ", daemon pid %" PRIu64 "\n",

@@ -8,6 +8,7 @@
  *   cmd_status.c    status [-v] [--json] [MOUNTPOINT|UUID]
  *   cmd_manage.c    fail, remove, add, clear, set, test-alert
  *   cmd_events.c    events [-f] [--json]
+ *   cmd_scrub.c     scrub start|stop|status
  *
  * Exit codes (docs/DESIGN.md "raidfsctl"): CTL_EXIT_*.
  */
@@ -62,5 +63,8 @@ int ctl_exit_for(int err);
 int cmd_status(int argc, char **argv);
 int cmd_manage(enum ctl_cmd cmd, int argc, char **argv);
 int cmd_events(int argc, char **argv);
+int cmd_scrub(int argc, char **argv);
+/* The status object's "scrub", as text. */
+void ctl_scrub_print(json_object *scrub);
 
 #endif

@@ -29,7 +29,9 @@ static void usage(void)
 	       "KiB/s (K, M, G)\n"
 	       "  events [-f] [--json] MOUNTPOINT   the event history; -f: "
 	       "follow it\n"
-	       "  test-alert MOUNTPOINT         send a TestMessage event\n\n"
+	       "  test-alert MOUNTPOINT         send a TestMessage event\n"
+	       "  scrub start|stop|status MOUNTPOINT   verify and repair every "
+	       "block online\n\n"
 	       "MEMBER is a slot number, a member uuid or a device path.  "
 	       "Root only.\n"
 	       "Exit status: 0 done, 1 refused or failed, 2 usage error, 3 not "
@@ -54,6 +56,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_status(argc, argv);
 	if (!strcmp(name, "events"))
 		return cmd_events(argc, argv);
+	if (!strcmp(name, "scrub"))
+		return cmd_scrub(argc, argv);
 	for (size_t i = 0; i < sizeof(manage_cmds) / sizeof(manage_cmds[0]); i++)
 		if (!strcmp(name, manage_cmds[i].name))
 			return cmd_manage(manage_cmds[i].cmd, argc, argv);

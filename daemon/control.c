@@ -51,6 +51,7 @@ struct control {
 	struct ctl_client cl[CTL_MAX_CLIENTS];
 	int ncl;
 	struct ctl_events *ev;
+	struct ctl_scrub *scrub;
 	pthread_t thread;
 	bool running;
 	char *buf;              /* CTL_MSG_MAX + 1 */
@@ -96,7 +97,8 @@ static bool client_send_events(struct control *c, struct ctl_client *cl)
 
 static json_object *identify_json(struct control *c)
 {
-	json_object *o = ctl_status_json(c->p.array, NULL, c->mountpoint, c->ev);
+	json_object *o = ctl_status_json(c->p.array, NULL, c->mountpoint, c->ev,
+					 NULL);
 	json_object *id = json_object_new_object(), *v;
 
 	if (o && json_object_object_get_ex(o, "uuid", &v))
@@ -123,6 +125,19 @@ static json_object *events_json(struct control *c, struct ctl_client *cl)
 	return list;
 }
 
+static char *scrub_answer(struct control *c, const struct ctl_request *r)
+{
+	char msg[512] = "";
+	int ret;
+
+	if (!strcmp(r->arg, "status"))
+		return ctl_reply_encode(0, NULL, ctl_scrub_json(c->scrub));
+	ret = !strcmp(r->arg, "start") ? ctl_scrub_start(c->scrub, msg, sizeof(msg)) :
+	      ctl_scrub_stop(c->scrub, msg, sizeof(msg));
+	rfs_log(ret ? LOG_WARNING : LOG_INFO, "raidfsctl scrub %s: %s", r->arg, msg);
+	return ctl_reply_encode(ret, msg, NULL);
+}
+
 static char *request_answer(struct control *c, struct ctl_client *cl,
 			    const char *buf, size_t len)
 {
@@ -137,7 +152,9 @@ static char *request_answer(struct control *c, struct ctl_client *cl,
 		return ctl_reply_encode(0, NULL, identify_json(c));
 	case CTL_STATUS:
 		return ctl_reply_encode(0, NULL, ctl_status_json(
-			c->p.array, c->p.fs, c->mountpoint, c->ev));
+			c->p.array, c->p.fs, c->mountpoint, c->ev, c->scrub));
+	case CTL_SCRUB:
+		return scrub_answer(c, &r);
 	case CTL_EVENTS:
 		cl->seen = 0;
 		cl->follow = r.follow;
@@ -311,6 +328,8 @@ static int control_setup(struct control *c)
 				     c->p.program_timeout_s, wake_server, c,
 				     &c->ev);
 	if (!ret)
+		ret = ctl_scrub_new(c->p.array, c->ev, &c->scrub);
+	if (!ret)
 		ret = -pthread_create(&c->thread, NULL, control_main, c);
 	return ret;
 }
@@ -333,6 +352,7 @@ int control_start(const struct control_params *p, struct control **out)
 		rfs_log(LOG_WARNING, "no control socket%s%s: %s (raidfsctl "
 			"cannot reach this mount)", c->path[0] ? " " : "",
 			c->path, strerror(-ret));
+		ctl_scrub_free(c->scrub);
 		ctl_events_free(c->ev);
 		control_free(c);
 		return ret;
@@ -348,6 +368,7 @@ void control_stop(struct control *c)
 	close(c->stop[1]);              /* the server thread ends */
 	c->stop[1] = -1;
 	pthread_join(c->thread, NULL);
+	ctl_scrub_free(c->scrub);       /* a running scrub stops */
 	ctl_events_free(c->ev);         /* its wake-ups go to a full pipe */
 	control_free(c);
 }

@@ -9,6 +9,7 @@
  *   control_events.c  events: raidcore's (rc_array_set_event_handler) and
  *                     the daemon's, logged, kept in a history, followed
  *   control_alert.c   the configured program, run for every event
+ *   control_scrub.c   the online scrub (raidfsctl scrub start|stop|status)
  *
  * Threads: the server thread (socket, every request), the events thread
  * (turns raidcore's events into named ones, logs them), the alert thread
@@ -110,11 +111,28 @@ void ctl_alert_queue(struct ctl_alert *al, const struct ctl_event *e);
 /* Runs what is queued (each within its timeout), then frees al. */
 void ctl_alert_free(struct ctl_alert *al);
 
+/* ---- control_scrub.c ---- */
+struct ctl_scrub;
+int ctl_scrub_new(struct rc_array *a, struct ctl_events *ev,
+		  struct ctl_scrub **out);
+/* Starts a scrub, or resumes a stopped one; -EBUSY while one runs.
+ * msg says what happened.  Server thread only (as stop and free). */
+int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len);
+/* Stops the running scrub between two ranges; -EALREADY when none runs. */
+int ctl_scrub_stop(struct ctl_scrub *sc, char *msg, size_t len);
+bool ctl_scrub_running(struct ctl_scrub *sc);
+/* state, position, the counts so far (the status object's "scrub") */
+json_object *ctl_scrub_json(struct ctl_scrub *sc);
+/* Stops a running scrub, frees sc. */
+void ctl_scrub_free(struct ctl_scrub *sc);
+
 /* ---- control_status.c ---- */
-/* The status object of the array (schema version CTL_STATUS_VERSION). */
+/* The status object of the array (schema version CTL_STATUS_VERSION);
+ * sc may be NULL (no scrub shown). */
 #define CTL_STATUS_VERSION 1
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
-			     const char *mountpoint, struct ctl_events *ev);
+			     const char *mountpoint, struct ctl_events *ev,
+			     struct ctl_scrub *sc);
 
 /* ---- control_cmds.c ---- */
 struct ctl_request;

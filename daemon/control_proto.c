@@ -21,6 +21,7 @@ static const char *const cmd_names[CTL_NCMDS] = {
 	[CTL_EVENTS] = "events",
 	[CTL_TEST_ALERT] = "test-alert",
 	[CTL_SET] = "set",
+	[CTL_SCRUB] = "scrub",
 };
 
 const char *ctl_cmd_name(enum ctl_cmd cmd)
@@ -33,6 +34,8 @@ static const char *cmd_arg_key(enum ctl_cmd cmd)
 {
 	if (cmd == CTL_FAIL || cmd == CTL_REMOVE)
 		return "member";
+	if (cmd == CTL_SCRUB)
+		return "action";
 	return cmd == CTL_ADD ? "device" : NULL;
 }
 
@@ -159,6 +162,9 @@ static int request_fields(json_object *o, struct ctl_request *r, char *err,
 		return err_at(err, errlen, -EINVAL, "bad speed");
 	if (r->cmd == CTL_SET && !r->has_speed_min && !r->has_speed_max)
 		return err_at(err, errlen, -EINVAL, "nothing to set");
+	if (r->cmd == CTL_SCRUB && strcmp(r->arg, "start") &&
+	    strcmp(r->arg, "stop") && strcmp(r->arg, "status"))
+		return err_at(err, errlen, -EINVAL, "scrub: start, stop or status");
 	return 0;
 }
 

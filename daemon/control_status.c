@@ -1,7 +1,8 @@
 /*
  * control_status: the array at a glance, as the JSON object raidfsctl
  * prints (`status --json` gives it as is; docs/raidfsctl-status.schema.json
- * is its schema, version CTL_STATUS_VERSION).  Read from raidcore's
+ * is its schema, version CTL_STATUS_VERSION), with the scrub's state
+ * (control_scrub.c).  Read from raidcore's
  * status calls (a few locks held for microseconds, no I/O) and the
  * filesystem's statfs.
  */
@@ -25,14 +26,17 @@ static const char *layout_name(enum rc_layout l)
 	}
 }
 
-/* failed, rebuilding, degraded or clean. */
-static const char *array_state(const struct rc_info *info, bool rebuilding)
+/* failed, rebuilding, degraded, scrubbing or clean. */
+static const char *array_state(const struct rc_info *info, bool rebuilding,
+			       bool scrubbing)
 {
 	if (info->failed)
 		return "failed";
 	if (rebuilding)
 		return "rebuilding";
-	return info->degraded ? "degraded" : "clean";
+	if (info->degraded)
+		return "degraded";
+	return scrubbing ? "scrubbing" : "clean";
 }
 
 static void add_u64(json_object *o, const char *k, uint64_t v)
@@ -132,7 +136,8 @@ static json_object *space_json(const struct rc_info *info, struct fs *fs)
 }
 
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
-			     const char *mountpoint, struct ctl_events *ev)
+			     const char *mountpoint, struct ctl_events *ev,
+			     struct ctl_scrub *sc)
 {
 	json_object *o = json_object_new_object(), *rebuild, *devs, *speed;
 	struct rc_info info;
@@ -151,7 +156,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	devs = devices_json(a, &info, ev, &rebuild);
 	json_object_object_add(o, "state", json_object_new_string(
-		array_state(&info, rebuild != NULL)));
+		array_state(&info, rebuild != NULL, sc && ctl_scrub_running(sc))));
 	json_object_object_add(o, "level", json_object_new_string(
 		rc_level_name(info.level)));
 	json_object_object_add(o, "layout", json_object_new_string(
@@ -167,6 +172,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	add_u64(o, "events_counter", info.events);
 	json_object_object_add(o, "space", space_json(&info, fs));
 	json_object_object_add(o, "rebuild", rebuild);
+	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);

@@ -506,9 +506,6 @@ uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
 			      uint64_t *indexes, uint32_t max);
 /* Cached table blocks with entries not yet re-derived. */
 uint64_t rc_csum_unknown_blocks(struct rc_array *a);
-/* Scrubs stripes [first, first + count), repairing when asked. */
-int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
-		     bool repair, struct rc_scrub_report *rep);
 /* Re-derives the table blocks found failing their seal (heal.c). */
 void rc_tables_heal(struct rc_array *a);
 

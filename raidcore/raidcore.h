@@ -405,6 +405,13 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
 		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		  void *ctx);
 
+/* Scrubs stripes [first, first + count) (rc_info stripes), repairing when
+ * asked; *rep counts those stripes alone.  Each stripe is handled under
+ * its lock, so it runs while the array serves: an online scrub is a loop
+ * over ranges (the daemon's, stoppable between them). */
+int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
+		     bool repair, struct rc_scrub_report *rep);
+
 const char *rc_level_name(enum rc_level level);
 /* "active", "faulty", "missing", "rebuilding", "spare", "empty" */
 const char *rc_member_state_name(enum rc_member_state s);

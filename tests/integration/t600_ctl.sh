@@ -5,7 +5,8 @@
 # degraded until `remove` + `add` of a new device, rebuilt at once; every
 # file is intact and the array survives losing another member afterwards
 # (and says DegradedArray when mounted so).
-# The events reach the configured program in order, also past a program
+# An online scrub finds and repairs bit rot put on a member, is stopped and
+# resumed.  The events reach the configured program in order, also past a program
 # that hangs (killed at its timeout, I/O unaffected); `events -f` follows;
 # status --json validates against docs/raidfsctl-status.schema.json; every
 # command's error cases give their documented exit codes.
@@ -111,6 +112,52 @@ for cmd in status fail events test-alert; do
 done
 expect_rc 4 setpriv --reuid=nobody --regid=nogroup --clear-groups "$CTL" status
 
+t_log "scrub online: bit rot on a member found and repaired; stop, resume"
+expect_rc 2 "$CTL" scrub frob "$M"
+expect_rc 1 "$CTL" scrub stop "$M"
+"$PY" -c '
+import os, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"".join((b"ROT%013d" % i).ljust(4096, b"x") for i in range(64)))
+    f.flush()
+    os.fsync(f.fileno())
+' "$M/rot"
+cp "$M/rot" "$T/rot.ref"
+# the last copy of block 5 on the members is in a data region (the
+# journal, which also holds it, comes first on every member)
+"$PY" -c '
+import mmap, re, sys
+hits = []
+for p in sys.argv[1:]:
+    with open(p, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        hits += [(mo.start(), p) for mo in re.finditer(b"ROT0000000000005", m)]
+off, p = max(hits)
+with open(p, "r+b") as f:
+    f.seek(off + 100)
+    f.write(b"\xff")
+' "$T/m0.img" "$T/m1.img" "$T/m2.img" || t_fail "no copy of the block to damage"
+"$CTL" set "$M" rebuild-speed-max=6M >/dev/null || t_fail "set"
+"$CTL" scrub start "$M" | grep -q "scrub started" || t_fail "scrub start"
+expect_rc 1 "$CTL" scrub start "$M"
+[ "$(state)" = scrubbing ] || t_fail "state while scrubbing: $(state)"
+sleep 0.3
+"$CTL" scrub stop "$M" | grep -q "scrub stopped at stripe" || t_fail "scrub stop"
+"$CTL" scrub status "$M" | grep -q "scrub: stopped" || t_fail "scrub status after stop"
+"$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
+"$CTL" scrub start "$M" | grep -q "scrub resumed at stripe [1-9]" || t_fail "scrub did not resume"
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "scrub: finished" && break; sleep 0.1; done
+"$CTL" scrub status "$M" | grep -q "finished.* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
+	|| t_fail "scrub: $("$CTL" scrub status "$M")"
+validate
+"$PY" -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["arrays"][0]
+assert sum(d["errors"]["cksum"] for d in a["devices"]) == 1, a["devices"]
+assert a["scrub"]["report"]["repaired"] == 1
+' "$T/status.json" || t_fail "CKSUM counter or JSON report"
+cmp -s "$T/rot.ref" "$M/rot" || t_fail "the damaged file reads differently"
+
 t_log "fail slot 1 under a writer: the spare is rebuilt (rebuilding -> clean)"
 head -c 1M /dev/urandom >"$T/src"
 "$CTL" set "$M" rebuild-speed-max=16M >/dev/null || t_fail "set"
@@ -143,7 +190,7 @@ t_log "the events, in order, in the history and at the program"
 "$CTL" test-alert "$M" >/dev/null || t_fail "test-alert"
 for i in $(seq 100); do grep -q "^TestMessage" "$T/alerts" 2>/dev/null && break; sleep 0.1; done
 "$CTL" events "$M" >"$T/events" || t_fail "events"
-want="Fail DegradedArray SpareActive RebuildStarted RebuildProgress RebuildFinished \
+want="ScrubFinished ChecksumRepaired Fail DegradedArray SpareActive RebuildStarted RebuildProgress RebuildFinished \
 Fail DegradedArray DeviceRemoved SpareAdded SpareActive RebuildStarted RebuildProgress \
 RebuildFinished TestMessage "
 # RebuildProgress comes once per 20 % step: folded to one for the comparison

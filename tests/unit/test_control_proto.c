@@ -32,6 +32,8 @@ static void test_request_roundtrip(void **state)
 		{ .cmd = CTL_CLEAR }, { .cmd = CTL_EVENTS, .follow = true },
 		{ .cmd = CTL_TEST_ALERT },
 		{ .cmd = CTL_SET, .has_speed_max = true, .speed_max_kib = 1ull << 40 },
+		{ .cmd = CTL_SCRUB, .arg = "start" },
+		{ .cmd = CTL_SCRUB, .arg = "status" },
 	};
 	struct ctl_request r;
 
@@ -62,6 +64,8 @@ static void test_request_refused(void **state)
 		"{\"proto\":1,\"cmd\":\"set\"}",                  /* nothing to set */
 		"{\"proto\":1,\"cmd\":\"set\",\"rebuild_speed_max_kib\":-1}",
 		"{\"proto\":1,\"cmd\":\"status\"} trailing",
+		"{\"proto\":1,\"cmd\":\"scrub\"}",
+		"{\"proto\":1,\"cmd\":\"scrub\",\"action\":\"pause\"}",
 	};
 	struct ctl_request r;
 
