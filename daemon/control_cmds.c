@@ -64,15 +64,25 @@ static int member_find(struct rc_array *a, const char *member)
 	return -ENOENT;
 }
 
+/* member_find, and the array's info; msg says why when there is none. */
+static int member_resolve(struct rc_array *a, const char *member,
+			  struct rc_info *info, char *msg, size_t len)
+{
+	int slot = member_find(a, member);
+
+	rc_array_info(a, info);
+	return slot < 0 ? say(msg, len, slot, "no such member: %s", member) :
+	       slot;
+}
+
 static int cmd_fail(struct rc_array *a, const char *member, char *msg,
 		    size_t len)
 {
-	int slot = member_find(a, member), ret;
 	struct rc_info info;
+	int slot = member_resolve(a, member, &info, msg, len), ret;
 
-	rc_array_info(a, &info);
 	if (slot < 0)
-		return say(msg, len, slot, "no such member: %s", member);
+		return slot;
 	if ((uint32_t)slot >= info.members)
 		return say(msg, len, -EINVAL, "%s is a spare: remove it instead",
 			   member);
@@ -92,12 +102,11 @@ static int cmd_fail(struct rc_array *a, const char *member, char *msg,
 static int cmd_remove(struct rc_array *a, const char *member, char *msg,
 		      size_t len)
 {
-	int slot = member_find(a, member), ret;
 	struct rc_info info;
+	int slot = member_resolve(a, member, &info, msg, len), ret;
 
-	rc_array_info(a, &info);
 	if (slot < 0)
-		return say(msg, len, slot, "no such member: %s", member);
+		return slot;
 	ret = rc_member_remove(a, slot);
 	if (ret == -EBUSY && (uint32_t)slot < info.members)
 		return say(msg, len, ret, "slot %d is in use: fail it first", slot);

@@ -1,7 +1,8 @@
 /*
  * manage: what an administrator does to the slots of a running array, as
- * mdadm's Manage.c does for md - fail a member that is not needed for the
- * data (rc_member_fail_redundant), remove a faulty member or a spare
+ * mdadm's Manage.c does for md - fail a member (rc_member_fail; with
+ * rc_member_fail_redundant only when the data does not need it), remove a
+ * faulty member or a spare
  * (rc_member_remove), add a spare (rc_spare_add).  The recovery thread
  * (recovery.c) then does the rest: a spare added while a slot is not
  * active is rebuilt into it at once.
@@ -16,6 +17,27 @@
 #include <string.h>
 #include <uuid/uuid.h>
 #include "array.h"
+
+/* What every call here checks first: slot below nslots, the array
+ * writable, activated (the first write). */
+static int manage_begin(struct rc_array *a, int slot, uint32_t nslots)
+{
+	if (slot < 0 || (uint32_t)slot >= nslots)
+		return -EINVAL;
+	if (a->rdonly)
+		return -EROFS;
+	return rc_array_activate(a);
+}
+
+int rc_member_fail(struct rc_array *a, int slot)
+{
+	int ret = manage_begin(a, slot, a->g.members);
+
+	if (ret < 0)
+		return ret;
+	rc_member_set_faulty(a, slot, "failed by request");
+	return rc_array_failed(a) ? -EIO : 0;
+}
 
 int rc_member_fail_redundant(struct rc_array *a, int slot)
 {
@@ -73,13 +95,8 @@ int rc_member_remove(struct rc_array *a, int slot)
 {
 	struct rc_dev *closing = NULL;
 	char name[256];
-	int ret;
+	int ret = manage_begin(a, slot, a->g.members + RC_MAX_SPARES);
 
-	if (slot < 0 || (uint32_t)slot >= a->g.members + RC_MAX_SPARES)
-		return -EINVAL;
-	if (a->rdonly)
-		return -EROFS;
-	ret = rc_array_activate(a);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&a->commit_lock);

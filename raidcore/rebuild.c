@@ -1,8 +1,8 @@
 /*
  * rebuild: put a device into a slot that is not active and reconstruct its
- * columns from the others (md's recovery); and the other maintenance call
- * on a slot, rc_member_fail (md's --fail).  Both are a first write
- * (activate.c).
+ * columns from the others (md's recovery), at the speed the limits allow
+ * (rc_array_set_rebuild_speed).  A first write (activate.c); the other
+ * calls on a slot (fail, remove, add) are manage.c's.
  *
  * The slot is REBUILDING with rebuild_pos = the stripes that are current on
  * it: reads below it use the device, reads above reconstruct, commits write
@@ -420,19 +420,4 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 	for (uint32_t c = 0; c < a->g.members; c++)
 		free(cols[c]);
 	return ret < 0 ? ret : lost ? -EIO : 0;
-}
-
-int rc_member_fail(struct rc_array *a, int slot)
-{
-	int ret;
-
-	if (slot < 0 || (uint32_t)slot >= a->g.members)
-		return -EINVAL;
-	if (a->rdonly)
-		return -EROFS;
-	ret = rc_array_activate(a);
-	if (ret < 0)
-		return ret;
-	rc_member_set_faulty(a, slot, "failed by request");
-	return rc_array_failed(a) ? -EIO : 0;
 }
