@@ -52,6 +52,7 @@ struct ctl_alert {
 	uint64_t dropped;
 	bool stop;
 	pthread_t thread;
+	char vars[ALERT_ENV_MAX][4400];   /* the alert thread's: RAIDFS_* */
 };
 
 void ctl_alert_queue(struct ctl_alert *al, const struct ctl_event *e)
@@ -67,10 +68,11 @@ void ctl_alert_queue(struct ctl_alert *al, const struct ctl_event *e)
 	pthread_mutex_unlock(&al->lock);
 }
 
-/* RAIDFS_* for e, then the daemon's own environment without them. */
-static char **alert_env(struct ctl_alert *al, const struct ctl_event *e,
-			char vars[][4400])
+/* RAIDFS_* for e (in al->vars), then the daemon's own environment
+ * without them. */
+static char **alert_env(struct ctl_alert *al, const struct ctl_event *e)
 {
+	char (*vars)[4400] = al->vars;
 	size_t n = 0, own = 0;
 	char **env;
 
@@ -104,13 +106,12 @@ static char **alert_env(struct ctl_alert *al, const struct ctl_event *e,
 static int alert_spawn(struct ctl_alert *al, const struct ctl_event *e,
 		       pid_t *pid)
 {
-	static char vars[ALERT_ENV_MAX][4400];   /* the alert thread's alone */
 	char *argv[] = { al->program, (char *)e->name, al->mountpoint,
 			 e->device[0] ? (char *)e->device : NULL, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
-	char **env = alert_env(al, e, vars);
+	char **env = alert_env(al, e);
 	int ret;
 
 	if (!env)
