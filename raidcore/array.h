@@ -10,7 +10,9 @@
  *               -> cache_lock -> csum_lock
  *
  * and the leaves, taken last and holding nothing else: pool_lock (stripe
- * buffers), each member worker's lock (io.c), each device's own locks.
+ * buffers), each member worker's lock (io.c), each device's own locks,
+ * event_lock (event.c: held around the event handler, which takes no
+ * raidcore lock).
  * Every lock is declared below with what it guards.
  */
 #ifndef RC_ARRAY_H
