@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,14 @@ static const char *field(json_object *e, const char *key)
 
 	return json_object_object_get_ex(e, key, &v) && v ?
 	       json_object_get_string(v) : "";
+}
+
+static uint64_t num(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v ?
+	       json_object_get_uint64(v) : 0;
 }
 
 static void event_print(json_object *e, bool json)
@@ -47,8 +56,9 @@ int cmd_events(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl_request r = { .cmd = CTL_EVENTS };
-	json_object *list = NULL, *e;
+	json_object *res = NULL, *e;
 	struct ctl_conn c;
+	uint64_t last, seen = 0;
 	bool json = false;
 	char msg[512];
 	int opt, ret;
@@ -67,15 +77,14 @@ int cmd_events(int argc, char **argv)
 	ret = ctl_connect(argv[optind], &c);
 	if (ret)
 		return ret;
-	ret = ctl_call(&c, &r, &list, msg, sizeof(msg));
-	for (size_t i = 0; ret == CTL_EXIT_OK && list &&
-	     i < json_object_array_length(list); i++)
-		event_print(json_object_array_get_idx(list, i), json);
-	json_object_put(list);
-	while (ret == CTL_EXIT_OK && r.follow) {
+	ret = ctl_call(&c, &r, &res, msg, sizeof(msg));
+	last = ret == CTL_EXIT_OK ? num(res, "last_seq") : 0;
+	json_object_put(res);
+	/* the history up to last, then (-f) whatever comes */
+	while (ret == CTL_EXIT_OK && (r.follow || seen < last)) {
 		int got = ctl_next_event(&c, &e);
 
-		if (got == -ECONNRESET)
+		if (got == -ECONNRESET && r.follow)
 			break;          /* unmounted */
 		if (got) {
 			fprintf(stderr, CTL_PROG ": %s: %s\n", c.where,
@@ -83,6 +92,7 @@ int cmd_events(int argc, char **argv)
 			ret = CTL_EXIT_COMM;
 			break;
 		}
+		seen = num(e, "seq");
 		event_print(e, json);
 		json_object_put(e);
 	}

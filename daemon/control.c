@@ -11,9 +11,11 @@
  *
  * One thread polls the listening socket, its clients and a wake-up pipe
  * (the events thread writes it when an event is in the history): it
- * answers requests in order and sends new events to the clients that
- * follow them.  Every send is non-blocking: a client that stops reading
- * is dropped, never waited for.  The thread serves no FUSE request and
+ * answers requests in order and streams the history and new events to
+ * the clients that asked.  Every send is non-blocking: a reply that does
+ * not fit drops the client; an event stream that fills a client's socket
+ * waits for POLLOUT (events it falls behind the history's 1024 by are
+ * skipped), so no client is ever waited for.  The thread serves no FUSE request and
  * takes no lock FUSE holds for long.
  */
 #include <errno.h>
@@ -35,10 +37,14 @@
 #define CTL_MAX_CLIENTS 32
 #define CTL_EVENTS_BATCH 64
 
+/* A client; after "events" it is streaming: the history, then (follow)
+ * every new event, paced by its reading (blocked: its socket is full,
+ * wait for POLLOUT). */
 struct ctl_client {
 	int fd;
-	bool follow;
+	bool streaming, blocked;
 	uint64_t seen;          /* events sent up to this seq */
+	uint64_t until;         /* the last to send (UINT64_MAX: follow) */
 };
 
 struct control {
@@ -76,23 +82,46 @@ static bool client_send(struct ctl_client *cl, char *pkt)
 	return ok;
 }
 
-/* The events after cl->seen; false: the client is to go. */
-static bool client_send_events(struct control *c, struct ctl_client *cl)
+/* One event packet: 1 sent, 0 the socket is full, -1 the client is to go. */
+static int client_send_event(struct ctl_client *cl, const struct ctl_event *e)
+{
+	json_object *o = ctl_event_json(e);
+	char *pkt = ctl_event_encode(o);
+	ssize_t n = pkt ? send(cl->fd, pkt, strlen(pkt),
+			       MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	int ret = pkt && n == (ssize_t)strlen(pkt) ? 1 :
+		  n < 0 && pkt && errno == EAGAIN ? 0 : -1;
+
+	json_object_put(o);
+	free(pkt);
+	return ret;
+}
+
+/* Sends the events after cl->seen, up to cl->until, until its socket is
+ * full (then blocked); false: the client is to go. */
+static bool client_pump(struct control *c, struct ctl_client *cl)
 {
 	struct ctl_event e[CTL_EVENTS_BATCH];
-	json_object *o;
 	size_t n;
-	bool ok = true;
+	int r = 1;
 
-	while (ok && (n = ctl_events_since(c->ev, cl->seen, e, CTL_EVENTS_BATCH))) {
-		for (size_t i = 0; i < n && ok; i++) {
-			o = ctl_event_json(&e[i]);
-			ok = client_send(cl, ctl_event_encode(o));
-			json_object_put(o);
-			cl->seen = e[i].seq;
+	cl->blocked = false;
+	while (cl->streaming && cl->seen < cl->until && r == 1 &&
+	       (n = ctl_events_since(c->ev, cl->seen, e, CTL_EVENTS_BATCH))) {
+		for (size_t i = 0; i < n && r == 1; i++) {
+			if (e[i].seq > cl->until) {
+				cl->seen = cl->until;   /* the rest is news */
+				break;
+			}
+			r = client_send_event(cl, &e[i]);
+			if (r == 1)
+				cl->seen = e[i].seq;
 		}
 	}
-	return ok;
+	cl->blocked = r == 0;
+	if (cl->seen >= cl->until)
+		cl->streaming = false;
+	return r >= 0;
 }
 
 static json_object *identify_json(struct control *c)
@@ -110,19 +139,19 @@ static json_object *identify_json(struct control *c)
 	return id;
 }
 
-/* "events": the history as one array, then (follow) each new one. */
-static json_object *events_json(struct control *c, struct ctl_client *cl)
+/* "events": the reply says the last seq of the history, which follows
+ * as event packets (client_pump), then, with follow, every new event. */
+static json_object *events_begin(struct control *c, struct ctl_client *cl,
+				 bool follow)
 {
-	json_object *list = json_object_new_array();
-	struct ctl_event e[CTL_EVENTS_BATCH];
-	size_t n;
+	json_object *o = json_object_new_object();
+	uint64_t last = ctl_events_last_seq(c->ev);
 
-	while ((n = ctl_events_since(c->ev, cl->seen, e, CTL_EVENTS_BATCH)))
-		for (size_t i = 0; i < n; i++) {
-			json_object_array_add(list, ctl_event_json(&e[i]));
-			cl->seen = e[i].seq;
-		}
-	return list;
+	cl->seen = 0;
+	cl->until = follow ? UINT64_MAX : last;
+	cl->streaming = true;
+	json_object_object_add(o, "last_seq", json_object_new_uint64(last));
+	return o;
 }
 
 static char *scrub_answer(struct control *c, const struct ctl_request *r)
@@ -156,9 +185,7 @@ static char *request_answer(struct control *c, struct ctl_client *cl,
 	case CTL_SCRUB:
 		return scrub_answer(c, &r);
 	case CTL_EVENTS:
-		cl->seen = 0;
-		cl->follow = r.follow;
-		return ctl_reply_encode(0, NULL, events_json(c, cl));
+		return ctl_reply_encode(0, NULL, events_begin(c, cl, r.follow));
 	default:
 		ret = ctl_cmd_run(c->p.array, c->ev, &r, msg, sizeof(msg));
 		rfs_log(ret ? LOG_WARNING : LOG_INFO, "raidfsctl %s%s%s: %s",
@@ -190,7 +217,15 @@ static bool client_serve(struct control *c, struct ctl_client *cl)
 		return client_send(cl, ctl_reply_encode(-EACCES,
 			"permission denied: root only", NULL));
 	return client_send(cl, request_answer(c, cl, c->buf, (size_t)n)) &&
-	       (!cl->follow || client_send_events(c, cl));
+	       (!cl->streaming || client_pump(c, cl));
+}
+
+/* What poll said of cl; false: the client is to go. */
+static bool client_ready(struct control *c, struct ctl_client *cl, short ev)
+{
+	if ((ev & POLLOUT) && !client_pump(c, cl))
+		return false;
+	return !(ev & (POLLIN | POLLHUP | POLLERR)) || client_serve(c, cl);
 }
 
 static void client_accept(struct control *c)
@@ -222,7 +257,8 @@ static void followers_send(struct control *c)
 	while (read(c->wake[0], b, sizeof(b)) > 0)
 		;
 	for (int i = c->ncl - 1; i >= 0; i--)
-		if (c->cl[i].follow && !client_send_events(c, &c->cl[i]))
+		if (c->cl[i].streaming && !c->cl[i].blocked &&
+		    !client_pump(c, &c->cl[i]))
 			client_drop(c, i);
 }
 
@@ -238,7 +274,8 @@ static void *control_main(void *arg)
 		p[2] = (struct pollfd){ .fd = c->stop[0], .events = POLLIN };
 		nc = c->ncl;
 		for (int i = 0; i < nc; i++)
-			p[i + 3] = (struct pollfd){ .fd = c->cl[i].fd, .events = POLLIN };
+			p[i + 3] = (struct pollfd){ .fd = c->cl[i].fd,
+				.events = POLLIN | (c->cl[i].blocked ? POLLOUT : 0) };
 		n = poll(p, (nfds_t)nc + 3, -1);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -247,7 +284,8 @@ static void *control_main(void *arg)
 		if (p[0].revents & POLLIN)
 			followers_send(c);
 		for (int i = nc - 1; i >= 0; i--)
-			if (p[i + 3].revents && !client_serve(c, &c->cl[i]))
+			if (p[i + 3].revents &&
+			    !client_ready(c, &c->cl[i], p[i + 3].revents))
 				client_drop(c, i);
 		if (p[1].revents & POLLIN)
 			client_accept(c);

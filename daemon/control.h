@@ -95,6 +95,8 @@ void ctl_events_post(struct ctl_events *ev, const char *name, int slot,
 size_t ctl_events_since(struct ctl_events *ev, uint64_t seq,
 			struct ctl_event *out, size_t max);
 json_object *ctl_event_json(const struct ctl_event *e);
+/* The seq of the newest event in the history (0: none yet). */
+uint64_t ctl_events_last_seq(struct ctl_events *ev);
 /* Where slot's running rebuild started: when (CLOCK_MONOTONIC ns) and
  * from which stripe; false when none was seen starting. */
 bool ctl_events_rebuild_start(struct ctl_events *ev, int slot,

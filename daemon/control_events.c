@@ -144,6 +144,16 @@ size_t ctl_events_since(struct ctl_events *ev, uint64_t seq,
 	return n;
 }
 
+uint64_t ctl_events_last_seq(struct ctl_events *ev)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&ev->lock);
+	seq = ev->last_seq;
+	pthread_mutex_unlock(&ev->lock);
+	return seq;
+}
+
 json_object *ctl_event_json(const struct ctl_event *e)
 {
 	json_object *o = json_object_new_object();

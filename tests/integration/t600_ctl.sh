@@ -252,5 +252,23 @@ grep -q "RebuildStarted slot=0 .*: resumed from its checkpoint" "$T/events" \
 	|| t_fail "the rebuild did not resume: $(cat "$T/events")"
 grep -q "RebuildStarted .*progress=0:" "$T/events" && t_fail "resumed from 0: $(cat "$T/events")"
 for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs after the resumed rebuild"; done
+
+t_log "more events than the history keeps: the last 1024 stream out, in order"
+uuid=$("$CTL" status --json "$M" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["arrays"][0]["uuid"])')
+"$PY" -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+for i in range(1100):
+    s.send(json.dumps({"proto": 1, "cmd": "test-alert"}).encode())
+    assert json.loads(s.recv(65536))["errno"] == 0
+' "/run/raidfs/$uuid.sock" || t_fail "1100 test-alerts over one connection"
+"$CTL" events --json "$M" >"$T/events.json" || t_fail "events after 1100 more"
+"$PY" -c '
+import json, sys
+seqs = [json.loads(l)["seq"] for l in open(sys.argv[1])]
+assert len(seqs) == 1024, len(seqs)
+assert seqs == list(range(seqs[0], seqs[0] + 1024)), "not in order"
+' "$T/events.json" || t_fail "history: $(wc -l <"$T/events.json") events"
 t_umount "$M"
 exit 0
