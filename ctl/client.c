@@ -33,6 +33,29 @@ int ctl_exit_for(int err)
 	return err ? CTL_EXIT_REFUSED : CTL_EXIT_OK;
 }
 
+const char *ctl_json_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v ?
+	       json_object_get_string(v) : "";
+}
+
+uint64_t ctl_json_u64(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v ?
+	       json_object_get_uint64(v) : 0;
+}
+
+bool ctl_json_has(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v;
+}
+
 int ctl_connect_path(const char *path, struct ctl_conn *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

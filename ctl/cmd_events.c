@@ -15,33 +15,19 @@
 #include "ctl.h"
 #include "prog.h"
 
-static const char *field(json_object *e, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(e, key, &v) && v ?
-	       json_object_get_string(v) : "";
-}
-
-static uint64_t num(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && v ?
-	       json_object_get_uint64(v) : 0;
-}
-
 static void event_print(json_object *e, bool json)
 {
-	const char *slot = field(e, "slot"), *dev = field(e, "device");
-	const char *msg = field(e, "message"), *pct = field(e, "progress");
+	const char *slot = ctl_json_str(e, "slot");
+	const char *dev = ctl_json_str(e, "device");
+	const char *msg = ctl_json_str(e, "message");
+	const char *pct = ctl_json_str(e, "progress");
 
 	if (json) {
 		printf("%s\n", json_object_to_json_string_ext(e,
 		       JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else {
-		printf("%s %s%s%s%s%s%s%s%s%s\n", field(e, "time"),
-		       field(e, "event"), slot[0] ? " slot=" : "", slot,
+		printf("%s %s%s%s%s%s%s%s%s%s\n", ctl_json_str(e, "time"),
+		       ctl_json_str(e, "event"), slot[0] ? " slot=" : "", slot,
 		       dev[0] ? " device=" : "", dev, pct[0] ? " progress=" : "",
 		       pct, msg[0] ? ": " : "", msg);
 	}
@@ -78,7 +64,7 @@ int cmd_events(int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = ctl_call(&c, &r, &res, msg, sizeof(msg));
-	last = ret == CTL_EXIT_OK ? num(res, "last_seq") : 0;
+	last = ret == CTL_EXIT_OK ? ctl_json_u64(res, "last_seq") : 0;
 	json_object_put(res);
 	/* the history up to last, then (-f) whatever comes */
 	while (ret == CTL_EXIT_OK && (r.follow || seen < last)) {
@@ -92,7 +78,7 @@ int cmd_events(int argc, char **argv)
 			ret = CTL_EXIT_COMM;
 			break;
 		}
-		seen = num(e, "seq");
+		seen = ctl_json_u64(e, "seq");
 		event_print(e, json);
 		json_object_put(e);
 	}

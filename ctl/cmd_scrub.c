@@ -11,18 +11,11 @@
 #include "ctl.h"
 #include "prog.h"
 
-static uint64_t num(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && v ?
-	       json_object_get_uint64(v) : 0;
-}
-
 void ctl_scrub_print(json_object *sc)
 {
 	json_object *st, *rep;
-	uint64_t done = num(sc, "done_stripes"), total = num(sc, "total_stripes");
+	uint64_t done = ctl_json_u64(sc, "done_stripes");
+	uint64_t total = ctl_json_u64(sc, "total_stripes");
 
 	if (!json_object_object_get_ex(sc, "state", &st) ||
 	    !strcmp(json_object_get_string(st), "none")) {
@@ -35,9 +28,9 @@ void ctl_scrub_print(json_object *sc)
 	       " repaired, %" PRIu64 " unrecoverable, %" PRIu64
 	       " parity mismatches\n", json_object_get_string(st), done, total,
 	       total ? 100.0 * (double)done / (double)total : 100.0,
-	       num(rep, "checksum_errors"), num(rep, "read_errors"),
-	       num(rep, "repaired"), num(rep, "unrecoverable"),
-	       num(rep, "parity_mismatches"));
+	       ctl_json_u64(rep, "checksum_errors"), ctl_json_u64(rep, "read_errors"),
+	       ctl_json_u64(rep, "repaired"), ctl_json_u64(rep, "unrecoverable"),
+	       ctl_json_u64(rep, "parity_mismatches"));
 }
 
 int cmd_scrub(int argc, char **argv)

@@ -16,29 +16,6 @@
 #include "ctl.h"
 #include "prog.h"
 
-static const char *str(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && v ?
-	       json_object_get_string(v) : "";
-}
-
-static uint64_t num(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && v ?
-	       json_object_get_uint64(v) : 0;
-}
-
-static bool has(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && v;
-}
-
 /* 1536 -> "1.5 KiB" */
 static const char *human(uint64_t bytes, char *buf, size_t len)
 {
@@ -54,79 +31,101 @@ static const char *human(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* Short names for the reply's fields (ctl.h), in this file's printing. */
+#define STR ctl_json_str
+#define U64 ctl_json_u64
+#define HAS ctl_json_has
+
 static void print_space(json_object *sp)
 {
 	char a[32], b[32], c[32];
-	uint64_t size = num(sp, "size_bytes"), used = num(sp, "used_bytes");
+	uint64_t size = U64(sp, "size_bytes"), used = U64(sp, "used_bytes");
 
-	if (!has(sp, "size_bytes")) {
-		printf("  space: array %s\n", human(num(sp, "array_bytes"), a, 32));
+	human(U64(sp, "array_bytes"), c, sizeof(c));
+	if (!HAS(sp, "size_bytes")) {
+		printf("  space: array %s\n", c);
 		return;
 	}
 	printf("  space: %s used of %s (%" PRIu64 "%%), array %s\n",
 	       human(used, a, 32), human(size, b, 32),
-	       size ? used * 100 / size : 0, human(num(sp, "array_bytes"), c, 32));
+	       size ? used * 100 / size : 0, c);
 }
 
 static void print_rebuild(json_object *rb, json_object *speed, bool verbose)
 {
 	json_object *p;
-	char rate[32], left[32] = "unknown";
-	uint64_t s = num(rb, "seconds_left");
+	char rate[32] = "?", left[32] = "unknown";
+	uint64_t s = U64(rb, "seconds_left");
 
 	json_object_object_get_ex(rb, "percent", &p);
-	if (has(rb, "seconds_left"))
+	if (HAS(rb, "seconds_left"))
 		snprintf(left, sizeof(left), "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64,
 			 s / 3600, s / 60 % 60, s % 60);
+	if (HAS(rb, "rate_bytes_per_s"))
+		human(U64(rb, "rate_bytes_per_s"), rate, sizeof(rate));
 	printf("  rebuild: slot %" PRIu64 " (%s) %.1f%% (%" PRIu64 "/%" PRIu64
-	       " stripes), %s/s, %s left\n", num(rb, "slot"), str(rb, "device"),
-	       p ? json_object_get_double(p) : 0.0, num(rb, "done_stripes"),
-	       num(rb, "total_stripes"), has(rb, "rate_bytes_per_s") ?
-	       human(num(rb, "rate_bytes_per_s"), rate, 32) : "?", left);
+	       " stripes), %s/s, %s left\n", U64(rb, "slot"), STR(rb, "device"),
+	       p ? json_object_get_double(p) : 0.0, U64(rb, "done_stripes"),
+	       U64(rb, "total_stripes"), rate, left);
 	if (verbose)
 		printf("  rebuild speed: min %" PRIu64 " KiB/s, max %" PRIu64
-		       " KiB/s (0: no limit)\n", num(speed, "min_kib_per_s"),
-		       num(speed, "max_kib_per_s"));
+		       " KiB/s (0: no limit)\n", U64(speed, "min_kib_per_s"),
+		       U64(speed, "max_kib_per_s"));
+}
+
+static void print_device(json_object *d, bool verbose)
+{
+	json_object *e;
+	const char *dev = STR(d, "device");
+
+	json_object_object_get_ex(d, "errors", &e);
+	printf("  %4s  %-10s %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s",
+	       HAS(d, "slot") ? STR(d, "slot") : "-", STR(d, "state"),
+	       U64(e, "read"), U64(e, "write"), U64(e, "cksum"),
+	       dev[0] ? dev : "(none)");
+	if (verbose)
+		printf("  (%s, %" PRIu64 ")", STR(d, "uuid"), U64(d, "repaired"));
+	printf("\n");
 }
 
 static void print_devices(json_object *devs, bool verbose)
 {
-	json_object *d, *e;
-
 	printf("  %4s  %-10s %6s %6s %6s  %s%s\n", "SLOT", "STATE", "READ",
 	       "WRITE", "CKSUM", "DEVICE", verbose ? "  (uuid, repaired)" : "");
-	for (size_t i = 0; i < json_object_array_length(devs); i++) {
-		d = json_object_array_get_idx(devs, i);
-		json_object_object_get_ex(d, "errors", &e);
-		printf("  %4s  %-10s %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s",
-		       has(d, "slot") ? str(d, "slot") : "-", str(d, "state"),
-		       num(e, "read"), num(e, "write"), num(e, "cksum"),
-		       str(d, "device")[0] ? str(d, "device") : "(none)");
-		if (verbose)
-			printf("  (%s, %" PRIu64 ")", str(d, "uuid"),
-			       num(d, "repaired"));
-		printf("\n");
-	}
+	for (size_t i = 0; i < json_object_array_length(devs); i++)
+		print_device(json_object_array_get_idx(devs, i), verbose);
+}
+
+static bool flag(json_object *o, const char *key)
+{
+	return json_object_get_boolean(json_object_object_get(o, key));
+}
+
+static void print_head(json_object *st)
+{
+	const char *label = STR(st, "label");
+	char chunk[32];
+
+	printf("%s: %s\n", STR(st, "mountpoint"), STR(st, "state"));
+	printf("  array %s%s%s%s\n", STR(st, "uuid"), label[0] ? " \"" : "",
+	       label, label[0] ? "\"" : "");
+	printf("  %s, layout %s, chunk %s, %" PRIu64 " slots, %" PRIu64
+	       " spare%s%s\n", STR(st, "level"), STR(st, "layout"),
+	       human(U64(st, "chunk_bytes"), chunk, sizeof(chunk)),
+	       U64(st, "slots"), U64(st, "spares"),
+	       U64(st, "spares") == 1 ? "" : "s",
+	       flag(st, "read_only") ? ", read-only" : "");
 }
 
 static void print_status(json_object *st, bool verbose)
 {
 	json_object *sp, *rb, *devs, *speed, *sc;
-	char chunk[32];
 
 	json_object_object_get_ex(st, "space", &sp);
 	json_object_object_get_ex(st, "rebuild", &rb);
 	json_object_object_get_ex(st, "devices", &devs);
 	json_object_object_get_ex(st, "rebuild_speed", &speed);
-	printf("%s: %s\n", str(st, "mountpoint"), str(st, "state"));
-	printf("  array %s%s%s%s\n", str(st, "uuid"), str(st, "label")[0] ?
-	       " \"" : "", str(st, "label"), str(st, "label")[0] ? "\"" : "");
-	printf("  %s, layout %s, chunk %s, %" PRIu64 " slots, %" PRIu64
-	       " spare%s%s\n", str(st, "level"), str(st, "layout"),
-	       human(num(st, "chunk_bytes"), chunk, 32), num(st, "slots"),
-	       num(st, "spares"), num(st, "spares") == 1 ? "" : "s",
-	       json_object_get_boolean(json_object_object_get(st, "read_only")) ?
-	       ", read-only" : "");
+	print_head(st);
 	print_space(sp);
 	if (rb)
 		print_rebuild(rb, speed, verbose);
@@ -135,10 +134,9 @@ static void print_status(json_object *st, bool verbose)
 	if (verbose)
 		printf("  errors seen: %s, unrecoverable reads: %" PRIu64
 		       ", events counter: %" PRIu64 ", daemon pid %" PRIu64 "\n",
-		       json_object_get_boolean(json_object_object_get(st,
-		       "errors_seen")) ? "yes" : "no",
-		       num(st, "unrecoverable_reads"), num(st, "events_counter"),
-		       num(st, "pid"));
+		       flag(st, "errors_seen") ? "yes" : "no",
+		       U64(st, "unrecoverable_reads"), U64(st, "events_counter"),
+		       U64(st, "pid"));
 	print_devices(devs, verbose);
 }
 

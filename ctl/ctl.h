@@ -16,6 +16,7 @@
 #define RAIDFS_CTL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <json.h>
 
 #include "control_proto.h"
@@ -56,6 +57,11 @@ int ctl_call(struct ctl_conn *c, const struct ctl_request *r,
 	     json_object **result, char *msg, size_t msglen);
 /* The next event packet of a followed stream: 0 with *ev, or -errno. */
 int ctl_next_event(struct ctl_conn *c, json_object **ev);
+
+/* A reply's fields: "" / 0 / false when absent or null. */
+const char *ctl_json_str(json_object *o, const char *key);
+uint64_t ctl_json_u64(json_object *o, const char *key);
+bool ctl_json_has(json_object *o, const char *key);
 
 /* An exit code for a daemon's errno. */
 int ctl_exit_for(int err);
