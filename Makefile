@@ -8,7 +8,7 @@
 #   make bench      benchmarks
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
-#                   "Installed layout")
+#                   "Installed layout"; manual pages in $PREFIX/share/man)
 #
 # Every target first makes sure the Debian packages are installed
 # (scripts/deps.sh), then runs the real build in a sub-make: pkg-config is
@@ -39,6 +39,7 @@ else  # ---- the real build: packages are installed ---------------------------
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= /sbin
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC ?= cc
@@ -50,21 +51,26 @@ CC ?= cc
 RC_PKGS := libisal libxxhash uuid
 FS_PKGS := libxxhash uuid
 SOURCE_PKGS := libconfuse mount uuid
+# the daemon's control socket and raidfsctl speak JSON (json-c); the
+# daemon also links blkid: raidfsctl add checks what a device holds
+CTL_PKGS := json-c mount uuid
 pkg_cflags = $(shell pkg-config --cflags $(1))
 pkg_libs = $(shell pkg-config --libs $(1))
-ALL_PKGS := $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3 blkid
+ALL_PKGS := $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) $(CTL_PKGS) fuse3 blkid
 PKG_CFLAGS := $(call pkg_cflags,$(sort $(ALL_PKGS)))
 
 RC_LIBS := $(call pkg_libs,$(RC_PKGS)) -pthread
 FS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS))) -pthread
 SOURCE_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS))) -pthread
-DAEMON_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) fuse3)) -pthread
+DAEMON_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) $(CTL_PKGS) fuse3 blkid)) -pthread
+CTL_LIBS := $(call pkg_libs,$(CTL_PKGS))
 MKFS_LIBS := $(call pkg_libs,$(sort $(RC_PKGS) $(FS_PKGS) $(SOURCE_PKGS) blkid)) -pthread
 FSCK_LIBS := $(MKFS_LIBS)
 
 # Folders, bottom up: common <- raidcore (dev/ its member backends) <- fs
-# <- source <- daemon, mkfs, fsck.
-INCLUDES := -Icommon -Iraidcore -Iraidcore/dev -Ifs -Isource -Idaemon
+# <- source <- daemon, mkfs, fsck; ctl (raidfsctl) shares only the
+# protocol of the daemon's control socket (daemon/control_proto.c).
+INCLUDES := -Icommon -Iraidcore -Iraidcore/dev -Ifs -Isource -Idaemon -Ictl
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
@@ -82,11 +88,12 @@ SOURCE_SRC := $(wildcard source/*.c)
 DAEMON_SRC := $(wildcard daemon/*.c)
 MKFS_SRC := $(wildcard mkfs/*.c)
 FSCK_SRC := $(wildcard fsck/*.c)
+CTL_SRC := $(wildcard ctl/*.c) daemon/control_proto.c source/prog.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_HELPERS := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 BENCH_SRC := $(wildcard bench/*.c)
 
-PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs
+PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl
 
 .PHONY: all test unit integration faults demo bench install
 all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
@@ -132,6 +139,8 @@ $(1)/mkfs.raidfs: $(call objs,$(1),$(MKFS_SRC)) $(1)/libsource.a $(1)/libraidfs.
 $(1)/fsck.raidfs: $(call objs,$(1),$(FSCK_SRC)) $(1)/libsource.a $(1)/libraidfs.a \
 		$(1)/libraidcore.a $(1)/libcommon.a
 	$$(CC) $(2) -o $$@ $$^ $(FSCK_LIBS)
+$(1)/raidfsctl: $(call objs,$(1),$(CTL_SRC))
+	$$(CC) $(2) -o $$@ $$^ $(CTL_LIBS)
 endef
 $(eval $(call variant,build,$(REL_CFLAGS)))
 $(eval $(call variant,build/asan,$(ASAN_CFLAGS)))
@@ -164,6 +173,11 @@ build/asan/tests/test_fs_%: build/asan/obj/tests/unit/test_fs_%.o $(UNIT_HELPER_
 		$(A)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(FS_LIBS) -lcmocka
+
+build/asan/tests/test_control_proto: build/asan/obj/tests/unit/test_control_proto.o \
+		build/asan/obj/daemon/control_proto.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(CTL_LIBS) -lcmocka
 
 build/asan/tests/test_config: build/asan/obj/tests/unit/test_config.o \
 		$(FS_TEST_HELPERS) $(A)/libsource.a $(A)/libraidfs.a \
@@ -232,8 +246,11 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
 	install -m 755 build/raidfs $(DESTDIR)$(BINDIR)/raidfs
-	install -m 755 build/mkfs.raidfs build/fsck.raidfs $(DESTDIR)$(SBINDIR)/
+	install -m 755 build/mkfs.raidfs build/fsck.raidfs build/raidfsctl \
+		$(DESTDIR)$(SBINDIR)/
 	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.raidfs
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 docs/man/raidfsctl.8 $(DESTDIR)$(MANDIR)/man8/
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

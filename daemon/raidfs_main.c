@@ -16,8 +16,9 @@
  *   fork (before any thread exists: raidcore and fs start threads)
  *   create the FUSE session (its options checked; nothing mounted)
  *   assemble the array, mount fs, mount the FUSE session
- *   start recovery (rebuilds), tell the waiting parent; detach
- *   serve until umount or SIGTERM/SIGINT
+ *   start the control socket (control.h), then recovery (rebuilds);
+ *   tell the waiting parent; detach
+ *   serve until umount or SIGTERM/SIGINT; stop the control socket
  *   fs_unmount (commit, checkpoint, clean) and rc_array_close (clean)
  * A mount that fails closes everything before the parent hears of it, so
  * nothing is written after the command returned.
@@ -36,6 +37,7 @@
 #include "raidcore.h"
 #include "fs.h"
 #include "config.h"
+#include "control.h"
 #include "daemon.h"
 #include "fuse_ops.h"
 #include "prog.h"
@@ -50,6 +52,7 @@ struct daemon_state {
 	struct source_array sa;
 	struct rfs_daemon d;
 	struct fuse_session *se;
+	struct control *ctl;    /* the control socket (raidfsctl), or NULL */
 	int notify_fd;          /* pipe to the waiting parent, or -1 */
 	bool foreground;
 };
@@ -229,6 +232,17 @@ static void recovery_start(struct daemon_state *s)
 		rfs_log(LOG_WARNING, "cannot start the recovery thread");
 }
 
+/* Once mounted, before recovery (its events are the control plane's). */
+static void control_begin(struct daemon_state *s, const char *mountpoint)
+{
+	struct control_params p = {
+		.array = s->sa.array, .fs = s->sa.fs, .mountpoint = mountpoint,
+		.program = s->o.program, .program_timeout_s = s->o.program_timeout_s,
+	};
+
+	control_start(&p, &s->ctl);     /* says why itself when it cannot */
+}
+
 /* SIGUSR1 */
 static void status_log(void *arg)
 {
@@ -259,6 +273,7 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	}
 	if (fs_start(s) || rfs_session_mount(s->se, mountpoint))
 		goto out_close;
+	control_begin(s, mountpoint);
 	recovery_start(s);
 	rfs_log(LOG_INFO, "mounted on %s", mountpoint);
 	daemon_notify(s, MNT_EX_SUCCESS);
@@ -271,6 +286,7 @@ static int daemon_run(struct daemon_state *s, const char *source,
 		 MNT_EX_SUCCESS;
 	s->se = NULL;
 	daemon_signals_stop();
+	control_stop(s->ctl);
 out_close:
 	if (source_close(&s->sa))
 		status = 1;

@@ -10,7 +10,9 @@
  *               -> cache_lock -> csum_lock
  *
  * and the leaves, taken last and holding nothing else: pool_lock (stripe
- * buffers), each member worker's lock (io.c), each device's own locks.
+ * buffers), each member worker's lock (io.c), each device's own locks,
+ * event_lock (event.c: held around the event handler, which takes no
+ * raidcore lock).
  * Every lock is declared below with what it guards.
  */
 #ifndef RC_ARRAY_H
@@ -160,6 +162,16 @@ struct rc_array {
 	bool recovery_running, recovery_stop;
 	atomic_bool rebuild_abort;      /* set at close: stop between batches */
 	uint64_t health_interval_ns;
+
+	/* event.c: the event handler, called under event_lock (a leaf:
+	 * taken under any lock, the handler takes none of ours). */
+	pthread_mutex_t event_lock;
+	void (*event_fn)(void *ctx, const struct rc_event *ev);
+	void *event_ctx;
+	/* rebuild.c: speed limits (KiB/s, 0: none) and when the array last
+	 * served I/O (rc_read, rc_write: ns on the monotonic clock). */
+	atomic_uint_fast64_t rebuild_min_kib, rebuild_max_kib;
+	atomic_uint_fast64_t last_io_ns;
 };
 
 /* ---- log.c: messages and the names they use ---- */
@@ -171,7 +183,13 @@ void rc_log_level(int level, const char *fmt, ...)
  * member, the rest counted and summed up on the next line.  Lock-free. */
 void rc_log_block(struct rc_array *a, int slot, uint64_t mblock,
 		  const char *what);
-const char *rc_member_state_name(enum rc_member_state s);
+
+/* ---- event.c: events to the handler (rc_array_set_event_handler) ---- */
+/* Lock-free for the caller (event_lock is a leaf): callable under any
+ * lock.  dev and why may be NULL. */
+void rc_event_emit(struct rc_array *a, enum rc_event_kind kind, int slot,
+		   const char *dev, const char *why, uint64_t done,
+		   uint64_t total, int err);
 
 /* ---- io.c (rc_member_note_error), member.c: member states ---- */
 enum rc_err_kind { RC_ERR_READ, RC_ERR_WRITE, RC_ERR_CSUM };
@@ -505,9 +523,6 @@ uint32_t rc_csum_unknown_take(struct rc_array *a, int *slots,
 			      uint64_t *indexes, uint32_t max);
 /* Cached table blocks with entries not yet re-derived. */
 uint64_t rc_csum_unknown_blocks(struct rc_array *a);
-/* Scrubs stripes [first, first + count), repairing when asked. */
-int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
-		     bool repair, struct rc_scrub_report *rep);
 /* Re-derives the table blocks found failing their seal (heal.c). */
 void rc_tables_heal(struct rc_array *a);
 

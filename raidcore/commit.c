@@ -456,6 +456,7 @@ int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 		return -EROFS;
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
 	ret = rc_array_activate(a);
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
@@ -495,6 +496,7 @@ int rc_discard(struct rc_array *a, uint64_t block, uint64_t count)
 		return -EROFS;
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
 	ret = rc_array_activate(a);
 	if (ret < 0)
 		return ret;

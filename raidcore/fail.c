@@ -9,8 +9,9 @@
  *      rebuilding: a member fails once);
  *   2. the superblocks on the survivors are rewritten with the events
  *      counter bumped, so a later assembly leaves the member out;
- *   3. the change is signalled (rc_member_state_changed): the recovery
- *      thread, if running, puts a spare in.
+ *   3. the change is told (rc_event_emit, RC_EV_FAIL) and signalled
+ *      (rc_member_state_changed): the recovery thread, if running, puts
+ *      a spare in.
  * The array goes on degraded; whether it still has its data is the
  * caller's question (rc_array_failed).
  */
@@ -41,6 +42,8 @@ void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
 		return;
 	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
 	       slot, a->m[slot].dev ? a->m[slot].dev->name : "?", why);
+	rc_event_emit(a, RC_EV_FAIL, slot,
+		      a->m[slot].dev ? a->m[slot].dev->name : NULL, why, 0, 0, 0);
 	rc_sb_write_all(a);
 	rc_member_state_changed(a);
 }

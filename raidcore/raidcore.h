@@ -263,6 +263,11 @@ struct rc_info {
 				      many blocks (rc_member_replace) */
 	uint64_t tables_unverified; /* checksum table blocks found failing
 				      their seal, not yet re-derived */
+	bool failed;               /* more slots lost than the level
+				      tolerates (a rebuilding one counted
+				      as there) */
+	uint64_t stripes;          /* stripes: what rebuild_done counts to */
+	uint32_t redundancy;       /* slots the level can lose */
 };
 
 int rc_array_info(struct rc_array *a, struct rc_info *info);
@@ -291,6 +296,76 @@ int rc_member_fail(struct rc_array *a, int slot);
 int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		      void *ctx);
+
+/*
+ * md's --fail for an administrator: like rc_member_fail, but -EBUSY when
+ * the array could not run without slot (its last copy of some data),
+ * -EALREADY when slot is neither active nor rebuilding, -EINVAL when
+ * there is no such slot.
+ */
+int rc_member_fail_redundant(struct rc_array *a, int slot);
+
+/*
+ * md's --remove.  slot < members: a faulty member's device is closed and
+ * the slot is missing (-EBUSY while it is active or rebuilding: fail it
+ * first).  slot >= members: the spare members + i is given up (-EBUSY
+ * while the array is degraded: the recovery thread may be taking it).
+ * The superblocks are rewritten.
+ */
+int rc_member_remove(struct rc_array *a, int slot);
+
+/*
+ * md's --add: dev (the array owns it from then on, also on failure)
+ * becomes a spare; the superblocks are rewritten (dev gets a spare's) and
+ * the recovery thread, if running, rebuilds it at once into a slot that
+ * is not active.  -ENOSPC when dev is too small (rc_info
+ * device_blocks_min), -EEXIST when it is already one of the array's
+ * devices, -EMLINK when the array has RC_MAX_SPARES spares.
+ */
+int rc_spare_add(struct rc_array *a, struct rc_dev *dev);
+
+/*
+ * Rebuild speed, in KiB/s written to the rebuilt member (md's
+ * speed_limit_min / speed_limit_max): a rebuild runs at up to max, and at
+ * up to min while the array served reads or writes within the last
+ * second (it yields to them).  0: no limit.  Defaults: no limits.
+ */
+void rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
+				uint64_t max_kib);
+void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,
+				uint64_t *max_kib);
+
+/* ---- Events -------------------------------------------------------------- */
+enum rc_event_kind {
+	RC_EV_FAIL = 0,              /* slot turned faulty (why) */
+	RC_EV_SPARE_ACTIVE = 1,      /* a spare took slot; its rebuild follows */
+	RC_EV_REBUILD_STARTED = 2,   /* done: the stripe it starts from */
+	RC_EV_REBUILD_PROGRESS = 3,  /* every 20 %: done of total stripes */
+	RC_EV_REBUILD_FINISHED = 4,  /* err 0: slot is active again; else
+					the rebuild stopped with err (-EIO:
+					done, lost blocks read as errors) */
+	RC_EV_SPARE_ADDED = 5,       /* rc_spare_add */
+	RC_EV_REMOVED = 6,           /* rc_member_remove */
+};
+
+struct rc_event {
+	enum rc_event_kind kind;
+	int slot;                    /* -1: none (a spare) */
+	char dev[256];               /* the device's name, or "" */
+	char why[160];
+	uint64_t done, total;        /* stripes, for rebuild events */
+	int err;
+};
+
+/*
+ * Every event goes to fn(ctx, ev), called in the thread that caused it,
+ * possibly holding raidcore's locks: fn must not call into raidcore nor
+ * block (queue ev and return).  Once rc_array_set_event_handler(a, NULL,
+ * NULL) returns, no call is running or will come.
+ */
+void rc_array_set_event_handler(struct rc_array *a,
+				void (*fn)(void *ctx, const struct rc_event *ev),
+				void *ctx);
 
 /*
  * Starts the background recovery thread: it resumes an interrupted rebuild
@@ -331,7 +406,16 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
 		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		  void *ctx);
 
+/* Scrubs stripes [first, first + count) (rc_info stripes), repairing when
+ * asked; *rep counts those stripes alone.  Each stripe is handled under
+ * its lock, so it runs while the array serves: an online scrub is a loop
+ * over ranges (the daemon's, stoppable between them). */
+int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
+		     bool repair, struct rc_scrub_report *rep);
+
 const char *rc_level_name(enum rc_level level);
+/* "active", "faulty", "missing", "rebuilding", "spare", "empty" */
+const char *rc_member_state_name(enum rc_member_state s);
 
 /* Where raidcore's messages go (default: stderr).  level is syslog's. */
 void rc_set_logger(void (*fn)(int level, const char *msg));

@@ -196,6 +196,8 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	/* a rebuild yields to user I/O (rebuild.c, rebuild_throttle) */
+	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
 		rc_geom_stripe(&a->g, stripe, &map);

@@ -1,8 +1,8 @@
 /*
  * rebuild: put a device into a slot that is not active and reconstruct its
- * columns from the others (md's recovery); and the other maintenance call
- * on a slot, rc_member_fail (md's --fail).  Both are a first write
- * (activate.c).
+ * columns from the others (md's recovery), at the speed the limits allow
+ * (rc_array_set_rebuild_speed).  A first write (activate.c); the other
+ * calls on a slot (fail, remove, add) are manage.c's.
  *
  * The slot is REBUILDING with rebuild_pos = the stripes that are current on
  * it: reads below it use the device, reads above reconstruct, commits write
@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uuid/uuid.h>
 #include "array.h"
 
@@ -171,8 +172,8 @@ static int tables_format(struct rc_array *a, struct rc_dev *dev,
 	return ret ? ret : rc_io_unplaced_sync(a, dev);
 }
 
-/* Takes dev out of the spare list if it is there. */
-static void spare_take(struct rc_array *a, struct rc_dev *dev)
+/* Takes dev out of the spare list if it is there; true if it was. */
+static bool spare_take(struct rc_array *a, struct rc_dev *dev)
 {
 	for (int i = 0; i < a->nspares; i++) {
 		if (a->spare[i] != dev)
@@ -180,8 +181,9 @@ static void spare_take(struct rc_array *a, struct rc_dev *dev)
 		a->spare[i] = a->spare[a->nspares - 1];
 		a->spare_sb[i] = a->spare_sb[a->nspares - 1];
 		a->nspares--;
-		return;
+		return true;
 	}
+	return false;
 }
 
 static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
@@ -189,6 +191,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	struct rc_member *m = &a->m[slot];
 	uint8_t uuid[RC_UUID_SIZE];
 	struct rc_dev *old;
+	bool was_spare;
 	int ret;
 
 	uuid_generate(uuid);
@@ -197,7 +200,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 		return ret;
 	pthread_mutex_lock(&a->commit_lock);
 	pthread_mutex_lock(&a->state_lock);
-	spare_take(a, dev);
+	was_spare = spare_take(a, dev);
 	old = m->dev;
 	m->dev = dev;
 	memcpy(m->uuid, uuid, RC_UUID_SIZE);
@@ -214,6 +217,9 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	pthread_mutex_unlock(&a->commit_lock);
 	if (old && old != dev)
 		rc_dev_close(old);
+	if (was_spare)
+		rc_event_emit(a, RC_EV_SPARE_ACTIVE, slot, dev->name, NULL, 0,
+			      a->stripes, ret);
 	return ret;
 }
 
@@ -286,6 +292,110 @@ static int replace_target(struct rc_array *a, int *slotp, struct rc_dev **dev)
 	       a->m[slot].dev == *dev;
 }
 
+void rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
+				uint64_t max_kib)
+{
+	atomic_store(&a->rebuild_min_kib, min_kib);
+	atomic_store(&a->rebuild_max_kib, max_kib);
+}
+
+void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,
+				uint64_t *max_kib)
+{
+	*min_kib = atomic_load(&a->rebuild_min_kib);
+	*max_kib = atomic_load(&a->rebuild_max_kib);
+}
+
+/* KiB/s the rebuild may go at now, 0 for no limit: md's speed_limit_max,
+ * or speed_limit_min while the array served I/O within the last second. */
+static uint64_t rebuild_limit(struct rc_array *a)
+{
+	uint64_t min = atomic_load(&a->rebuild_min_kib);
+	uint64_t max = atomic_load(&a->rebuild_max_kib);
+	uint64_t last = atomic_load_explicit(&a->last_io_ns,
+					     memory_order_relaxed);
+	bool busy = last && rc_mono_ns() - last < 1000000000ull;
+
+	if (busy && min && (!max || min < max))
+		return min;
+	return max;
+}
+
+/* Stripes per batch: 16 MiB of the member, or about a tenth of a second
+ * at the speed limit, so the pace is even and progress is seen. */
+static uint64_t rebuild_batch_stripes(struct rc_array *a)
+{
+	uint64_t per = 4096 / a->g.chunk_blocks, limit = rebuild_limit(a);
+	uint64_t lim = limit / 10 / (a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024));
+
+	if (limit && lim < per)
+		per = lim ? lim : 1;
+	return per;
+}
+
+/* After a batch of n stripes that took since start_ns (no lock held):
+ * sleeps what keeps it under the limit, waking for close. */
+static void rebuild_throttle(struct rc_array *a, uint64_t n, uint64_t start_ns)
+{
+	uint64_t limit = rebuild_limit(a), kib, want_ns, now;
+	struct timespec ts;
+
+	if (!limit)
+		return;
+	kib = n * a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024);
+	want_ns = start_ns + kib * 1000000000ull / limit;
+	while (!atomic_load(&a->rebuild_abort) && (now = rc_mono_ns()) < want_ns) {
+		uint64_t d = want_ns - now < 100000000ull ? want_ns - now :
+			     100000000ull;
+
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)d;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* RebuildProgress each time the rebuild passes a multiple of 20 %. */
+static void rebuild_progress_event(struct rc_array *a, int slot,
+				   uint64_t before, uint64_t after)
+{
+	uint64_t n = a->stripes;
+
+	if (n && after < n && before * 5 / n != after * 5 / n)
+		rc_event_emit(a, RC_EV_REBUILD_PROGRESS, slot,
+			      a->m[slot].dev ? a->m[slot].dev->name : NULL, NULL,
+			      after, n, 0);
+}
+
+static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
+		       uint64_t *lost,
+		       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		       void *ctx)
+{
+	uint64_t s, t0, per;
+	int ret = 0;
+
+	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; ) {
+		if (atomic_load(&a->rebuild_abort))
+			return -EINTR;
+		/* The device failed (or was found lying) under the rebuild. */
+		if (!member_is_rebuilding(a, slot))
+			return -EIO;
+		t0 = rc_mono_ns();
+		per = rebuild_batch_stripes(a);
+		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
+
+		ret = rebuild_batch(a, slot, s, end, cols, lost);
+		rebuild_progress_event(a, slot, s, end);
+		if (progress)
+			progress(ctx, end, a->stripes);
+		rebuild_throttle(a, end - s, t0);
+		s = end;
+	}
+	if (ret == 0 && a->stripes == 0)
+		ret = rebuild_batch(a, slot, 0, 0, cols, lost);
+	return ret;
+}
+
 /* The slot's device given by the caller is the array's once in the slot;
  * one refused before that is closed here, as the contract says. */
 int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
@@ -293,11 +403,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		      void *ctx)
 {
 	uint8_t *cols[RC_MAX_MEMBERS] = { 0 };
-	uint64_t per = 4096 / a->g.chunk_blocks, lost = 0, s;
+	uint64_t lost = 0;
 	struct rc_dev *dev = given;
-	int ret;
-
 	bool taken = false;
+	int ret;
 
 	ret = a->rdonly ? -EROFS : rc_array_activate(a);
 	if (ret == 0)
@@ -319,24 +428,16 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		if (!(cols[c] = rc_buf_alloc((size_t)a->g.chunk_blocks *
 					     RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
-	for (s = a->m[slot].rebuild_pos; s < a->stripes && ret == 0; s += per) {
-		if (atomic_load(&a->rebuild_abort)) {
-			ret = -EINTR;
-			break;
-		}
-		/* The device failed (or was found lying) under the rebuild. */
-		if (!member_is_rebuilding(a, slot)) {
-			ret = -EIO;
-			break;
-		}
-		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
-
-		ret = rebuild_batch(a, slot, s, end, cols, &lost);
-		if (progress)
-			progress(ctx, end, a->stripes);
+	if (ret == 0) {
+		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name, NULL,
+			      a->m[slot].rebuild_pos, a->stripes, 0);
+		ret = rebuild_run(a, slot, cols, &lost, progress, ctx);
+		rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
+			      lost ? "some blocks could not be rebuilt" : NULL,
+			      ret == 0 ? a->stripes : a->m[slot].rebuild_pos,
+			      a->stripes,
+			      ret < 0 ? ret : lost ? -EIO : 0);
 	}
-	if (ret == 0 && a->stripes == 0)
-		ret = rebuild_batch(a, slot, 0, 0, cols, &lost);
 	if (lost)
 		rc_log("rebuild of slot %d: %llu blocks could not be rebuilt "
 		       "(more columns lost than the level tolerates)", slot,
@@ -344,19 +445,4 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	for (uint32_t c = 0; c < a->g.members; c++)
 		free(cols[c]);
 	return ret < 0 ? ret : lost ? -EIO : 0;
-}
-
-int rc_member_fail(struct rc_array *a, int slot)
-{
-	int ret;
-
-	if (slot < 0 || (uint32_t)slot >= a->g.members)
-		return -EINVAL;
-	if (a->rdonly)
-		return -EROFS;
-	ret = rc_array_activate(a);
-	if (ret < 0)
-		return ret;
-	rc_member_set_faulty(a, slot, "failed by request");
-	return rc_array_failed(a) ? -EIO : 0;
 }

@@ -33,7 +33,10 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->replayed_txns = a->replayed_txns;
 	info->unrecoverable = atomic_load(&a->unrecoverable);
 	info->tables_unverified = rc_csum_unknown_blocks(a);
+	info->stripes = a->stripes;
+	info->redundancy = a->nred;
 	pthread_mutex_lock(&a->state_lock);
+	info->failed = rc_array_failed_beyond(a);
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);
 	pthread_mutex_unlock(&a->state_lock);

@@ -151,6 +151,7 @@ static bool sb_member_lied(struct rc_array *a, int slot, const char *why)
 	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
 	       slot, m->dev->name, why);
 	m->state = RC_MEMBER_FAULTY;
+	rc_event_emit(a, RC_EV_FAIL, slot, m->dev->name, why, 0, 0, 0);
 	return true;
 }
 

@@ -5,7 +5,8 @@ set -eu
 
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
 libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev util-linux attr acl \
-xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps libaio-dev"
+xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps \
+libaio-dev libjson-c-dev python3-jsonschema"
 
 missing=""
 for p in $PKGS; do

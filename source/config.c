@@ -38,6 +38,8 @@ enum opt_kind {
 	OPT_CACHE,      /* =SIZE with K/M/G */
 	OPT_LOGFILE,    /* =PATH */
 	OPT_ATIME,      /* an atime policy libfuse rejects: fs keeps it */
+	OPT_PROGRAM,    /* =PATH, absolute */
+	OPT_PROGRAM_TIMEOUT,   /* =SECONDS, 1 .. 3600 */
 };
 
 /* name ending in '=' or '-' matches as a prefix; others match exactly. */
@@ -56,6 +58,8 @@ static const struct opt_rule opt_rules[] = {
 	{ "cache_mb=", OPT_CACHE_MB },
 	{ "cache=", OPT_CACHE },
 	{ "logfile=", OPT_LOGFILE },
+	{ "program=", OPT_PROGRAM },
+	{ "program_timeout=", OPT_PROGRAM_TIMEOUT },
 	/* mount(8), fstab and systemd options */
 	{ "defaults", OPT_IGNORE }, { "auto", OPT_IGNORE },
 	{ "noauto", OPT_IGNORE }, { "nofail", OPT_IGNORE },
@@ -125,9 +129,11 @@ void config_opts_free(struct config_opts *o)
 	free(o->fuse_opts);
 	free(o->ignored);
 	free(o->logfile);
+	free(o->program);
 	o->fuse_opts = NULL;
 	o->ignored = NULL;
 	o->logfile = NULL;
+	o->program = NULL;
 }
 
 /* A path option's value, however long (not through opt_apply's buffer). */
@@ -227,6 +233,30 @@ static int opt_cache_mb_set(const char *val, struct config_opts *o)
 	return 0;
 }
 
+/* The alert program: run from a daemon whose working directory is /,
+ * so only an absolute path means what the user meant. */
+static int opt_program_set(char **dst, const char *val, size_t len)
+{
+	if (!len || val[0] != '/')
+		return -EINVAL;
+	return opt_path_set(dst, val, len);
+}
+
+static int opt_timeout_set(const char *val, struct config_opts *o)
+{
+	unsigned long s;
+	char *end;
+
+	if (*val < '0' || *val > '9')
+		return -EINVAL;
+	errno = 0;
+	s = strtoul(val, &end, 10);
+	if (errno || *end || s < 1 || s > 3600)
+		return -EINVAL;
+	o->program_timeout_s = (unsigned)s;
+	return 0;
+}
+
 /* Applies one option (opt[0..len), not NUL-terminated) to o. */
 static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 		     char *err, size_t errlen)
@@ -276,6 +306,13 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 	case OPT_LOGFILE:
 		ret = opt_path_set(&o->logfile, eq + 1,
 				   len - (size_t)(eq + 1 - opt));
+		break;
+	case OPT_PROGRAM:
+		ret = opt_program_set(&o->program, eq + 1,
+				      len - (size_t)(eq + 1 - opt));
+		break;
+	case OPT_PROGRAM_TIMEOUT:
+		ret = opt_timeout_set(val, o);
 		break;
 	}
 	if (ret == -EINVAL)
@@ -494,6 +531,26 @@ static int cfg_validate_cache_mb(cfg_t *cfg, cfg_opt_t *opt)
 	return -1;
 }
 
+static int cfg_validate_program(cfg_t *cfg, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
+
+	if (v && v[0] == '/')
+		return 0;
+	cfg_error(cfg, "program \"%s\" must be an absolute path", v ? v : "");
+	return -1;
+}
+
+static int cfg_validate_program_timeout(cfg_t *cfg, cfg_opt_t *opt)
+{
+	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
+
+	if (v >= 1 && v <= 3600)
+		return 0;
+	cfg_error(cfg, "program_timeout must be 1 to 3600 seconds");
+	return -1;
+}
+
 static cfg_t *cfg_new(void)
 {
 	static cfg_opt_t array_opts[] = {
@@ -509,6 +566,8 @@ static cfg_t *cfg_new(void)
 		CFG_BOOL("ro", cfg_false, CFGF_NODEFAULT),
 		CFG_BOOL("allow_other", cfg_false, CFGF_NODEFAULT),
 		CFG_STR("logfile", NULL, CFGF_NODEFAULT),
+		CFG_STR("program", NULL, CFGF_NODEFAULT),
+		CFG_INT("program_timeout", 0, CFGF_NODEFAULT),
 		CFG_END()
 	};
 	static cfg_opt_t top_opts[] = {
@@ -527,6 +586,9 @@ static cfg_t *cfg_new(void)
 	cfg_set_validate_func(cfg, "options|degraded", cfg_validate_degraded);
 	cfg_set_validate_func(cfg, "options|cache", cfg_validate_cache);
 	cfg_set_validate_func(cfg, "options|cache_mb", cfg_validate_cache_mb);
+	cfg_set_validate_func(cfg, "options|program", cfg_validate_program);
+	cfg_set_validate_func(cfg, "options|program_timeout",
+			      cfg_validate_program_timeout);
 	return cfg;
 }
 
@@ -590,6 +652,12 @@ static int cfg_options_read(cfg_t *op, const char *dir, struct config_opts *o)
 		o->ro = cfg_getbool(op, "ro");
 	if (cfg_size(op, "allow_other"))
 		o->allow_other = cfg_getbool(op, "allow_other");
+	if (cfg_size(op, "program_timeout"))
+		o->program_timeout_s = (unsigned)cfg_getint(op, "program_timeout");
+	if (cfg_size(op, "program") &&
+	    opt_path_set(&o->program, cfg_getstr(op, "program"),
+			 strlen(cfg_getstr(op, "program"))))
+		return -ENOMEM;
 	return cfg_size(op, "logfile") ? cfg_logfile_read(op, dir, o) : 0;
 }
 

@@ -58,6 +58,10 @@ struct config_opts {
 	char *ignored;                /* unknown options, for one warning, or NULL */
 	char *logfile;                /* logfile=PATH: where the daemon's
 					 messages go once detached (log.h) */
+	char *program;                /* program=PATH: run for every event
+					 (daemon/control_alert.c) */
+	unsigned program_timeout_s;   /* program_timeout=S: killed past it;
+					 0: the default (10 s) */
 };
 
 void config_opts_init(struct config_opts *o);

@@ -9,8 +9,8 @@ t_tmp cli
 TOP=$(cd "$TESTS_DIR/../.." && pwd)
 
 # program -> usage exit code: mount(8)'s for the daemon and its helper,
-# fsck(8)'s for fsck, 1 for mkfs as mke2fs
-declare -A USAGE_RC=([raidfs]=1 [mount.raidfs]=1 [mkfs.raidfs]=1 [fsck.raidfs]=16)
+# fsck(8)'s for fsck, 1 for mkfs as mke2fs, 2 for raidfsctl as zpool
+declare -A USAGE_RC=([raidfs]=1 [mount.raidfs]=1 [mkfs.raidfs]=1 [fsck.raidfs]=16 [raidfsctl]=2)
 
 version=$(sed -n 's/^#define RAIDFS_VERSION "\(.*\)"$/\1/p' "$TOP/source/prog.h")
 rc_fmt=$(awk '/RC_SB_VERSION_MAJOR/ { a = $3 } /RC_SB_VERSION_MINOR/ { b = $3 } END { print a "." b }' "$TOP/raidcore/ondisk.h")
@@ -23,7 +23,7 @@ run() {
 	"$RAIDFS_BIN/$1" "${@:2}" >"$T/out" 2>"$T/err" || rc=$?
 }
 
-for p in raidfs mount.raidfs mkfs.raidfs fsck.raidfs; do
+for p in raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl; do
 	[ -x "$RAIDFS_BIN/$p" ] || t_fail "no $RAIDFS_BIN/$p"
 	for h in --help -h; do
 		run "$p" "$h"

@@ -10,7 +10,8 @@
 # looked up.  mkfs(8) and fsck(8) find their helpers on PATH, so they get
 # root's PATH without /usr/local.  Files written through each mount read
 # back; after umount the daemon exits and the array is clean (fsck's clean
-# fast path).
+# fast path). raidfsctl is on root's PATH and `man raidfsctl` shows the
+# installed page.
 . "$(dirname "$0")/lib.sh"
 BARE="env -i PATH=/usr/bin:/bin"
 ROOTPATH="env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin"
@@ -22,6 +23,9 @@ overlay_installed() {
 	local d real
 	declare -A lower=()
 	while read -r d; do
+		# a directory the system lacks (/usr/local/share/man/man8):
+		# its nearest existing parent is overlaid
+		while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done
 		real=$(realpath -e "$d") || t_skip "$d does not exist on this system"
 		lower[$real]+="$ROOT$d:"
 	done < <(cd "$ROOT" && find . -mindepth 1 \( -type f -o -type l \) -printf '%h\n' | sed 's/^\.//' | sort -u)
@@ -51,6 +55,9 @@ in_namespace() {
 	overlay_installed
 	[ "$(readlink -f /sbin/mount.raidfs)" = /usr/local/bin/raidfs ] \
 		|| t_fail "/sbin/mount.raidfs -> $(readlink -f /sbin/mount.raidfs)"
+	$BARE man -P cat raidfsctl 2>/dev/null | grep -q "administer mounted raidfs arrays" \
+		|| t_fail "man raidfsctl does not show the installed page"
+	$ROOTPATH raidfsctl --version | grep -q "^raidfsctl (raidfs)" || t_fail "raidfsctl not on root's PATH"
 	$ROOTPATH mkfs -t raidfs -q -f -l 5 -C "$T/data.conf" "${IMG_LIST[@]}" || t_fail "mkfs -t raidfs"
 	M=$T/mnt
 	mkdir -p "$M"
@@ -103,7 +110,9 @@ diff - "$T/installed" <<LIST || t_fail "installed files differ from the layout"
 ./sbin/fsck.raidfs
 ./sbin/mkfs.raidfs
 ./sbin/mount.raidfs/usr/local/bin/raidfs
+./sbin/raidfsctl
 ./usr/local/bin/raidfs
+./usr/local/share/man/man8/raidfsctl.8
 LIST
 
 t_images 3 128M

@@ -3,6 +3,7 @@
  * member count, healthy, degraded (members missing at assembly, failing
  * with EIO mid-run, vanishing), written while degraded, rebuilt.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -351,6 +352,116 @@ static void test_spare_automatic(void **state)
 	tb_fini(&tb);
 }
 
+/* The events raidcore tells its handler, in order. */
+struct ev_log {
+	pthread_mutex_t lock;
+	enum rc_event_kind kind[64];
+	int err[64];
+	int n;
+};
+
+static void ev_record(void *ctx, const struct rc_event *ev)
+{
+	struct ev_log *l = ctx;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->n < 64) {
+		l->err[l->n] = ev->err;
+		l->kind[l->n++] = ev->kind;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* Fail, remove, add (raidfsctl's calls): refusals, then the added spare
+ * rebuilt into the removed slot holds real data; every step an event. */
+static void test_manage_fail_remove_add(void **state)
+{
+	struct ev_log l = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static const enum rc_event_kind want[] = {
+		RC_EV_FAIL, RC_EV_REMOVED, RC_EV_SPARE_ADDED, RC_EV_SPARE_ACTIVE,
+		RC_EV_REBUILD_STARTED,
+	};
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_member_status st;
+	struct rc_dev *small;
+	struct model m;
+	uint64_t seed = 21;
+
+	tb_init(&tb, 5, DEV_BYTES);               /* 4 members, one to add */
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	tb.n = 5;
+	a = tb_assemble(&tb, 1u << 4, 0);
+	rc_array_set_event_handler(a, ev_record, &l);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 30);
+	assert_int_equal(rc_member_fail_redundant(a, 1), 0);
+	assert_int_equal(rc_member_fail_redundant(a, 2), -EBUSY);
+	assert_int_equal(rc_member_fail_redundant(a, 1), -EALREADY);
+	assert_int_equal(rc_member_fail_redundant(a, 9), -EINVAL);
+	assert_int_equal(rc_member_remove(a, 0), -EBUSY);
+	assert_int_equal(rc_member_remove(a, 1), 0);
+	assert_int_equal(rc_member_remove(a, 1), -EALREADY);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_MISSING);
+	assert_int_equal(rc_spare_add(a, tb_borrow(&tb, 0)), -EEXIST);
+	assert_int_equal(rc_dev_mem_create(1u << 20, "small", &small), 0);
+	assert_int_equal(rc_spare_add(a, small), -ENOSPC);
+	assert_int_equal(rc_spare_add(a, tb_borrow(&tb, 4)), 0);
+	rc_array_info(a, &info);
+	assert_int_equal(info.spares, 1);
+	assert_true(info.degraded);
+	assert_int_equal(rc_member_remove(a, 4), -EBUSY);  /* needed now */
+	write_random(a, &m, &seed, 10);
+	assert_int_equal(rc_member_replace(a, -1, NULL, NULL, NULL), 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	rc_array_set_event_handler(a, NULL, NULL);
+	assert_true(l.n >= (int)(sizeof(want) / sizeof(want[0])) + 1);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(l.kind[i], want[i]);
+	assert_int_equal(l.kind[l.n - 1], RC_EV_REBUILD_FINISHED);
+	assert_int_equal(l.err[l.n - 1], 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	/* the added device holds slot 1's data: lose another member */
+	a = tb_assemble(&tb, 1u << 1 | 1u << 3, 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/* A speed limit holds a rebuild back: 6 MiB members at 4 MiB/s take
+ * more than half a second (unlimited: a few milliseconds). */
+static void test_rebuild_speed_limit(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct timespec t0, t1;
+	uint64_t min, max;
+	double s;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_set_rebuild_speed(a, 1024, 4096);
+	rc_array_get_rebuild_speed(a, &min, &max);
+	assert_int_equal(min, 1024);
+	assert_int_equal(max, 4096);
+	assert_int_equal(rc_member_fail(a, 0), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rc_member_replace(a, -1, NULL, NULL, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(s > 0.5);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* Superblock writes go through io.c: a failing one counts against its
  * member, which turns faulty, and the others record it. */
 static void test_superblock_write_fails(void **state)
@@ -528,6 +639,8 @@ int main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
+		cmocka_unit_test(test_manage_fail_remove_add),
+		cmocka_unit_test(test_rebuild_speed_limit),
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
 	};

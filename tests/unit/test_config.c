@@ -453,6 +453,59 @@ static void test_opts_logfile(void **state)
 	config_opts_free(&o);
 }
 
+/* program= and program_timeout=: an absolute path, 1 .. 3600 s; the
+ * same in a file, where a relative path or a zero timeout is an error. */
+static void test_opts_program(void **state)
+{
+	struct config_source src;
+	struct config_opts o;
+	char err[CONFIG_ERR_MAX] = "", path[512];
+
+	config_opts_init(&o);
+	assert_int_equal(config_opts_parse("program=/usr/local/bin/alert,"
+					   "program_timeout=3", &o, err,
+					   sizeof(err)), 0);
+	assert_string_equal(o.program, "/usr/local/bin/alert");
+	assert_int_equal(o.program_timeout_s, 3);
+	assert_int_equal(config_opts_parse("program=alert", &o, err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(config_opts_parse("program=", &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(config_opts_parse("program_timeout=0", &o, err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(config_opts_parse("program_timeout=3601", &o, err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(config_opts_parse("program_timeout=5s", &o, err,
+					   sizeof(err)), -EINVAL);
+	config_opts_free(&o);
+
+	snprintf(path, sizeof(path), "%s", text_write("prog.conf",
+		 "array { members = { \"/a\" } }\n"
+		 "options { program = \"/sbin/alert\" program_timeout = 20 }\n"));
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(path, &src, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.program, "/sbin/alert");
+	assert_int_equal(o.program_timeout_s, 20);
+	config_source_free(&src);
+	config_opts_free(&o);
+
+	snprintf(path, sizeof(path), "%s", text_write("prog2.conf",
+		 "array { members = { \"/a\" } }\n"
+		 "options { program = \"alert\" }\n"));
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(path, &src, &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+	config_opts_free(&o);
+	snprintf(path, sizeof(path), "%s", text_write("prog3.conf",
+		 "array { members = { \"/a\" } }\n"
+		 "options { program_timeout = 0 }\n"));
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(path, &src, &o, err, sizeof(err)),
+			 -EINVAL);
+	config_opts_free(&o);
+}
+
 /* Options the file does not name keep the caller's values. */
 static void test_config_file_minimal(void **state)
 {
@@ -547,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_source_is_file),
 		cmocka_unit_test(test_source_single_member),
 		cmocka_unit_test(test_opts_logfile),
+		cmocka_unit_test(test_opts_program),
 		cmocka_unit_test(test_config_file_good),
 		cmocka_unit_test(test_config_file_minimal),
 		cmocka_unit_test(test_config_file_malformed),

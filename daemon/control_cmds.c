@@ -1,0 +1,238 @@
+/*
+ * control_cmds: what raidfsctl's commands do to a running array, each a
+ * call into raidcore's maintenance API (raidcore.h: rc_member_fail_redundant,
+ * rc_member_remove, rc_spare_add, rc_array_clear_errors,
+ * rc_array_set_rebuild_speed), with the refusal said in words.  Run in the
+ * server thread (control.c), one at a time.
+ *
+ * MEMBER is a slot number (spares follow the slots: slot members + i), a
+ * member's uuid, or its device path (compared after realpath).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+
+#include "control.h"
+#include "control_proto.h"
+#include "probe.h"
+
+static int say(char *msg, size_t len, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int say(char *msg, size_t len, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static bool same_path(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+
+	if (!strcmp(a, b))
+		return true;
+	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* The slot (or members + spare index) MEMBER names, or -ENOENT. */
+static int member_find(struct rc_array *a, const char *member)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+	uint8_t uuid[RC_UUID_SIZE];
+	bool by_uuid = uuid_parse(member, uuid) == 0;
+	int slot;
+
+	rc_array_info(a, &info);
+	if (ctl_parse_slot(member, &slot))
+		return (uint32_t)slot < info.members + info.spares ? slot : -ENOENT;
+	for (slot = 0; (uint32_t)slot < info.members + info.spares; slot++) {
+		if (rc_array_member_status(a, slot, &st))
+			continue;
+		if (by_uuid ? !memcmp(st.uuid, uuid, RC_UUID_SIZE) :
+		    st.name[0] && same_path(st.name, member))
+			return slot;
+	}
+	return -ENOENT;
+}
+
+/* member_find, and the array's info; msg says why when there is none. */
+static int member_resolve(struct rc_array *a, const char *member,
+			  struct rc_info *info, char *msg, size_t len)
+{
+	int slot = member_find(a, member);
+
+	rc_array_info(a, info);
+	return slot < 0 ? say(msg, len, slot, "no such member: %s", member) :
+	       slot;
+}
+
+static int cmd_fail(struct rc_array *a, const char *member, char *msg,
+		    size_t len)
+{
+	struct rc_info info;
+	int slot = member_resolve(a, member, &info, msg, len), ret;
+
+	if (slot < 0)
+		return slot;
+	if ((uint32_t)slot >= info.members)
+		return say(msg, len, -EINVAL, "%s is a spare: remove it instead",
+			   member);
+	ret = rc_member_fail_redundant(a, slot);
+	if (ret == -EBUSY)
+		return say(msg, len, ret, "slot %d holds the only copy of some "
+			   "data: the array cannot run without it", slot);
+	if (ret == -EALREADY)
+		return say(msg, len, ret, "slot %d is not in use (faulty, "
+			   "missing or removed already)", slot);
+	if (ret == -EROFS)
+		return say(msg, len, ret, "mounted read-only");
+	return ret ? say(msg, len, ret, "slot %d: %s", slot, strerror(-ret)) :
+	       say(msg, len, 0, "slot %d failed", slot);
+}
+
+static int cmd_remove(struct rc_array *a, const char *member, char *msg,
+		      size_t len)
+{
+	struct rc_info info;
+	int slot = member_resolve(a, member, &info, msg, len), ret;
+
+	if (slot < 0)
+		return slot;
+	ret = rc_member_remove(a, slot);
+	if (ret == -EBUSY && (uint32_t)slot < info.members)
+		return say(msg, len, ret, "slot %d is in use: fail it first", slot);
+	if (ret == -EBUSY)
+		return say(msg, len, ret, "the array is degraded or rebuilding: "
+			   "the spare is needed");
+	if (ret == -EALREADY)
+		return say(msg, len, ret, "slot %d has no device", slot);
+	if (ret == -EROFS)
+		return say(msg, len, ret, "mounted read-only");
+	return ret ? say(msg, len, ret, "%s: %s", member, strerror(-ret)) :
+	       say(msg, len, 0, "%s removed", member);
+}
+
+/* What is on the device already: another array's member, a filesystem,
+ * a partition table are not overwritten; our own former member is
+ * welcome back (rebuilt in full for now). */
+static int add_check(struct rc_array *a, struct ctl_events *ev,
+		     const char *path, struct rc_dev *dev, char *msg, size_t len)
+{
+	struct probe_result r;
+	struct rc_info info;
+	char what[400], err[256] = "";
+	int ret = probe_sigs_find(path, dev, &r, err, sizeof(err));
+
+	if (ret)
+		return say(msg, len, ret, "%s", err);
+	rc_array_info(a, &info);
+	if (r.raidfs_ret == 0 &&
+	    memcmp(r.raidfs.array_uuid, info.uuid, RC_UUID_SIZE))
+		return say(msg, len, -EEXIST, "%s is a member of another raidfs "
+			   "array: wipe it first (wipefs -a)", path);
+	if (probe_has_foreign(&r)) {
+		for (int i = 0; i < r.nsigs; i++)
+			if (!r.sigs[i].raidfs) {
+				probe_sig_describe(&r.sigs[i], what, sizeof(what));
+				break;
+			}
+		return say(msg, len, -EEXIST, "%s %s: wipe it first (wipefs -a)",
+			   path, what);
+	}
+	if (r.raidfs_ret == 0)
+		ctl_events_post(ev, CTL_EV_MEMBER_RETURNED, -1, path,
+				"a former member of this array is back: it is "
+				"taken as a spare and rebuilt in full");
+	return 0;
+}
+
+static int cmd_add(struct rc_array *a, struct ctl_events *ev, const char *path,
+		   char *msg, size_t len)
+{
+	struct rc_dev *dev;
+	struct rc_info info;
+	int ret;
+
+	if (path[0] != '/')
+		return say(msg, len, -EINVAL, "%s: not an absolute path", path);
+	ret = rc_dev_open_file(path, RC_DEV_EXCL, &dev);
+	if (ret)
+		return say(msg, len, ret, "%s: %s", path, ret == -EBUSY ?
+			   "in use (mounted, or a member of a running array)" :
+			   strerror(-ret));
+	ret = add_check(a, ev, path, dev, msg, len);
+	if (ret) {
+		rc_dev_close(dev);
+		return ret;
+	}
+	rc_array_info(a, &info);
+	ret = rc_spare_add(a, dev);           /* owns dev now */
+	if (ret == -ENOSPC)
+		return say(msg, len, ret, "%s is too small: a member needs %llu "
+			   "bytes", path, (unsigned long long)
+			   (info.device_blocks_min * RC_BLOCK_SIZE));
+	if (ret == -EEXIST)
+		return say(msg, len, ret, "%s is already a device of this array",
+			   path);
+	if (ret)
+		return say(msg, len, ret, "%s: %s", path, strerror(-ret));
+	return say(msg, len, 0, info.degraded ? "%s added: rebuilding onto it" :
+		   "%s added as a spare", path);
+}
+
+static int cmd_set(struct rc_array *a, const struct ctl_request *r, char *msg,
+		   size_t len)
+{
+	uint64_t min, max;
+
+	rc_array_get_rebuild_speed(a, &min, &max);
+	if (r->has_speed_min)
+		min = r->speed_min_kib;
+	if (r->has_speed_max)
+		max = r->speed_max_kib;
+	if (min && max && min > max)
+		return say(msg, len, -EINVAL, "rebuild-speed-min (%llu KiB/s) is "
+			   "above rebuild-speed-max (%llu KiB/s)",
+			   (unsigned long long)min, (unsigned long long)max);
+	rc_array_set_rebuild_speed(a, min, max);
+	return say(msg, len, 0, "rebuild speed: min %llu KiB/s, max %llu KiB/s "
+		   "(0: no limit)", (unsigned long long)min,
+		   (unsigned long long)max);
+}
+
+int ctl_cmd_run(struct rc_array *a, struct ctl_events *ev,
+		const struct ctl_request *r, char *msg, size_t msglen)
+{
+	int ret;
+
+	switch (r->cmd) {
+	case CTL_FAIL:
+		return cmd_fail(a, r->arg, msg, msglen);
+	case CTL_REMOVE:
+		return cmd_remove(a, r->arg, msg, msglen);
+	case CTL_ADD:
+		return cmd_add(a, ev, r->arg, msg, msglen);
+	case CTL_CLEAR:
+		ret = rc_array_clear_errors(a, true);
+		return ret ? say(msg, msglen, ret, "%s", ret == -EROFS ?
+				 "mounted read-only" : strerror(-ret)) :
+		       say(msg, msglen, 0, "error counters cleared");
+	case CTL_SET:
+		return cmd_set(a, r, msg, msglen);
+	case CTL_TEST_ALERT:
+		ctl_events_post(ev, CTL_EV_TEST, -1, NULL,
+				"raidfsctl test-alert");
+		return say(msg, msglen, 0, "TestMessage sent");
+	default:
+		return say(msg, msglen, -EINVAL, "not a command");
+	}
+}

@@ -1,0 +1,186 @@
+/*
+ * manage: what an administrator does to the slots of a running array, as
+ * mdadm's Manage.c does for md - fail a member (rc_member_fail; with
+ * rc_member_fail_redundant only when the data does not need it), remove a
+ * faulty member or a spare
+ * (rc_member_remove), add a spare (rc_spare_add).  The recovery thread
+ * (recovery.c) then does the rest: a spare added while a slot is not
+ * active is rebuilt into it at once.
+ *
+ * Each is a first write (activate.c).  Slots and the spare list change
+ * under commit_lock and state_lock, as rebuild.c's replace_begin changes
+ * them; the superblocks are rewritten after, and the change is signalled
+ * (rc_member_state_changed) so the recovery thread looks again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <uuid/uuid.h>
+#include "array.h"
+
+/* What every call here checks first: slot below nslots, the array
+ * writable, activated (the first write). */
+static int manage_begin(struct rc_array *a, int slot, uint32_t nslots)
+{
+	if (slot < 0 || (uint32_t)slot >= nslots)
+		return -EINVAL;
+	if (a->rdonly)
+		return -EROFS;
+	return rc_array_activate(a);
+}
+
+int rc_member_fail(struct rc_array *a, int slot)
+{
+	int ret = manage_begin(a, slot, a->g.members);
+
+	if (ret < 0)
+		return ret;
+	rc_member_set_faulty(a, slot, "failed by request");
+	return rc_array_failed(a) ? -EIO : 0;
+}
+
+int rc_member_fail_redundant(struct rc_array *a, int slot)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+	bool present;
+
+	if (slot < 0 || (uint32_t)slot >= a->g.members)
+		return -EINVAL;
+	if (a->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&a->state_lock);
+	present = rc_member_present(a, slot);
+	for (uint32_t t = 0; t < a->g.members; t++)
+		gone[t] = !rc_member_present(a, (int)t) || t == (uint32_t)slot;
+	pthread_mutex_unlock(&a->state_lock);
+	if (!present)
+		return -EALREADY;
+	if (rc_array_would_fail(a, gone))
+		return -EBUSY;
+	return rc_member_fail(a, slot);
+}
+
+/* Caller holds commit_lock and state_lock: slot's faulty device goes. */
+static int slot_clear(struct rc_array *a, int slot, struct rc_dev **closing)
+{
+	struct rc_member *m = &a->m[slot];
+
+	if (rc_member_present(a, slot))
+		return -EBUSY;
+	if (!m->dev)
+		return -EALREADY;
+	*closing = m->dev;
+	m->dev = NULL;
+	m->state = RC_MEMBER_MISSING;
+	return 0;
+}
+
+/* Caller holds commit_lock and state_lock: spare i goes. */
+static int spare_clear(struct rc_array *a, int i, struct rc_dev **closing)
+{
+	if (i >= a->nspares)
+		return -EINVAL;
+	for (uint32_t s = 0; s < a->g.members; s++)
+		if (!rc_member_present(a, (int)s) ||
+		    a->m[s].state == RC_MEMBER_REBUILDING)
+			return -EBUSY;
+	*closing = a->spare[i];
+	a->spare[i] = a->spare[a->nspares - 1];
+	a->spare_sb[i] = a->spare_sb[a->nspares - 1];
+	a->nspares--;
+	return 0;
+}
+
+int rc_member_remove(struct rc_array *a, int slot)
+{
+	struct rc_dev *closing = NULL;
+	char name[256];
+	int ret = manage_begin(a, slot, a->g.members + RC_MAX_SPARES);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&a->commit_lock);
+	pthread_mutex_lock(&a->state_lock);
+	if ((uint32_t)slot < a->g.members)
+		ret = slot_clear(a, slot, &closing);
+	else
+		ret = spare_clear(a, slot - (int)a->g.members, &closing);
+	pthread_mutex_unlock(&a->state_lock);
+	if (ret == 0)
+		ret = rc_sb_write_all(a);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (!closing)
+		return ret;
+	snprintf(name, sizeof(name), "%s", closing->name);
+	rc_dev_close(closing);
+	rc_log("%s %s removed", (uint32_t)slot < a->g.members ? "member" :
+	       "spare", name);
+	rc_event_emit(a, RC_EV_REMOVED, (uint32_t)slot < a->g.members ?
+		      slot : -1, name, NULL, 0, 0, 0);
+	rc_member_state_changed(a);
+	return ret;
+}
+
+/* The same file or device as one the array holds? */
+static bool dev_is_ours(struct rc_array *a, const struct rc_dev *dev)
+{
+	const struct rc_dev *o;
+
+	for (int i = 0; i < (int)a->g.members + a->nspares; i++) {
+		o = i < (int)a->g.members ? a->m[i].dev :
+		    a->spare[i - (int)a->g.members];
+		if (o && ((dev->rdev && dev->rdev == o->rdev) ||
+			  (!dev->rdev && dev->ino == o->ino &&
+			   dev->st_dev == o->st_dev)))
+			return true;
+	}
+	return false;
+}
+
+/* Caller holds commit_lock and state_lock. */
+static int spare_append(struct rc_array *a, struct rc_dev *dev)
+{
+	struct rc_sb *sb;
+
+	if (dev_is_ours(a, dev))
+		return -EEXIST;
+	if (a->nspares >= RC_MAX_SPARES ||
+	    a->g.members + (uint32_t)a->nspares >= RC_SB_SLOTS)
+		return -EMLINK;
+	sb = &a->spare_sb[a->nspares];
+	*sb = a->sb;
+	sb->role = RC_ROLE_SPARE;
+	uuid_generate(sb->member_uuid);
+	a->spare[a->nspares++] = dev;
+	return 0;
+}
+
+int rc_spare_add(struct rc_array *a, struct rc_dev *dev)
+{
+	int ret = -EROFS;
+
+	if (a->rdonly)
+		goto out_close;
+	ret = -ENOSPC;
+	if (dev->size / RC_BLOCK_SIZE < rc_sb_device_blocks_min(&a->sb))
+		goto out_close;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		goto out_close;
+	pthread_mutex_lock(&a->commit_lock);
+	pthread_mutex_lock(&a->state_lock);
+	ret = spare_append(a, dev);
+	pthread_mutex_unlock(&a->state_lock);
+	if (ret == 0)
+		ret = rc_sb_write_all(a);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (ret == -EEXIST || ret == -EMLINK)
+		goto out_close;
+	rc_log("%s added as a spare", dev->name);
+	rc_event_emit(a, RC_EV_SPARE_ADDED, -1, dev->name, NULL, 0, 0, ret);
+	rc_member_state_changed(a);
+	return ret;
+out_close:
+	rc_dev_close(dev);
+	return ret;
+}
