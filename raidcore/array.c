@@ -66,6 +66,7 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 	a->par = rc_parity_best();
 	a->jseq = a->jcheckpoint = a->sb.journal_seq;
 	pthread_mutex_init(&a->commit_lock, NULL);
+	pthread_mutex_init(&a->retire_lock, NULL);
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->csum_lock, NULL);
 	pthread_mutex_init(&a->event_lock, NULL);
@@ -101,6 +102,7 @@ void rc_array_free(struct rc_array *a)
 		rc_dev_close(a->spare[i]);
 	free(a->zero);
 	pthread_mutex_destroy(&a->commit_lock);
+	pthread_mutex_destroy(&a->retire_lock);
 	pthread_mutex_destroy(&a->state_lock);
 	pthread_mutex_destroy(&a->csum_lock);
 	pthread_mutex_destroy(&a->event_lock);

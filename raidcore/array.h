@@ -30,7 +30,9 @@
 struct rc_worker;
 
 struct rc_member {
-	struct rc_dev *dev;             /* NULL when missing; state_lock */
+	struct rc_dev *dev;             /* NULL when missing; changed under
+					   state_lock (__atomic stores), read
+					   by io.c under an I/O hold */
 	enum rc_member_state state;     /* state_lock */
 	uint8_t uuid[RC_UUID_SIZE];
 	uint64_t rebuild_pos;           /* stripes current on a REBUILDING
@@ -59,6 +61,11 @@ struct rc_member {
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
+	/* io.c: I/O in flight on dev, counted in the epoch it began in; a
+	 * device taken out of its slot is closed only once the epoch before
+	 * its removal has drained (rc_member_dev_retire). */
+	atomic_uint io_epoch;
+	atomic_uint io_holds[2];
 };
 
 /* A cached stripe: its lock and, while dirty, its new data. */
@@ -96,6 +103,9 @@ struct rc_array {
 	 * batches and superblock writes that move the journal.  Taken before
 	 * any stripe lock (rc_stripe_lock, stripe.c, the second). */
 	pthread_mutex_t commit_lock;
+	/* Alone, never with another lock held: one device retirement at a
+	 * time (rc_member_dev_retire, io.c). */
+	pthread_mutex_t retire_lock;
 	/* After the stripe locks: member states, the superblock template and
 	 * its events.  state_cond is signalled after a member changed state
 	 * (rc_member_state_changed, member.c); state_changes counts those
@@ -248,6 +258,13 @@ struct rc_io {
 };
 int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
 		      uint32_t count, void *buf);
+/* The slot's device now is smaller than at open: a shrink verdict found
+ * earlier still holds (it may have been about a device since replaced). */
+bool rc_io_still_shrunk(struct rc_array *a, int slot);
+/* old was just taken out of slot (its dev now another device or NULL,
+ * stored under state_lock): waits, with no lock held, until no I/O that
+ * may still use old is in flight, then closes it. */
+void rc_member_dev_retire(struct rc_array *a, int slot, struct rc_dev *old);
 /* The same, for a read the caller reads again (block by block) if it
  * fails: only the retries count (one bad sector is one read error, not
  * two). */

@@ -83,6 +83,11 @@ void rc_member_faults_apply(struct rc_array *a)
 		unsigned pend = atomic_exchange(&a->m[s].fault_pending, 0);
 		const char *why;
 
+		if ((pend & RC_PEND_SHRUNK) && !rc_io_still_shrunk(a, (int)s)) {
+			/* about a device replaced since */
+			atomic_store(&a->m[s].shrunk, false);
+			pend &= ~(unsigned)RC_PEND_SHRUNK;
+		}
 		if (!pend || !rc_member_present(a, (int)s))
 			continue;
 		why = pending_why(a, (int)s, pend, msg, sizeof(msg));

@@ -10,6 +10,10 @@
  * rc_io_unplaced_write / _sync            a spare, or a replacement
  *                                          before it takes its slot
  *
+ * A device taken out of its slot while I/O may be in flight on it (a
+ * removal, a replacement) is closed by rc_member_dev_retire once that I/O
+ * is done (dev_hold / dev_release around every member I/O).
+ *
  * Errors are counted against the member here; deciding that a member is
  * faulty is the caller's business (a read error is repaired first; fail.c
  * faults).  After an error the device's size is asked again: a member
@@ -59,18 +63,79 @@ void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
 		rc_member_nudge(a);
 }
 
-bool rc_io_size_check(struct rc_array *a, int slot)
+/*
+ * An I/O hold on slot's device: the device read under it stays open until
+ * dev_release, however the slot changes meanwhile.  The hold is counted in
+ * the slot's current epoch before dev is read; a retirement stores the new
+ * dev, then moves the epoch on, then waits for the old epoch's holds (all
+ * seq_cst): a hold that saw the old device is one it waits for.
+ */
+static struct rc_dev *dev_hold(struct rc_array *a, int slot, unsigned *e)
 {
-	struct rc_dev *dev = a->m[slot].dev;
+	struct rc_member *m = &a->m[slot];
+
+	*e = atomic_load(&m->io_epoch) & 1;
+	atomic_fetch_add(&m->io_holds[*e], 1);
+	return __atomic_load_n(&m->dev, __ATOMIC_SEQ_CST);
+}
+
+static void dev_release(struct rc_array *a, int slot, unsigned e)
+{
+	atomic_fetch_sub(&a->m[slot].io_holds[e], 1);
+}
+
+void rc_member_dev_retire(struct rc_array *a, int slot, struct rc_dev *old)
+{
+	struct rc_member *m = &a->m[slot];
+	struct timespec ms = { 0, 1000000 };
+	unsigned e;
+
+	if (!old)
+		return;
+	pthread_mutex_lock(&a->retire_lock);
+	e = atomic_fetch_add(&m->io_epoch, 1) & 1;
+	while (atomic_load(&m->io_holds[e]))
+		nanosleep(&ms, NULL);
+	pthread_mutex_unlock(&a->retire_lock);
+	rc_dev_close(old);
+}
+
+/* Caller holds slot's device (dev_hold). */
+static bool size_check(struct rc_array *a, int slot, struct rc_dev *dev)
+{
 	uint64_t now;
 
 	if (!dev || rc_dev_size_now(dev, &now) < 0 || now >= dev->size)
+		return false;
+	/* a device no longer in the slot (replaced meanwhile) is no verdict
+	 * on the slot's new one */
+	if (__atomic_load_n(&a->m[slot].dev, __ATOMIC_SEQ_CST) != dev)
 		return false;
 	atomic_store(&a->m[slot].shrunk_to, now);
 	atomic_store(&a->m[slot].shrunk, true);
 	atomic_fetch_or(&a->m[slot].fault_pending, RC_PEND_SHRUNK);
 	rc_member_nudge(a);
 	return true;
+}
+
+bool rc_io_still_shrunk(struct rc_array *a, int slot)
+{
+	unsigned e;
+	struct rc_dev *dev = dev_hold(a, slot, &e);
+	uint64_t now;
+	bool ret = dev && rc_dev_size_now(dev, &now) == 0 && now < dev->size;
+
+	dev_release(a, slot, e);
+	return ret;
+}
+
+bool rc_io_size_check(struct rc_array *a, int slot)
+{
+	unsigned e;
+	bool ret = size_check(a, slot, dev_hold(a, slot, &e));
+
+	dev_release(a, slot, e);
+	return ret;
 }
 
 bool rc_io_may_write(struct rc_array *a)
@@ -213,15 +278,16 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 static int member_read(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, void *buf, bool counted)
 {
-	struct rc_dev *dev = a->m[slot].dev;
-	int ret;
+	unsigned e;
+	struct rc_dev *dev = dev_hold(a, slot, &e);
+	int ret = -ENXIO;
 
 	if (!dev)
-		return -ENXIO;
+		goto out;
 	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			  block * RC_BLOCK_SIZE);
 	if (ret < 0 && !counted) {
-		rc_io_size_check(a, slot);
+		size_check(a, slot, dev);
 	} else if (ret < 0) {
 		atomic_fetch_add(&a->m[slot].read_errors, 1);
 		rc_member_note_error(a, slot, RC_ERR_READ);
@@ -230,10 +296,12 @@ static int member_read(struct rc_array *a, int slot, uint64_t block,
 			     "from the others where they verify" :
 			     "read error: reconstructed from the others "
 			     "where they verify");
-		rc_io_size_check(a, slot);
+		size_check(a, slot, dev);
 	} else if (atomic_load(&a->overlay_live)) {
 		overlay_apply(a, slot, block, count, buf);
 	}
+out:
+	dev_release(a, slot, e);
 	return ret;
 }
 
@@ -286,20 +354,25 @@ static int io_sync(struct rc_array *a, struct rc_dev *dev,
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf)
 {
-	int ret = io_write(a, a->m[slot].dev, &a->m[slot].write_errors, block,
-			   count, buf);
+	unsigned e;
+	struct rc_dev *dev = dev_hold(a, slot, &e);
+	int ret = io_write(a, dev, &a->m[slot].write_errors, block, count, buf);
 
 	if (ret < 0 && ret != -EROFS)
-		rc_io_size_check(a, slot);
+		size_check(a, slot, dev);
+	dev_release(a, slot, e);
 	return ret;
 }
 
 int rc_io_member_sync(struct rc_array *a, int slot)
 {
-	int ret = io_sync(a, a->m[slot].dev, &a->m[slot].write_errors);
+	unsigned e;
+	struct rc_dev *dev = dev_hold(a, slot, &e);
+	int ret = io_sync(a, dev, &a->m[slot].write_errors);
 
 	if (ret < 0)
-		rc_io_size_check(a, slot);
+		size_check(a, slot, dev);
+	dev_release(a, slot, e);
 	return ret;
 }
 

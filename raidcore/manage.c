@@ -70,7 +70,7 @@ static int slot_clear(struct rc_array *a, int slot, struct rc_dev **closing)
 	if (!m->dev)
 		return -EALREADY;
 	*closing = m->dev;
-	m->dev = NULL;
+	__atomic_store_n(&m->dev, NULL, __ATOMIC_SEQ_CST);
 	m->state = RC_MEMBER_MISSING;
 	return 0;
 }
@@ -112,7 +112,10 @@ int rc_member_remove(struct rc_array *a, int slot)
 	if (!closing)
 		return ret;
 	snprintf(name, sizeof(name), "%s", closing->name);
-	rc_dev_close(closing);
+	if ((uint32_t)slot < a->g.members)
+		rc_member_dev_retire(a, slot, closing);
+	else
+		rc_dev_close(closing);  /* spares: I/O only under state_lock */
 	rc_log("%s %s removed", (uint32_t)slot < a->g.members ? "member" :
 	       "spare", name);
 	rc_event_emit(a, RC_EV_REMOVED, (uint32_t)slot < a->g.members ?

@@ -202,7 +202,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	pthread_mutex_lock(&a->state_lock);
 	was_spare = spare_take(a, dev);
 	old = m->dev;
-	m->dev = dev;
+	__atomic_store_n(&m->dev, dev, __ATOMIC_SEQ_CST);
 	memcpy(m->uuid, uuid, RC_UUID_SIZE);
 	m->state = RC_MEMBER_REBUILDING;
 	m->rebuild_pos = 0;
@@ -216,7 +216,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	ret = rc_journal_checkpoint(a, false);
 	pthread_mutex_unlock(&a->commit_lock);
 	if (old && old != dev)
-		rc_dev_close(old);
+		rc_member_dev_retire(a, slot, old);
 	if (was_spare)
 		rc_event_emit(a, RC_EV_SPARE_ACTIVE, slot, dev->name, NULL, 0,
 			      a->stripes, ret);
