@@ -420,6 +420,21 @@ class Told:
                        any(member_state(env, base, j))]
         self.env, self.base = env, base
 
+    def rewritten_over(self, case):
+        """Bytes over both superblock copies of one end while mounted: the
+        daemon's next superblock write may replace both before anything
+        reads them, and then there is no damage left to find (nothing is
+        wrong: both copies are current again)."""
+        if case.mode != "online" or case.kind not in ("zeros", "random") \
+                or case.region not in ("sb-start", "sb-end"):
+            return False
+        path = self.env.member(self.base.names[case.member])[1]
+        cps = Member.copies(path)
+        mine = (0, 1) if case.region == "sb-start" else (2, 3)
+        best = max(cps.values()) if cps else None
+        return all(cps.get(c) == best for c in mine) and \
+            not self.counted and not self.fsck
+
     @property
     def recorded(self):
         """The array knows something happened: a repair must not skip it."""
@@ -436,7 +451,10 @@ class Told:
                                              else "silent"))
         res.notes.append("counted" if self.counted else
                          "taken out" if self.out else "not counted")
-        if not case.crash and case.kind != "none":
+        if self.rewritten_over(case):
+            res.notes.append("the damaged copies were rewritten whole by "
+                             "the next superblock write before any read")
+        elif not case.crash and case.kind != "none":
             if not (self.daemon or (self.fsck and may_be_latent(case))):
                 res.fail("nolog")
             if not (self.counted or self.out or self.fsck):
