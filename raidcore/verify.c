@@ -555,7 +555,11 @@ static const char *fix_what(uint8_t state, uint8_t fix)
 					   "table said never written)" :
 					   "rewritten from redundancy";
 	case RC_FIX_ENTRY:
-		return "checksum entry re-derived (the block verified against "
+		return state == BLK_ZERO ? "checksum entry re-derived: its "
+					   "table said never written (a lost "
+					   "table write), the block verified "
+					   "against redundancy" :
+		       "checksum entry re-derived (the block verified against "
 		       "redundancy)";
 	case RC_FIX_ZERO_ENTRY:
 		return state == BLK_EIO ? "never written: rewritten with zeros "
@@ -605,6 +609,15 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
 		if (rc_fix_writes(v->fix[c], state[c][r]))
 			atomic_fetch_add(&a->m[slot].repaired, 1);
+		/* Its table said "never written" where the row proves data:
+		 * the member lost a write of its table.  That is its fault,
+		 * counted so that fsck looks (an entry of a commit a crash
+		 * interrupted is replayed from the journal, never left so). */
+		if ((v->fix[c] == RC_FIX_ENTRY || v->fix[c] == RC_FIX_WRITE) &&
+		    state[c][r] == BLK_ZERO && !block_is_zero(R)) {
+			atomic_fetch_add(&a->m[slot].csum_errors, 1);
+			rc_member_note_error(a, slot, RC_ERR_CSUM);
+		}
 		rc_log_block(a, slot, at, fix_what(state[c][r], v->fix[c]));
 	}
 }

@@ -33,6 +33,7 @@
 #include <xxhash.h>
 #include "rc_test_util.h"
 #include "ondisk.h"
+#include "geom.h"
 
 #define DEV_BYTES (6ull << 20)
 #define BS RC_BLOCK_SIZE
@@ -331,6 +332,19 @@ static void write_block0_table_lost(struct rc_testbed *tb, int victim)
 				      sb.csum_offset * BS), 0);
 }
 
+/* The member holding logical block 0 (data column 0 of stripe 0). */
+static int block0_member(const struct rc_info *info)
+{
+	struct rc_geom g = { .level = info->level, .layout = info->layout,
+			     .members = info->members,
+			     .chunk_blocks = info->chunk_blocks,
+			     .member_blocks = info->chunk_blocks };
+	struct rc_stripe_map map;
+
+	rc_geom_stripe(&g, 0, &map);
+	return (int)map.col[0].member;
+}
+
 /* A block written for the first time whose table write was lost: its
  * entry still claims "never written", but the row says otherwise. */
 static void test_lost_table_write(void **state)
@@ -348,6 +362,7 @@ static void test_lost_table_write(void **state)
 		tb_create(&tb, c->level, c->chunk, 0);
 		a = tb_assemble(&tb, 0, 0);
 		rc_array_info(a, &info);
+		victim = block0_member(&info);
 		/* the first block of stripe 0 lives on the member of data
 		 * column 0; write the rest of its row first */
 		tb_pattern(buf, 1, 1);
@@ -363,7 +378,13 @@ static void test_lost_table_write(void **state)
 		assert_int_equal(rc_read(a, 0, 1, buf), 0);
 		if (!tb_check(buf, 0, 1))
 			fail_msg("cfg %zu: block 0 reads wrong", k);      /* the data, not zeros */
+		/* the member's table lied: counted on it, recorded */
 		assert_int_equal(rc_array_member_status(a, victim, &ms), 0);
+		if (ms.csum_errors == 0)
+			fail_msg("cfg %zu: the lost table write is not counted "
+				 "on the member", k);
+		rc_array_info(a, &info);
+		assert_true(info.errors);
 		assert_int_equal(rc_array_close(a), 0);
 		a = tb_assemble(&tb, 0, 0);
 		scrub_clean(a);
