@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# jobs/rebuild.sh: scrub and rebuild time of a fresh target filled to 10 %
+# and then 90 % of its capacity (df).  The target script does the work
+# (BENCH_TARGET_SCRIPT scrub | rebuild: offline or online, its choice) and
+# prints "WALL CPU MEMBER_MB MEMBERS".  Rates: a scrub's in MiB of data
+# (df's used) per second, a rebuild's in MiB of the rebuilt member per
+# second (the member's whole size: what issue 10 compares with the
+# members' sequential read speed).
+set -eu
+. "$(dirname "$0")/../lib.sh"
+NAME=${BENCH_JOBNAME:-rebuild}
+
+fill_to() {	# PCT: one more file brings df's use to PCT % of the size
+	local size used mb
+	read -r size used < <(df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $2, $3 }')
+	# A target's size is its members'; one far larger is its store's.
+	[ "$size" -le $((BENCH_CAP_MB * 4 + 1024)) ] || bench_skip "$BENCH_MNT: ${size} MiB, not an array"
+	mb=$(( size * $1 / 100 - used ))
+	[ "$mb" -le 0 ] || "$BENCH_BIN/bench/bench_seeks" write "$BENCH_MNT/fill$1.dat" "$mb" || return 1
+	df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $3 }' >"$BENCH_TGT/used"
+}
+
+# shellcheck disable=SC2086
+for pct in 10 90; do
+	fill_to "$pct" || { bench_log "$BENCH_TARGET: cannot fill to $pct %"; continue; }
+	for verb in scrub rebuild; do
+		out=$("$BENCH_TARGET_SCRIPT" "$verb" $BENCH_TARGET_ARG) || { [ $? -eq 77 ] && continue; exit 1; }
+		read -r wall cpu mb n <<<"$(echo "$out" | tail -1)"
+		bench_result "$verb-$pct%" seconds "$wall" s
+		if [ "$verb" = scrub ]; then
+			rate=$(bench_calc "$(cat "$BENCH_TGT/used") / $wall" 0)
+		else
+			rate=$(bench_calc "$mb * $n / $wall" 0)
+		fi
+		bench_result "$verb-$pct%" MiB/s "$rate" MiB/s
+		bench_result "$verb-$pct%" cpu "$cpu" s
+	done
+done
