@@ -33,10 +33,15 @@ $(GOALS):
 deps:
 	scripts/deps.sh
 
-# The benchmark suite's peers and tools (bench/deps.sh), then the FUSE
-# passthrough ceiling built from libfuse3-dev's example.
+# What the benchmark suite compares raidfs with and measures it by (it
+# runs without any of them: a missing peer or tool is skipped): the
+# workloads, CPU time of a command, the peers (btrfs also needs the
+# kernel's module), the passthrough ceiling's source (libfuse3-dev's
+# examples) and the plots.  Then the ceiling is built.
+BENCH_PKGS := fio bonnie++ dbench time zfs-fuse btrfs-progs libfuse3-dev fuse3 \
+	gnuplot-nox python3 util-linux
 bench-deps:
-	bench/deps.sh
+	scripts/deps.sh $(BENCH_PKGS)
 	@$(MAKE) --no-print-directory build/bench/ceiling_ll
 
 clean:
@@ -242,6 +247,7 @@ build/bench/ceiling_ll: bench/ceiling/ceiling_ll.c
 		$(call pkg_libs,fuse3) -pthread
 
 bench: all build/tools/fsx $(CEILING)
+	@python3 bench/test_report.py
 	bench/run.sh
 
 bench-micro: all

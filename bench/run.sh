@@ -96,7 +96,7 @@ target() {	# VERB: the current target's script
 # A job runs in its own process group (JOB_PID), so that cleanup can end
 # it and whatever it started, should the run be interrupted.
 job() {	# JOB [SUFFIX]: one job on the mounted target; a failure is logged
-	local name=$1${2:-} rc=0 script=$1.sh arg=
+	local name=$1${2:-} rc=0 script=$1.sh arg= t0=$SECONDS
 	case $1 in seq* | rand*) script=fio.sh arg=$1 name=fio-$name ;; esac
 	set -m
 	# shellcheck disable=SC2086
@@ -105,6 +105,7 @@ job() {	# JOB [SUFFIX]: one job on the mounted target; a failure is logged
 	set +m
 	wait "$JOB_PID" || rc=$?
 	JOB_PID=
+	bench_log "$BENCH_TARGET: $name $((SECONDS - t0)) s"
 	case $rc in 0 | 77) ;; *) bench_log "$BENCH_TARGET: job $name failed ($rc)"
 		echo "$BENCH_ROUND	$BENCH_TARGET	$name	failed" >>"$BENCH_RUN/failed" ;;
 	esac
@@ -160,7 +161,7 @@ cleanup() {
 	rm -rf "$BENCH_STORE" "$BENCH_RUN"
 }
 trap cleanup EXIT
-trap 'trap "" PIPE; bench_log interrupted 2>/dev/null; exit 130' INT TERM
+trap 'trap "" PIPE; bench_log interrupted; exit 130' INT TERM
 
 avail=
 for t in $TARGETS; do

@@ -7,8 +7,9 @@
 #   randread4  the same, 4 jobs                        IOPS, CPU us/op
 #   randwrite  4 KiB random writes, fsync every 32     IOPS, CPU us/op
 # The random jobs run BENCH_RUNTIME seconds; the reads need seqwrite's file.
-# Sequential throughput is the bytes over fio's wall time (the end fsync
-# included); IOPS are fio's own.
+# Rates are fio's own (its run time includes the end fsync: checked, and
+# leaves out fio's start-up); CPU is the whole fio process's and what it
+# costs outside (bench_measure).
 set -eu
 . "$(dirname "$0")/../lib.sh"
 KIND=$1 NAME=${BENCH_JOBNAME:-fio-$1}
@@ -28,15 +29,11 @@ esac
 [ "$KIND" = seqwrite ] || [ -s "$F" ] || bench_skip "$NAME: no $F (seqwrite first)"
 
 bench_measure fio "${args[@]}" || exit 1
-read -r bytes ios iops < <(python3 -c '
-import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-print(*(sum(j[d][k] for d in ("read", "write")) for k in ("io_bytes", "total_ios", "iops")))' \
-	"$BENCH_TGT/out")
+read -r bytes ios iops secs < <(python3 "$(dirname "$0")/../fio_json.py" "$BENCH_TGT/out")
 
 case $KIND in
 seq*)
-	bench_result "$NAME" MiB/s "$(bench_calc "$bytes / 1048576 / $MEAS_WALL" 0)" MiB/s
+	bench_result "$NAME" MiB/s "$(bench_calc "$bytes / 1048576 / $secs" 0)" MiB/s
 	bench_result "$NAME" cpu/GiB "$(bench_calc "$MEAS_CPU / ($bytes / 1073741824)" 2)" s ;;
 *)
 	bench_result "$NAME" IOPS "$(bench_calc "$iops" 0)" IOPS

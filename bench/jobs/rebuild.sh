@@ -10,12 +10,14 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 NAME=${BENCH_JOBNAME:-rebuild}
 
-fill_to() {	# PCT: one more file brings df's use to PCT % of the size
-	local size used mb
-	read -r size used < <(df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $2, $3 }')
-	# A target's size is its members'; one far larger is its store's.
-	[ "$size" -le $((BENCH_CAP_MB * 4 + 1024)) ] || bench_skip "$BENCH_MNT: ${size} MiB, not an array"
-	mb=$(( size * $1 / 100 - used ))
+# The capacity is df's used + available: btrfs's size is the raw size of
+# its devices, parity included.
+fill_to() {	# PCT: one more file brings the use to PCT % of the capacity
+	local cap used mb
+	read -r cap used < <(df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $3 + $4, $3 }')
+	# A target's capacity is its members'; one far larger is its store's.
+	[ "$cap" -le $((BENCH_CAP_MB * 4 + 1024)) ] || bench_skip "$BENCH_MNT: ${cap} MiB, not an array"
+	mb=$(( cap * $1 / 100 - used ))
 	[ "$mb" -le 0 ] || "$BENCH_BIN/bench/bench_seeks" write "$BENCH_MNT/fill$1.dat" "$mb" || return 1
 	df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $3 }' >"$BENCH_TGT/used"
 }
