@@ -32,6 +32,12 @@ ORDER = ["raidfs-0", "raidfs-1", "raidfs-5", "raidfs-6", "raidfs-10", "ceiling",
 REFERENCE = {"zfs-raidz1": "raidfs-5", "btrfs-raid5": "raidfs-5",
              "zfs-raidz2": "raidfs-6", "btrfs-raid6": "raidfs-6",
              "ceiling": "raidfs-5", "backing": "raidfs-5"}
+# Issue 10's own table: these rows, these columns, in this order.
+HEADLINE_ROWS = [("fio-seqwrite", "MiB/s"), ("fio-seqread", "MiB/s"), ("fio-randread1", "IOPS"),
+                 ("fio-randread4", "IOPS"), ("fio-randwrite", "IOPS"), ("meta-create", "files/s"),
+                 ("meta-stat", "files/s"), ("meta-delete", "files/s"), ("fio-seqwrite", "cpu/GiB"),
+                 ("fsx", "seconds"), ("dbench", "MB/s")]
+HEADLINE_COLS = ["ceiling", "raidfs-5", "btrfs-raid5", "zfs-raidz1"]
 LABELS = {"cpu/GiB": "CPU s/GiB", "cpu/op": "CPU us/op", "cpu": "CPU s",
           "cpu%": "CPU %", "seconds": "s"}
 
@@ -117,7 +123,7 @@ def table(values, units, rows, targets):
     return out
 
 
-def plot(values, outdir, name, title, ylabel, rows, targets):
+def plot(values, outdir, name, title, ylabel, rows, targets, log=False):
     """A clustered bar chart of the medians of ROWS by target; PNG path."""
     targets = [t for t in targets if any(values[r].get(t) for r in rows)]
     if not targets:
@@ -141,6 +147,7 @@ set datafile missing '-'
 set key outside top
 set xtics rotate by -30
 set grid ytics
+{"set logscale y" if log else "set yrange [0:*]"}
 plot for [i=2:{len(rows) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
 """
     try:
@@ -223,7 +230,8 @@ the peer's ratio to raidfs at the same redundancy (raidz1 and btrfs raid5
 against raidfs-5, raidz2 and btrfs raid6 against raidfs-6, the ceiling and
 the backing store against raidfs-5).  For MiB/s, IOPS and files/s higher
 is better; for CPU (s per GiB, us per operation, %, s) and seconds lower
-is.
+is.  An empty cell: no value that round (the job failed, was skipped, or
+bonnie++ found the phase too fast to time, its "+++++").
 
 CPU is the measured program's (fio, bench_meta, ...) user + system time,
 plus the growth over the job of the target's daemons' (raidfs, the
@@ -260,6 +268,11 @@ def main():
     plotdir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "bench")
     os.makedirs(plotdir, exist_ok=True)
     out = header(args)
+    hrows = [r for r in HEADLINE_ROWS if r in units]
+    hcols = [t for t in HEADLINE_COLS if any(values[r].get(t) for r in hrows)]
+    if hrows and hcols:
+        out += ["## Issue 10's table: RAID 5 of 5 members (4+1)", ""] + \
+            table(values, units, hrows, hcols) + [""]
     for i, (title, _) in enumerate(SECTIONS):
         srows = [r for r in rows if section_of(r[0]) == i]
         if not srows:
@@ -271,12 +284,12 @@ def main():
          [("fio-seqwrite", "MiB/s"), ("fio-seqread", "MiB/s")]),
         ("cpu", "CPU seconds per GiB", "CPU s / GiB",
          [("fio-seqwrite", "cpu/GiB"), ("fio-seqread", "cpu/GiB")]),
-        ("iops", "4 KiB random I/O", "IOPS",
+        ("iops", "4 KiB random I/O (log scale)", "IOPS",
          [("fio-randread1", "IOPS"), ("fio-randread4", "IOPS"), ("fio-randwrite", "IOPS")]),
     ]
     made = []
     for name, title, ylabel, prow in plots:
-        png = plot(values, plotdir, name, title, ylabel, prow, targets)
+        png = plot(values, plotdir, name, title, ylabel, prow, targets, log=name == "iops")
         if png:
             made.append("![%s](bench/%s)" % (title, os.path.basename(png)))
     if made:

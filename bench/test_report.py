@@ -57,6 +57,8 @@ def main():
     fails += expect(md, "450 (400-500) **0.45x**")       # median 450 / ceiling 1000
     fails += expect(md, "1000 (900-1100) [2.22x]")       # the ceiling against raidfs-5
     fails += expect(md, "225 (225-900) [0.50x]")         # btrfs raid5 against raidfs-5
+    fails += expect(md, "## Issue 10's table: RAID 5 of 5 members (4+1)\n\n"
+                    "| job | metric | ceiling | raidfs-5 | btrfs-raid5 |")
     fails += expect(md, "## Degraded: one member failed")
     fails += expect(md, "| fio-seqread-degraded | MiB/s | 300 |")
     fails += expect(md, "| scrub-90% | s | 2.50 |")
