@@ -22,7 +22,8 @@ SECTIONS = [
     ("Degraded: one member failed", []),
     ("Scrub and rebuild, 10 % and 90 % full", ["scrub-", "rebuild-"]),
     ("The seeds' bonnie++ table", ["bonnie-"]),
-    ("The seeds' program: 1.6 GB written with fsync, 1000 seeks, read back",
+    ("The seeds' program: a file written with fsync before close, random seeks + reads, "
+     "read back",
      ["seeks-"]),
     ("The seeds' cached / uncached table", ["cache-"]),
 ]

@@ -3,7 +3,7 @@
 # and then 90 % of its capacity (df).  The target script does the work
 # (BENCH_TARGET_SCRIPT scrub | rebuild: offline or online, its choice) and
 # prints "WALL CPU MEMBER_MB MEMBERS".  Rates: a scrub's in MiB of data
-# (df's used) per second, a rebuild's in MiB of the rebuilt member per
+# (used before the fill + the fill) per second, a rebuild's in MiB of the rebuilt member per
 # second (the member's whole size: what issue 10 compares with the
 # members' sequential read speed).
 set -eu
@@ -19,7 +19,8 @@ fill_to() {	# PCT: one more file brings the use to PCT % of the capacity
 	[ "$cap" -le $((BENCH_CAP_MB * 4 + 1024)) ] || bench_skip "$BENCH_MNT: ${cap} MiB, not an array"
 	mb=$(( cap * $1 / 100 - used ))
 	[ "$mb" -le 0 ] || "$BENCH_BIN/bench/bench_seeks" write "$BENCH_MNT/fill$1.dat" "$mb" || return 1
-	df -Pm "$BENCH_MNT" | awk 'NR == 2 { print $3 }' >"$BENCH_TGT/used"
+	# What is there now; not df's word again: btrfs and zfs count late.
+	echo $(( used + (mb > 0 ? mb : 0) )) >"$BENCH_TGT/used"
 }
 
 # shellcheck disable=SC2086

@@ -73,8 +73,8 @@ btrfs_scrub() {
 	echo "$MEAS_WALL $MEAS_CPU $MB $N"
 }
 
-btrfs_rebuild() {
-	local img=$BENCH_STORE/${PFX}new.img dev
+btrfs_rebuild() {	# each time onto a new image: the last one is a member now
+	local img=$BENCH_STORE/${PFX}r$(date +%s%N).img dev
 	truncate -s "${MB}M" "$img"
 	dev=$(btrfs_attach "$img")
 	bench_measure btrfs replace start -B -r -f 2 "$dev" "$BENCH_MNT" || return 1
