@@ -5,7 +5,11 @@
 #   make faults     the whole fault matrix and a long repair property run
 #                   (not part of make test); the tables go to build/faults/
 #   make demo       the first thing a new user runs
-#   make bench      benchmarks
+#   make bench      the benchmark suite: raidfs beside its peers, into
+#                   docs/BENCHMARKS.md (BENCH_QUICK=1: a few minutes; all
+#                   settings: bench/run.sh --help).  Not part of make test.
+#   make bench-deps installs the peers and tools the suite compares with
+#   make bench-micro parity and raidcore micro-benchmarks
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
 #                   "Installed layout"; manual pages in $PREFIX/share/man)
@@ -19,8 +23,8 @@ ifndef RAIDFS_INNER_MAKE
 
 .NOTPARALLEL:
 .DEFAULT_GOAL := all
-GOALS := $(or $(filter-out deps clean,$(MAKECMDGOALS)),all)
-.PHONY: deps clean $(GOALS)
+GOALS := $(or $(filter-out deps clean bench-deps,$(MAKECMDGOALS)),all)
+.PHONY: deps clean bench-deps $(GOALS)
 
 $(GOALS):
 	@scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
@@ -28,6 +32,17 @@ $(GOALS):
 
 deps:
 	scripts/deps.sh
+
+# What the benchmark suite compares raidfs with and measures it by (it
+# runs without any of them: a missing peer or tool is skipped): the
+# workloads, CPU time of a command, the peers (btrfs also needs the
+# kernel's module), the passthrough ceiling's source (libfuse3-dev's
+# examples) and the plots.  Then the ceiling is built.
+BENCH_PKGS := fio bonnie++ dbench time zfs-fuse btrfs-progs libfuse3-dev fuse3 \
+	gnuplot-nox python3 util-linux
+bench-deps:
+	scripts/deps.sh $(BENCH_PKGS)
+	@$(MAKE) --no-print-directory build/bench/ceiling_ll
 
 clean:
 	rm -rf build
@@ -95,7 +110,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl
 
-.PHONY: all test unit integration faults demo bench install
+.PHONY: all test unit integration faults demo bench bench-micro install
 all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
 	$(addprefix build/,$(PROGS)) $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -238,8 +253,25 @@ faults: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 demo: all
 	scripts/demo.sh
 
-bench: all
-	@for b in $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC)); do $$b || exit 1; done
+# The suite (bench/run.sh): settings come from the environment or the
+# command line (make bench BENCH_QUICK=1 BENCH_ROUNDS=5).  The ceiling is
+# libfuse's own passthrough_ll.c, compiled from where libfuse3-dev puts it
+# (bench/ceiling/ceiling_ll.c); it is the example's code, so it gets the
+# example's warnings, not ours.  Without it the ceiling is skipped.
+FUSE_EXAMPLES ?= /usr/share/doc/libfuse3-dev/examples
+CEILING := $(if $(wildcard $(FUSE_EXAMPLES)/passthrough_ll.c),build/bench/ceiling_ll)
+build/bench/ceiling_ll: bench/ceiling/ceiling_ll.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -I$(FUSE_EXAMPLES) $(call pkg_cflags,fuse3) -o $@ $< \
+		$(call pkg_libs,fuse3) -pthread
+
+bench: all build/tools/fsx $(CEILING)
+	@python3 bench/test_report.py
+	bench/run.sh
+
+bench-micro: all
+	build/bench/bench_parity
+	build/bench/bench_array
 
 # The helper links to the daemon by its final, absolute path: a relative
 # link from /sbin breaks where /sbin is itself a link (merged /usr).

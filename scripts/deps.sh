@@ -1,12 +1,17 @@
 #!/bin/sh
 # Installs the Debian packages raidfs needs to build and test, when missing.
-# Usage: scripts/deps.sh [--check]   (--check: exit 1 if something is missing)
+# Usage: scripts/deps.sh [--check] [PACKAGE...]
+#   --check: exit 1 if something is missing; PACKAGEs: those instead of the
+#   build's and tests' (make bench-deps passes the benchmark suite's)
 set -eu
+CHECK=
+[ "${1:-}" = "--check" ] && { CHECK=1; shift; }
 
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
 libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev util-linux attr acl \
 xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps \
 libaio-dev libjson-c-dev python3-jsonschema"
+[ $# -eq 0 ] || PKGS="$*"
 
 missing=""
 for p in $PKGS; do
@@ -15,7 +20,7 @@ for p in $PKGS; do
 done
 
 [ -z "$missing" ] && exit 0
-[ "${1:-}" = "--check" ] && { echo "missing packages:$missing"; exit 1; }
+[ -n "$CHECK" ] && { echo "missing packages:$missing"; exit 1; }
 
 echo "raidfs: installing missing Debian packages:$missing"
 if [ "$(id -u)" -ne 0 ]; then
