@@ -257,14 +257,18 @@ out:
 }
 
 /* Does copy c of slot say it is what we last wrote there?  NULL if so,
- * else how it differs (into msg). */
+ * else how it differs (into msg); *lie: it holds a superblock, but not the
+ * one we wrote (older, newer, another member's or array's) - not damage
+ * that a rewrite mends, but a device that does not keep what it is given,
+ * or another one behind the name. */
 static const char *sb_copy_differs(struct rc_array *a, int slot, uint32_t c,
 				   uint8_t *blk, struct rc_sb *sb, char *msg,
-				   size_t len)
+				   size_t len, bool *lie)
 {
 	const struct rc_member *m = &a->m[slot];
 	const char *why = NULL;
 
+	*lie = false;
 	if (rc_io_member_read(a, slot, rc_sb_copy_block(c, m->dev->size /
 							  RC_BLOCK_SIZE),
 			      1, blk) < 0)
@@ -272,12 +276,15 @@ static const char *sb_copy_differs(struct rc_array *a, int slot, uint32_t c,
 	if (rc_sb_decode(blk, sb, &why) < 0)
 		return "its superblock is gone (zeros, garbage or another "
 		       "format where it was)";
+	*lie = true;
 	if (memcmp(sb->array_uuid, a->sb.array_uuid, RC_UUID_SIZE))
 		return "it carries another array's superblock";
 	if (memcmp(sb->member_uuid, m->uuid, RC_UUID_SIZE))
 		return "it carries another member's superblock";
-	if (sb->events == m->sb_events)
+	if (sb->events == m->sb_events) {
+		*lie = false;
 		return NULL;
+	}
 	snprintf(msg, len, "its superblock is %s the one last written (events "
 		 "%llu, written %llu): %s", sb->events < m->sb_events ?
 		 "older than" : "newer than", (unsigned long long)sb->events,
@@ -307,16 +314,20 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 {
 	struct rc_member *m = &a->m[slot];
 	char msg[160];
-	const char *why = sb_copy_differs(a, slot, 0, blk, sb, msg, sizeof(msg));
+	bool lie;
+	const char *why = sb_copy_differs(a, slot, 0, blk, sb, msg, sizeof(msg),
+					  &lie);
 
 	if (!why) {
 		/* copy 0 is ours: the others (the end of the device too)
 		 * must be as well */
 		for (uint32_t c = 1; c < RC_SB_COPIES; c++) {
 			why = sb_copy_differs(a, slot, c, blk, sb, msg,
-					      sizeof(msg));
+					      sizeof(msg), &lie);
 			if (!why)
 				continue;
+			if (lie)
+				goto lied;
 			rc_log("member %d (%s): superblock copy %u is damaged "
 			       "(%s), copy 0 is intact: rewriting them", slot,
 			       m->dev->name, c, why);
@@ -325,16 +336,22 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 		}
 		return false;
 	}
-	for (uint32_t c = 1; c < RC_SB_COPIES; c++) {
+	/* An old (or foreign) superblock where ours was: an old image being
+	 * put back, or writes dropped - whatever the other copies say (a copy
+	 * at the far end may just not be overwritten yet). */
+	for (uint32_t c = 1; c < RC_SB_COPIES && !lie; c++) {
 		char other[160];
+		bool olie;
 
-		if (sb_copy_differs(a, slot, c, blk, sb, other, sizeof(other)))
+		if (sb_copy_differs(a, slot, c, blk, sb, other, sizeof(other),
+				    &olie))
 			continue;
 		rc_log("member %d (%s): superblock copy 0 is damaged (%s), copy "
 		       "%u is intact: rewriting them", slot, m->dev->name, why, c);
 		sb_damage_count(a, slot, why);
 		return true;
 	}
+lied:
 	snprintf(m->lie, sizeof(m->lie), "%s", why);
 	atomic_fetch_or(&m->fault_pending, RC_PEND_IDENTITY);
 	return false;
