@@ -144,9 +144,10 @@ static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
 	return ret;
 }
 
-/* An unaligned write: the blocks it touches are read, patched and written
- * whole (only superblock-sized writes come here, never concurrently with
- * other writes to the same blocks). */
+/* An unaligned write goes through the bounce buffer; a range that is not
+ * whole device blocks has the blocks it touches read first and written
+ * whole (raidcore writes whole 4 KiB blocks: partial ones come only from
+ * tools and tests, never concurrently with writes to the same blocks). */
 static int dev_file_write(struct rc_dev *dev, const void *buf, size_t len,
 			  uint64_t off)
 {
