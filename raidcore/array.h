@@ -578,6 +578,13 @@ struct rc_gap_row {
  * rebuilt the same, told, not counted as an error. */
 int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n,
 		    uint64_t torn);
+/* The members not all there (missing, faulty, rebuilding), as a mask. */
+uint64_t rc_gaps_out(const struct rc_array *a);
+/* *conflict: rows old[] owed so far and a batch's rows add[] leave some
+ * row owed by more of its stripe's columns than the redundancy covers. */
+int rc_gaps_conflict(struct rc_array *a, const struct rc_gap_row *old,
+		     uint32_t nold, const struct rc_gap_row *add, uint32_t nadd,
+		     bool *conflict);
 
 /* ---- replay.c: the journal after an unclean shutdown ---- */
 /* Replays the committed batches after the checkpoint into the overlay

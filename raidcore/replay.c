@@ -272,11 +272,8 @@ static bool batch_gaps(struct rc_array *a, struct jscan *js, uint64_t seq,
  */
 static bool gaps_tolerable(struct rc_array *a, uint64_t gaps)
 {
-	uint64_t out = gaps;
+	uint64_t out = gaps | rc_gaps_out(a);
 
-	for (uint32_t s = 0; s < a->g.members; s++)
-		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE)
-			out |= 1ull << s;
 	return (uint32_t)__builtin_popcountll(out) <= a->nred;
 }
 
@@ -380,6 +377,17 @@ static void batch_release(struct rc_array *a, struct jscan *js, uint64_t seq,
 			}
 }
 
+/* The highest transaction any member holds a record of. */
+static uint64_t last_recorded(const struct rc_array *a, const struct jscan *js)
+{
+	uint64_t last = 0;
+
+	for (uint32_t m = 0; m < a->g.members; m++)
+		if (js[m].n && js[m].rec[js[m].n - 1].seq > last)
+			last = js[m].rec[js[m].n - 1].seq;
+	return last;
+}
+
 /*
  * The members whose gaps are all in the last batch written: no member
  * holds a record after it.  A batch's records go to its participants at
@@ -392,15 +400,39 @@ static void batch_release(struct rc_array *a, struct jscan *js, uint64_t seq,
 static uint64_t torn_members(const struct rc_array *a, const struct jscan *js,
 			     const uint64_t *first_gap_end)
 {
-	uint64_t torn = 0, last = 0;
+	uint64_t torn = 0, last = last_recorded(a, js);
 
-	for (uint32_t m = 0; m < a->g.members; m++)
-		if (js[m].n && js[m].rec[js[m].n - 1].seq > last)
-			last = js[m].rec[js[m].n - 1].seq;
 	for (uint32_t m = 0; m < a->g.members; m++)
 		if (first_gap_end[m] && first_gap_end[m] >= last)
 			torn |= 1ull << m;
 	return torn;
+}
+
+/*
+ * The last batch written, with gaps: the crash cut its records short, so
+ * its flush never completed, nothing of it went in place and nobody was
+ * told it was durable.  Replaying it rebuilds the gap members' columns;
+ * when a row it touches is also owed by another member from an earlier
+ * batch (that member's ring damaged), neither could be rebuilt and both
+ * cells would read as errors.  Then it is not replayed: the array is as
+ * it was just before it, which the crash could as well have left.
+ * *skip says so.
+ */
+static int torn_last_skip(struct rc_array *a, struct jscan *js, uint64_t seq,
+			  uint64_t end, uint64_t gaps, const struct gap_rows *gr,
+			  bool *skip)
+{
+	struct gap_rows add = { 0 };
+	int ret = 0;
+
+	*skip = false;
+	if (!gaps || !gr->n || end < last_recorded(a, js))
+		return 0;
+	ret = batch_rows(a, js, seq, end, gaps, &add);
+	if (ret == 0)
+		ret = rc_gaps_conflict(a, gr->v, gr->n, add.v, add.n, skip);
+	free(add.v);
+	return ret;
 }
 
 /*
@@ -416,6 +448,7 @@ int rc_journal_replay(struct rc_array *a)
 	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
 	uint64_t maxseen = a->jseq, first_gap_end[RC_MAX_MEMBERS] = { 0 };
 	int ret = scan_all(a, js, &maxseen);
+	bool skip;
 
 	while (ret == 0 && seq_info(a, js, seq, &part, &end) && end >= seq) {
 		if (!batch_gaps(a, js, seq, end, &gaps)) {
@@ -431,6 +464,17 @@ int rc_journal_replay(struct rc_array *a)
 			       (unsigned long long)seq, (unsigned long long)end);
 			break;
 		}
+		ret = torn_last_skip(a, js, seq, end, gaps, &gr, &skip);
+		if (ret == 0 && skip) {
+			rc_log("journal: transactions %llu..%llu, the last "
+			       "written, were cut short by the crash where "
+			       "another member's journal is damaged too: never "
+			       "acknowledged, not replayed",
+			       (unsigned long long)seq, (unsigned long long)end);
+			break;
+		}
+		if (ret)
+			break;
 		ret = batch_apply(a, js, seq, end);
 		/* Rows from the first batch with a gap on: a later record
 		 * may have rewritten what an earlier one lost. */

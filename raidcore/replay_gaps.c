@@ -19,6 +19,8 @@
  *     gaps_report      names each such member, counts it an error (so
  *                      fsck looks), puts its changed table blocks into
  *                      the overlay
+ *   rc_gaps_conflict   before the last batch is replayed: would it leave a
+ *                      row owed by more members than the redundancy?
  *
  * Only after the whole replay: a row rebuilt between batches would mix in
  * in-place writes of later batches already on the media.  Runs at
@@ -26,6 +28,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "array.h"
 
 /* What was rebuilt for a member that lost records. */
@@ -160,6 +163,53 @@ static int gaps_report(struct rc_array *a, const struct gap_note *note,
 		ret = rc_tables_put(a, (int)m, rc_overlay_put);
 	}
 	return ret;
+}
+
+/* The members counted absent everywhere: missing, faulty, rebuilding. */
+uint64_t rc_gaps_out(const struct rc_array *a)
+{
+	uint64_t out = 0;
+
+	for (uint32_t s = 0; s < a->g.members; s++)
+		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE)
+			out |= 1ull << s;
+	return out;
+}
+
+/*
+ * Rows old[0 .. nold) owed so far, add[0 .. nadd) the rows of a batch not
+ * yet replayed: is some row of a stripe then owed, with the members that
+ * are not all there, by more of the stripe's columns than the redundancy
+ * covers?  Counted per stripe (a RAID 10 stripe spans two members).
+ */
+int rc_gaps_conflict(struct rc_array *a, const struct rc_gap_row *old,
+		     uint32_t nold, const struct rc_gap_row *add, uint32_t nadd,
+		     bool *conflict)
+{
+	struct rc_gap_row *rows = malloc((size_t)(nold + nadd + 1) *
+					 sizeof(*rows));
+	struct gap_note note[RC_MAX_MEMBERS] = { 0 };
+	uint64_t out = rc_gaps_out(a);
+	struct rc_stripe_map map;
+	uint32_t n;
+
+	*conflict = false;
+	if (!rows)
+		return -ENOMEM;
+	memcpy(rows, old, (size_t)nold * sizeof(*rows));
+	memcpy(rows + nold, add, (size_t)nadd * sizeof(*rows));
+	n = rows_fold(rows, nold + nadd, note);
+	for (uint32_t i = 0; i < n && !*conflict; i++) {
+		uint32_t absent = 0;
+
+		rc_geom_stripe(&a->g, rows[i].stripe, &map);
+		for (uint32_t c = 0; c < map.ncols; c++)
+			absent += (uint32_t)((rows[i].lost | out) >>
+					     map.col[c].member & 1);
+		*conflict = absent > a->nred;
+	}
+	free(rows);
+	return 0;
 }
 
 int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n,
