@@ -83,13 +83,15 @@ unit_cmd() {
 # The scrub timer's units, verified, and their commands run on DIR.
 scrub_units() {
 	local inst start stop pid rc
-	inst=$(systemd-escape --path "$1")
-	if command -v systemd-analyze >/dev/null; then
+	inst=$(systemd-escape --path "$1" 2>/dev/null) || inst=
+	if [ -n "$inst" ] && command -v systemd-analyze >/dev/null; then
 		(cd "$T" && $ROOTPATH systemd-analyze verify "$UNITS/raidfs-scrub@$inst.service" \
 			"$UNITS/raidfs-scrub@$inst.timer") >"$T/verify.out" 2>&1 \
 			|| t_fail "systemd-analyze verify: $(cat "$T/verify.out")"
 		[ -s "$T/verify.out" ] && t_fail "systemd-analyze verify warns: $(cat "$T/verify.out")"
 		t_log "systemd-analyze verify raidfs-scrub@$inst.service and .timer: clean"
+	else
+		t_log "no systemd-escape or systemd-analyze: the units are not verified"
 	fi
 	start=$(unit_cmd ExecStart raidfs-scrub@.service "$1")
 	stop=$(unit_cmd ExecStop raidfs-scrub@.service "$1")
