@@ -4,7 +4,8 @@
 # reads every NAME line, every page's SEE ALSO names every other raidfs
 # page, and man_options.py finds every option, command, mount option and
 # configuration key of the parsers in its page and nothing else (the
-# drift check).  The check itself is checked: pages with an option
+# drift check), and raidfs.conf(5)'s example is a file the parser takes.
+# The check itself is checked: pages with an option
 # renamed, a mount option and a configuration key taken out must fail it,
 # naming what is wrong.  Needs neither root nor FUSE.
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +38,17 @@ t_log "${#PAGES[@]} pages: no groff or man warnings, lexgrog reads their NAME, S
 python3 "$TESTS_DIR/man_options.py" "$TOP" 2>"$T/err" || t_fail "pages and code disagree:
 $(cat "$T/err")"
 t_log "every option, command, mount option and configuration key of the code is in its page, and no other"
+
+# raidfs.conf(5)'s EXAMPLE is a file the parser takes (mount.raidfs -f
+# parses SOURCE and mounts nothing), and one key more is refused
+MANWIDTH=200 man -l -P cat "$MAN/raidfs.conf.5" | sed -n '/^EXAMPLE/,/^       and its fstab/p' |
+	sed '1d;$d;s/^       //' >"$T/example.conf"
+grep -q "^array {" "$T/example.conf" || t_fail "no example in raidfs.conf(5): $(cat "$T/example.conf")"
+"$RAIDFS_BIN/mount.raidfs" -f "$T/example.conf" "$T" 2>"$T/err" || t_fail "the example of raidfs.conf(5): $(cat "$T/err")"
+sed 's/^options {$/options {\n\tbogus = 1/' "$T/example.conf" >"$T/bogus.conf"
+"$RAIDFS_BIN/mount.raidfs" -f "$T/bogus.conf" "$T" 2>"$T/err" && t_fail "mount.raidfs -f takes an unknown key"
+grep -q "no such option 'bogus'" "$T/err" || t_fail "unknown key: $(cat "$T/err")"
+t_log "raidfs.conf(5)'s example parses ($(grep -c . "$T/example.conf") lines)"
 
 # mutant NAME SED-SCRIPT PAGE WANT: the check fails on the page changed by
 # SED-SCRIPT and says WANT
