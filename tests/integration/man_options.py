@@ -26,7 +26,8 @@ What a page documents is read from its roff source, by convention:
                   separated by ", " ("name=VALUE" is name=, "x-*" is x-)
   keys            the tags of raidfs.conf(5)'s "NAME SECTION" sections
                   ("key = TYPE"; TYPE STRING, INTEGER, BOOLEAN or
-                  "{ STRING, ... }" for a list)
+                  "{ STRING, ... }" for a list); keys outside any section
+                  under a "TOP-LEVEL KEYS" heading
 
 Every item of the code must be documented there, and every item there
 must be in the code.  Exit 0 when they agree, 1 with each disagreement on
