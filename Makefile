@@ -12,7 +12,8 @@
 #   make bench-micro parity and raidcore micro-benchmarks
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
-#                   "Installed layout"; manual pages in $PREFIX/share/man)
+#                   "Installed layout"; manual pages in $PREFIX/share/man,
+#                   systemd units in SYSTEMDUNITDIR)
 #
 # Every target first makes sure the Debian packages are installed
 # (scripts/deps.sh), then runs the real build in a sub-make: pkg-config is
@@ -55,6 +56,11 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= /sbin
 MANDIR ?= $(PREFIX)/share/man
+# systemd's own directory for a /usr install (pkg-config systemd), else
+# the one under the prefix, which systemd also reads
+# (/usr/local/lib/systemd/system)
+SYSTEMDUNITDIR ?= $(or $(if $(filter /usr,$(PREFIX)),$(shell \
+	pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)),$(PREFIX)/lib/systemd/system)
 DESTDIR ?=
 
 CC ?= cc
@@ -281,8 +287,14 @@ install: all
 	install -m 755 build/mkfs.raidfs build/fsck.raidfs build/raidfsctl \
 		$(DESTDIR)$(SBINDIR)/
 	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.raidfs
-	install -d $(DESTDIR)$(MANDIR)/man8
-	install -m 644 docs/man/raidfsctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(wildcard docs/man/*.5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/raidfs-scrub@.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/raidfs-scrub@.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/raidfs-scrub@.service
+	install -m 644 systemd/raidfs-scrub@.timer $(DESTDIR)$(SYSTEMDUNITDIR)/
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

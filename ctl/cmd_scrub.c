@@ -1,12 +1,19 @@
 /*
- * cmd_scrub: raidfsctl scrub start|stop|status MOUNTPOINT - the online
- * scrub (daemon/control_scrub.c): every block checked against its
+ * cmd_scrub: raidfsctl scrub start [--wait]|stop|status MOUNTPOINT - the
+ * online scrub (daemon/control_scrub.c): every block checked against its
  * checksum, every row against its parity, repaired from redundancy, while
  * the array serves; paced by the rebuild speed limits.
+ *
+ * --wait (zpool scrub -w, btrfs scrub start -B) starts a scrub, or joins
+ * the one running, and polls its status until it ends: what the monthly
+ * timer (systemd/raidfs-scrub@.service) runs, so the service's result is
+ * the scrub's.  Interrupting the command leaves the scrub running.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "prog.h"
@@ -33,28 +40,107 @@ void ctl_scrub_print(json_object *sc)
 	       ctl_json_u64(rep, "parity_mismatches"));
 }
 
-int cmd_scrub(int argc, char **argv)
+#define SCRUB_POLL_S 1
+
+static const char *scrub_state(json_object *sc)
+{
+	return sc ? ctl_json_str(sc, "state") : "";
+}
+
+/* One request on c: the exit code, the result (if any) in *res. */
+static int scrub_call(struct ctl_conn *c, const char *action, json_object **res,
+		      bool say)
 {
 	struct ctl_request r = { .cmd = CTL_SCRUB };
-	json_object *res = NULL;
-	struct ctl_conn c;
 	char msg[512] = "";
 	int ret;
 
-	if (argc != 3 || (strcmp(argv[1], "start") && strcmp(argv[1], "stop") &&
-			  strcmp(argv[1], "status"))) {
-		prog_usage_error(CTL_PROG, "scrub start|stop|status MOUNTPOINT");
-		return CTL_EXIT_USAGE;
+	snprintf(r.arg, sizeof(r.arg), "%s", action);
+	*res = NULL;
+	ret = ctl_call(c, &r, res, msg, sizeof(msg));
+	if (ret == CTL_EXIT_OK && say && *res)
+		ctl_scrub_print(*res);
+	else if (ret == CTL_EXIT_OK && say)
+		printf("%s: %s\n", c->where, msg);
+	return ret;
+}
+
+/* The end of a waited-for scrub: 0 only when it went through the whole
+ * array and lost nothing; 1 when it was stopped, failed or found data it
+ * could not repair. */
+static int scrub_verdict(json_object *sc)
+{
+	json_object *rep = NULL;
+
+	json_object_object_get_ex(sc, "report", &rep);
+	if (strcmp(scrub_state(sc), "finished") || ctl_json_has(sc, "error") ||
+	    ctl_json_u64(rep, "unrecoverable") ||
+	    ctl_json_u64(rep, "lost_data_blocks"))
+		return CTL_EXIT_REFUSED;
+	return CTL_EXIT_OK;
+}
+
+/* scrub start --wait: start (unless one runs), poll until it ends. */
+static int scrub_wait(struct ctl_conn *c)
+{
+	json_object *sc;
+	int ret = scrub_call(c, "status", &sc, false);
+
+	if (ret == CTL_EXIT_OK && strcmp(scrub_state(sc), "running")) {
+		json_object_put(sc);
+		ret = scrub_call(c, "start", &sc, true);
 	}
-	snprintf(r.arg, sizeof(r.arg), "%s", argv[1]);
-	ret = ctl_connect(argv[2], &c);
+	while (ret == CTL_EXIT_OK) {
+		json_object_put(sc);
+		ret = scrub_call(c, "status", &sc, false);
+		if (ret || strcmp(scrub_state(sc), "running"))
+			break;
+		sleep(SCRUB_POLL_S);
+	}
+	if (ret == CTL_EXIT_OK) {
+		ctl_scrub_print(sc);
+		ret = scrub_verdict(sc);
+	}
+	json_object_put(sc);
+	return ret;
+}
+
+static int scrub_usage(void)
+{
+	prog_usage_error(CTL_PROG, "scrub start [--wait]|stop|status MOUNTPOINT");
+	return CTL_EXIT_USAGE;
+}
+
+int cmd_scrub(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "wait", no_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_object *res = NULL;
+	struct ctl_conn c;
+	const char *action;
+	bool wait = false;
+	int opt, ret;
+
+	/* 0 makes getopt start afresh: main's "+" (options before the
+	 * command only) must not stop it at the action */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "w", longs, NULL)) != -1) {
+		if (opt != 'w')
+			return scrub_usage();
+		wait = true;
+	}
+	if (argc - optind != 2)
+		return scrub_usage();
+	action = argv[optind];
+	if ((strcmp(action, "start") && strcmp(action, "stop") &&
+	     strcmp(action, "status")) || (wait && strcmp(action, "start")))
+		return scrub_usage();
+	ret = ctl_connect(argv[optind + 1], &c);
 	if (ret)
 		return ret;
-	ret = ctl_call(&c, &r, &res, msg, sizeof(msg));
-	if (ret == CTL_EXIT_OK && res)
-		ctl_scrub_print(res);
-	else if (ret == CTL_EXIT_OK)
-		printf("%s: %s\n", c.where, msg);
+	ret = wait ? scrub_wait(&c) : scrub_call(&c, action, &res, true);
 	json_object_put(res);
 	ctl_close(&c);
 	return ret;

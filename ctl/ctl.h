@@ -8,7 +8,7 @@
  *   cmd_status.c    status [-v] [--json] [MOUNTPOINT|UUID]
  *   cmd_manage.c    fail, remove, add, clear, set, test-alert
  *   cmd_events.c    events [-f] [--json]
- *   cmd_scrub.c     scrub start|stop|status
+ *   cmd_scrub.c     scrub start [--wait]|stop|status
  *
  * Exit codes (docs/DESIGN.md "raidfsctl"): CTL_EXIT_*.
  */
