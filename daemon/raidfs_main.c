@@ -66,19 +66,23 @@ static void usage(void)
 	       "  SOURCE         members joined by ':' "
 	       "(/srv/a.img:/srv/b.img:/dev/sdc1)\n"
 	       "                 or an array configuration file "
-	       "(docs/CONFIG.md)\n"
+	       "(docs/CONFIG.md),\n"
+	       "                 or UUID=<array uuid> (its members found "
+	       "by scanning)\n"
 	       "  -f             stay in the foreground, log to stderr\n"
 	       "  -d             -f and -o debug\n"
 	       "  -o OPTIONS     ro, allow_other, degraded=allow|refuse, "
-	       "cache_mb=N or\n"
-	       "                 cache=SIZE, debug, and the kernel flags "
-	       "nosuid, nodev,\n"
-	       "                 noexec, noatime, sync, ...\n"
+	       "degraded_wait=S,\n"
+	       "                 nofail, cache_mb=N or cache=SIZE, debug, "
+	       "and the kernel\n"
+	       "                 flags nosuid, nodev, noexec, noatime, "
+	       "sync, ...\n"
 	       "  -h, --help     this text\n"
 	       "  -V, --version  the version, and those of the on-disk format "
 	       "and libfuse\n\n"
-	       "Exit status (mount(8)): 0 mounted, 1 usage error or bad "
-	       "option, 32 mount\nfailure.\n");
+	       "Exit status (mount(8)): 0 mounted (with nofail also: not "
+	       "mounted, members\nmissing), 1 usage error or bad option, "
+	       "32 mount failure.\n");
 }
 
 static void version(void)

@@ -77,11 +77,11 @@ degraded && t_fail "assembled degraded although the member came"
 t_umount "$M"
 [ $((SECONDS - start)) -lt 15 ] || t_fail "the wait did not end when the member came"
 
-t_log "degraded_wait: a member that never comes; degraded after the wait"
+t_log "degraded_wait, members listed: one never comes; degraded after the wait"
 mv "$S/m2.img" "$T/away/"
 : >"$T/daemon.log"
 start=$(date +%s%N)
-t_mount "$T/a.conf" "$M" -o degraded_wait=2,ro
+t_mount "$S/m0.img:$S/m1.img:$S/m2.img" "$M" -o degraded_wait=2,ro
 took=$((($(date +%s%N) - start) / 1000000))
 [ $took -ge 2000 ] || t_fail "mounted after $took ms, before the 2 s wait"
 grep -q 'going on without the others' "$T/daemon.log" || t_fail "no message after the wait"
@@ -117,13 +117,13 @@ array {
 }
 CONF
 echo "$T/a.conf $M raidfs defaults 0 2" >"$T/fstab"
-PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -T -t raidfs >"$T/fsckA.out" 2>&1 \
+PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -C -T -a -t raidfs >"$T/fsckA.out" 2>&1 \
 	|| t_fail "fsck -A: $(cat "$T/fsckA.out")"
 grep -q "$T/a.conf: clean" "$T/fsckA.out" || t_fail "fsck -A did not run fsck.raidfs: $(cat "$T/fsckA.out")"
 t_log "fsck -A: $(tail -n 1 "$T/fsckA.out")"
 echo "$T/none.conf $M raidfs defaults 0 2" >"$T/fstab"
 rc=0
-PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -T -t raidfs >"$T/fsckA.out" 2>&1 || rc=$?
+PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -C -T -a -t raidfs >"$T/fsckA.out" 2>&1 || rc=$?
 [ $rc -ne 0 ] || t_fail "fsck -A passed an array with no members: $(cat "$T/fsckA.out")"
 grep -q 'no device holds array' "$T/fsckA.out" || t_fail "fsck -A: $(cat "$T/fsckA.out")"
 t_log "fsck -A, no members: exit $rc: $(grep 'no device' "$T/fsckA.out")"
@@ -145,5 +145,12 @@ t_log "mount -a, nofail: exit 0: $(cat "$T/mount.out")"
 echo "$T/none.conf $M raidfs defaults 0 0" >"$T/fstab"
 rc=0; mount -a -T "$T/fstab" >"$T/mount.out" 2>&1 || rc=$?
 [ $rc -eq 32 ] || t_fail "mount -a, no nofail, no members: exit $rc, not 32"
+t_log "mount -a, nofail: two of three RAID 5 members missing"
+echo "$S/m0.img:$T/away/x.img:$T/away/y.img $M raidfs nofail 0 0" >"$T/fstab"
+rc=0; mount -a -T "$T/fstab" >"$T/mount.out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || t_fail "mount -a, nofail, 2 of 3 missing: exit $rc: $(cat "$T/mount.out")"
+grep -q 'not mounted (nofail): missing:' "$T/mount.out" || t_fail "no line: $(cat "$T/mount.out")"
+t_is_mounted "$M" && t_fail "mounted with 2 of 3 members"
+t_log "$(cat "$T/mount.out")"
 t_log "done in ${SECONDS}s"
 exit 0
