@@ -553,23 +553,16 @@ static int cfg_validate_program(cfg_t *cfg, cfg_opt_t *opt)
 	return -1;
 }
 
-static int cfg_validate_program_timeout(cfg_t *cfg, cfg_opt_t *opt)
+/* program_timeout (1 .. 3600) and degraded_wait (0 .. 3600), as their -o
+ * forms (opt_seconds_set). */
+static int cfg_validate_seconds(cfg_t *cfg, cfg_opt_t *opt)
 {
 	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
+	long min = strcmp(cfg_opt_name(opt), "program_timeout") ? 0 : 1;
 
-	if (v >= 1 && v <= 3600)
+	if (v >= min && v <= 3600)
 		return 0;
-	cfg_error(cfg, "program_timeout must be 1 to 3600 seconds");
-	return -1;
-}
-
-static int cfg_validate_degraded_wait(cfg_t *cfg, cfg_opt_t *opt)
-{
-	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
-
-	if (v >= 0 && v <= 3600)
-		return 0;
-	cfg_error(cfg, "degraded_wait must be 0 to 3600 seconds");
+	cfg_error(cfg, "%s must be %ld to 3600 seconds", cfg_opt_name(opt), min);
 	return -1;
 }
 
@@ -612,9 +605,9 @@ static cfg_t *cfg_new(void)
 	cfg_set_validate_func(cfg, "options|cache_mb", cfg_validate_cache_mb);
 	cfg_set_validate_func(cfg, "options|program", cfg_validate_program);
 	cfg_set_validate_func(cfg, "options|program_timeout",
-			      cfg_validate_program_timeout);
+			      cfg_validate_seconds);
 	cfg_set_validate_func(cfg, "options|degraded_wait",
-			      cfg_validate_degraded_wait);
+			      cfg_validate_seconds);
 	return cfg;
 }
 

@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +43,6 @@ struct scan_set {
 	struct scan_hit *hits;
 	int n;
 };
-
-static void err_set(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void err_set(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void set_clear(struct scan_set *s)
 {
@@ -307,7 +294,7 @@ static int set_ambiguity(const struct scan_set *s, const uint8_t *uuid,
 			    !memcmp(s->hits[i].p.member_uuid,
 				    s->hits[j].p.member_uuid, RC_UUID_SIZE)) {
 				uuid_unparse(s->hits[i].p.member_uuid, u);
-				err_set(err, errlen, "%s and %s both hold member "
+				snprintf(err, errlen, "%s and %s both hold member "
 					"%s of the array (a copy? a loop device "
 					"over a scanned image?): name the "
 					"members in a configuration file",
@@ -440,7 +427,7 @@ int source_members_find(struct config_source *src,
 		ret = set_to_source(&s, src->uuid, src);
 	if (!ret && !src->nmembers && !src->nspares) {
 		uuid_unparse(src->uuid, u);
-		err_set(err, errlen, "no device holds array %s (scanned %s)",
+		snprintf(err, errlen, "no device holds array %s (scanned %s)",
 			u, src->nscan ? "the scan directories" :
 			"every block device");
 		ret = -ENODEV;
@@ -449,7 +436,7 @@ int source_members_find(struct config_source *src,
 		scan_found_log(src, want);
 out:
 	if (ret == -ENOMEM)
-		err_set(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory");
 	set_clear(&s);
 	return ret;
 }
