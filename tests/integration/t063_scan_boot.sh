@@ -1,7 +1,7 @@
 #!/bin/bash
 # Assembly and boot (source/scan.c, DESIGN.md "Finding members by uuid"):
-#  - a configuration naming only the array's uuid finds its members among
-#    the image files of its scan directory; a member of another array there
+#  - a configuration naming only the array's uuid finds its members and
+#    spare among the image files of its scan directory; a member of another array there
 #    is left alone; a copy of a member there is an ambiguity that mounts
 #    and writes nothing;
 #  - SOURCE UUID=... finds the members among the block devices (loop
@@ -25,7 +25,8 @@ S=$T/scan
 mkdir -p "$S" "$T/away" "$T/empty"
 t_images 3 32M
 mv "$T"/m?.img "$S/"
-t_mkfs 5 64K -U "$A" "$S/m0.img" "$S/m1.img" "$S/m2.img"
+truncate -s 32M "$S/s0.img"
+t_mkfs 5 64K -U "$A" -s "$S/s0.img" "$S/m0.img" "$S/m1.img" "$S/m2.img"
 truncate -s 32M "$S/other0.img" "$S/other1.img"
 t_mkfs 1 64K -U "$B" "$S/other0.img" "$S/other1.img"
 M=$T/mnt
@@ -45,7 +46,7 @@ t_log "(${SECONDS}s) uuid only: the members are found in the scan directory"
 t_mount "$T/a.conf" "$M"
 echo hello >"$M/f"
 t_umount "$M"
-grep -q "scan: array $A: 3 of 3 members found in the scan directories" "$T/daemon.log" \
+grep -q "scan: array $A: 3 of 3 members found in the scan directories, 1 spare$" "$T/daemon.log" \
 	|| t_fail "no scan summary: $(cat "$T/daemon.log")"
 grep -q "other0.img holds array $B: left alone" "$T/daemon.log" \
 	|| t_fail "the other array's member was not left alone"
