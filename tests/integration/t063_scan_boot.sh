@@ -19,8 +19,9 @@ t_setup
 t_helper_link
 SECONDS=0
 FSCK=$RAIDFS_BIN/fsck.raidfs
-A=0f0e0d0c-0b0a-0908-0706-0504030201a1
-B=0f0e0d0c-0b0a-0908-0706-0504030201b2
+# random: two runs at once (another worktree) must not see each other's arrays
+A=$(cat /proc/sys/kernel/random/uuid)
+B=$(cat /proc/sys/kernel/random/uuid)
 S=$T/scan
 mkdir -p "$S" "$T/away" "$T/empty"
 t_images 3 32M
