@@ -15,6 +15,7 @@
  *   block SIGUSR1/USR2/HUP/PIPE (signals.c), parse SOURCE and -o
  *   fork (before any thread exists: raidcore and fs start threads)
  *   create the FUSE session (its options checked; nothing mounted)
+ *   find the members (a scan by uuid, degraded_wait: scan.h),
  *   assemble the array, mount fs, mount the FUSE session
  *   start the control socket (control.h), then recovery (rebuilds);
  *   tell the waiting parent; detach
@@ -41,6 +42,7 @@
 #include "daemon.h"
 #include "fuse_ops.h"
 #include "prog.h"
+#include "scan.h"
 #include "source.h"
 
 /* Entry and attribute cache lifetime: the daemon is the only writer. */
@@ -64,19 +66,23 @@ static void usage(void)
 	       "  SOURCE         members joined by ':' "
 	       "(/srv/a.img:/srv/b.img:/dev/sdc1)\n"
 	       "                 or an array configuration file "
-	       "(docs/CONFIG.md)\n"
+	       "(docs/CONFIG.md),\n"
+	       "                 or UUID=<array uuid> (its members found "
+	       "by scanning)\n"
 	       "  -f             stay in the foreground, log to stderr\n"
 	       "  -d             -f and -o debug\n"
 	       "  -o OPTIONS     ro, allow_other, degraded=allow|refuse, "
-	       "cache_mb=N or\n"
-	       "                 cache=SIZE, debug, and the kernel flags "
-	       "nosuid, nodev,\n"
-	       "                 noexec, noatime, sync, ...\n"
+	       "degraded_wait=S,\n"
+	       "                 nofail, cache_mb=N or cache=SIZE, debug, "
+	       "and the kernel\n"
+	       "                 flags nosuid, nodev, noexec, noatime, "
+	       "sync, ...\n"
 	       "  -h, --help     this text\n"
 	       "  -V, --version  the version, and those of the on-disk format "
 	       "and libfuse\n\n"
-	       "Exit status (mount(8)): 0 mounted, 1 usage error or bad "
-	       "option, 32 mount\nfailure.\n");
+	       "Exit status (mount(8)): 0 mounted (with nofail also: not "
+	       "mounted, members\nmissing), 1 usage error or bad option, "
+	       "32 mount failure.\n");
 }
 
 static void version(void)
@@ -252,6 +258,23 @@ static void status_log(void *arg)
 	rfs_space_log(&s->d);
 }
 
+/*
+ * The array could not be opened.  Members missing beyond what the array
+ * can do without (-ENODEV: none found, too few, or degraded=refuse) under
+ * nofail is what a missing device is to mount(8) with nofail: no failure,
+ * so a boot goes on; it is said on one line.
+ */
+static int array_missing_status(const struct daemon_state *s, int ret,
+				const char *err, const char *mountpoint)
+{
+	if (ret != -ENODEV || !s->o.nofail) {
+		rfs_log(LOG_ERR, "%s", err);
+		return MNT_EX_FAIL;
+	}
+	rfs_log(LOG_WARNING, "%s not mounted (nofail): %s", mountpoint, err);
+	return MNT_EX_SUCCESS;
+}
+
 /* Everything after the fork; returns the exit status. */
 static int daemon_run(struct daemon_state *s, const char *source,
 		      const char *mountpoint)
@@ -266,9 +289,12 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	s->d.dont_mask = true;
 	if (rfs_session_new(&s->o, source, &s->d, &s->se))
 		goto out;
-	ret = source_array_open(&s->src, &s->o, &s->sa, err, sizeof(err));
+	ret = source_members_find(&s->src, &s->o, err, sizeof(err));
+	if (!ret)
+		ret = source_array_open(&s->src, &s->o, &s->sa, err,
+					sizeof(err));
 	if (ret) {
-		rfs_log(LOG_ERR, "%s", err);
+		status = array_missing_status(s, ret, err, mountpoint);
 		goto out_session;
 	}
 	if (fs_start(s) || rfs_session_mount(s->se, mountpoint))

@@ -22,6 +22,7 @@
 #include "bdev.h"
 #include "fs.h"
 #include "fsck.h"
+#include "scan.h"
 
 volatile sig_atomic_t fsck_cancelled;
 
@@ -125,6 +126,17 @@ static int run(struct fsck *f)
 	return fsck_errors_clear(f);
 }
 
+/* A SOURCE naming the array by uuid: its members are scanned for first. */
+static int members_find(struct fsck *f)
+{
+	char err[CONFIG_ERR_MAX] = "";
+	int ret = source_members_find(&f->src, &f->co, err, sizeof(err));
+
+	if (ret)
+		fsck_err("%s", err);
+	return ret;
+}
+
 static const char *verdict(int status)
 {
 	if (status & FSCK_OPERATIONAL)
@@ -153,7 +165,9 @@ int main(int argc, char **argv)
 		config_opts_free(&f.co);
 		return FSCK_USAGE;
 	}
-	ret = run(&f);
+	ret = members_find(&f);
+	if (!ret)
+		ret = run(&f);
 	if (ret)
 		f.status |= FSCK_OPERATIONAL;
 	if (fsck_array_close(&f))

@@ -17,7 +17,8 @@ void fsck_usage(FILE *out)
 	fprintf(out,
 		"Usage: " FSCK_PROG " [-n | -y | -p] [-f] [-v] [--rebuild MEMBER] SOURCE\n"
 		"Check and repair a raidfs array and its filesystem.\n\n"
-		"  SOURCE           the members joined by ':', or an array configuration file\n"
+		"  SOURCE           the members joined by ':', an array configuration file,\n"
+		"                   or UUID=<array uuid> (its members found by scanning)\n"
 		"  -n               check only: open read-only and write nothing\n"
 		"  -p, -a           repair what is safe without asking (boot time)\n"
 		"  -y               repair everything that can be repaired; a lost member is\n"

@@ -8,7 +8,7 @@ CHECK=
 [ "${1:-}" = "--check" ] && { CHECK=1; shift; }
 
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
-libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev util-linux attr acl \
+libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev libudev-dev util-linux attr acl \
 xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps \
 libaio-dev libjson-c-dev python3-jsonschema man-db groff-base systemd"
 [ $# -eq 0 ] || PKGS="$*"

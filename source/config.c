@@ -40,6 +40,8 @@ enum opt_kind {
 	OPT_ATIME,      /* an atime policy libfuse rejects: fs keeps it */
 	OPT_PROGRAM,    /* =PATH, absolute */
 	OPT_PROGRAM_TIMEOUT,   /* =SECONDS, 1 .. 3600 */
+	OPT_DEGRADED_WAIT,     /* =SECONDS, 0 .. 3600 */
+	OPT_NOFAIL,     /* for mount(8) too: a missing array is no failure */
 };
 
 /* name ending in '=' or '-' matches as a prefix; others match exactly. */
@@ -60,9 +62,11 @@ static const struct opt_rule opt_rules[] = {
 	{ "logfile=", OPT_LOGFILE },
 	{ "program=", OPT_PROGRAM },
 	{ "program_timeout=", OPT_PROGRAM_TIMEOUT },
+	{ "degraded_wait=", OPT_DEGRADED_WAIT },
+	{ "nofail", OPT_NOFAIL },
 	/* mount(8), fstab and systemd options */
 	{ "defaults", OPT_IGNORE }, { "auto", OPT_IGNORE },
-	{ "noauto", OPT_IGNORE }, { "nofail", OPT_IGNORE },
+	{ "noauto", OPT_IGNORE },
 	{ "user", OPT_IGNORE }, { "users", OPT_IGNORE },
 	{ "nouser", OPT_IGNORE }, { "user=", OPT_IGNORE },
 	{ "owner", OPT_IGNORE }, { "group", OPT_IGNORE },
@@ -242,7 +246,8 @@ static int opt_program_set(char **dst, const char *val, size_t len)
 	return opt_path_set(dst, val, len);
 }
 
-static int opt_timeout_set(const char *val, struct config_opts *o)
+/* A number of seconds in [min, 3600]. */
+static int opt_seconds_set(const char *val, unsigned min, unsigned *dst)
 {
 	unsigned long s;
 	char *end;
@@ -251,9 +256,9 @@ static int opt_timeout_set(const char *val, struct config_opts *o)
 		return -EINVAL;
 	errno = 0;
 	s = strtoul(val, &end, 10);
-	if (errno || *end || s < 1 || s > 3600)
+	if (errno || *end || s < min || s > 3600)
 		return -EINVAL;
-	o->program_timeout_s = (unsigned)s;
+	*dst = (unsigned)s;
 	return 0;
 }
 
@@ -312,8 +317,12 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 				      len - (size_t)(eq + 1 - opt));
 		break;
 	case OPT_PROGRAM_TIMEOUT:
-		ret = opt_timeout_set(val, o);
+		ret = opt_seconds_set(val, 1, &o->program_timeout_s);
 		break;
+	case OPT_DEGRADED_WAIT:
+		ret = opt_seconds_set(val, 0, &o->degraded_wait_s);
+		break;
+	case OPT_NOFAIL: o->nofail = true; break;
 	}
 	if (ret == -EINVAL)
 		err_set(err, errlen, "bad value in option '%.*s'%s", (int)len,
@@ -374,7 +383,7 @@ int config_opts_filter(const char *optstr, char **out)
 	while (s && !ret && !(ret = opt_next(&s, &opt, &len))) {
 		const struct opt_rule *r = opt_rule_find(opt, len);
 
-		if (!r || r->kind != OPT_IGNORE)
+		if (!r || (r->kind != OPT_IGNORE && r->kind != OPT_NOFAIL))
 			ret = list_append(out, opt, len);
 	}
 	if (ret >= 0 && !*out && !(*out = strdup("")))
@@ -414,8 +423,11 @@ void config_source_free(struct config_source *src)
 		free(src->members[i]);
 	for (i = 0; i < src->nspares; i++)
 		free(src->spares[i]);
+	for (i = 0; i < src->nscan; i++)
+		free(src->scan[i]);
 	free(src->members);
 	free(src->spares);
+	free(src->scan);
 	free(src->config_path);
 	memset(src, 0, sizeof(*src));
 }
@@ -541,13 +553,16 @@ static int cfg_validate_program(cfg_t *cfg, cfg_opt_t *opt)
 	return -1;
 }
 
-static int cfg_validate_program_timeout(cfg_t *cfg, cfg_opt_t *opt)
+/* program_timeout (1 .. 3600) and degraded_wait (0 .. 3600), as their -o
+ * forms (opt_seconds_set). */
+static int cfg_validate_seconds(cfg_t *cfg, cfg_opt_t *opt)
 {
 	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
+	long min = strcmp(cfg_opt_name(opt), "program_timeout") ? 0 : 1;
 
-	if (v >= 1 && v <= 3600)
+	if (v >= min && v <= 3600)
 		return 0;
-	cfg_error(cfg, "program_timeout must be 1 to 3600 seconds");
+	cfg_error(cfg, "%s must be %ld to 3600 seconds", cfg_opt_name(opt), min);
 	return -1;
 }
 
@@ -557,6 +572,7 @@ static cfg_t *cfg_new(void)
 		CFG_STR("uuid", NULL, CFGF_NODEFAULT),
 		CFG_STR_LIST("members", NULL, CFGF_NODEFAULT),
 		CFG_STR_LIST("spares", NULL, CFGF_NODEFAULT),
+		CFG_STR_LIST("scan", NULL, CFGF_NODEFAULT),
 		CFG_END()
 	};
 	static cfg_opt_t options_opts[] = {
@@ -568,6 +584,7 @@ static cfg_t *cfg_new(void)
 		CFG_STR("logfile", NULL, CFGF_NODEFAULT),
 		CFG_STR("program", NULL, CFGF_NODEFAULT),
 		CFG_INT("program_timeout", 0, CFGF_NODEFAULT),
+		CFG_INT("degraded_wait", 0, CFGF_NODEFAULT),
 		CFG_END()
 	};
 	static cfg_opt_t top_opts[] = {
@@ -588,7 +605,9 @@ static cfg_t *cfg_new(void)
 	cfg_set_validate_func(cfg, "options|cache_mb", cfg_validate_cache_mb);
 	cfg_set_validate_func(cfg, "options|program", cfg_validate_program);
 	cfg_set_validate_func(cfg, "options|program_timeout",
-			      cfg_validate_program_timeout);
+			      cfg_validate_seconds);
+	cfg_set_validate_func(cfg, "options|degraded_wait",
+			      cfg_validate_seconds);
 	return cfg;
 }
 
@@ -616,6 +635,9 @@ static int cfg_array_read(cfg_t *arr, const char *dir,
 	for (i = 0; !ret && i < cfg_size(arr, "spares"); i++)
 		ret = cfg_path_add(&src->spares, &src->nspares, dir,
 				   cfg_getnstr(arr, "spares", i));
+	for (i = 0; !ret && i < cfg_size(arr, "scan"); i++)
+		ret = cfg_path_add(&src->scan, &src->nscan, dir,
+				   cfg_getnstr(arr, "scan", i));
 	if (!ret && cfg_size(arr, "uuid")) {
 		uuid_parse(cfg_getstr(arr, "uuid"), src->uuid);
 		src->has_uuid = true;
@@ -654,11 +676,37 @@ static int cfg_options_read(cfg_t *op, const char *dir, struct config_opts *o)
 		o->allow_other = cfg_getbool(op, "allow_other");
 	if (cfg_size(op, "program_timeout"))
 		o->program_timeout_s = (unsigned)cfg_getint(op, "program_timeout");
+	if (cfg_size(op, "degraded_wait"))
+		o->degraded_wait_s = (unsigned)cfg_getint(op, "degraded_wait");
 	if (cfg_size(op, "program") &&
 	    opt_path_set(&o->program, cfg_getstr(op, "program"),
 			 strlen(cfg_getstr(op, "program"))))
 		return -ENOMEM;
 	return cfg_size(op, "logfile") ? cfg_logfile_read(op, dir, o) : 0;
+}
+
+/*
+ * The array section names its members, or its uuid alone (the members are
+ * then found by scanning, in the scan directories if any): scan beside a
+ * member list would leave one of the two unused.
+ */
+static int cfg_array_check(cfg_t *cfg, const char *path, char *err,
+			   size_t errlen)
+{
+	cfg_t *arr = cfg_size(cfg, "array") ? cfg_getsec(cfg, "array") : NULL;
+	bool members = arr && cfg_size(arr, "members");
+
+	if (!arr || (!members && !cfg_size(arr, "uuid"))) {
+		err_set(err, errlen, "%s: no members (array { members = {...} }, "
+			"or uuid = \"...\" to find them by scanning)", path);
+		return -EINVAL;
+	}
+	if (members && cfg_size(arr, "scan")) {
+		err_set(err, errlen, "%s: scan is for finding members by uuid; "
+			"give members or scan, not both", path);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static char *path_dirname(const char *path)
@@ -698,12 +746,8 @@ static int source_file_parse(const char *path, struct config_source *src,
 			cfg_size(cfg, "array") > 1 ? "array" : "options");
 		goto out_cfg;
 	}
-	if (!cfg_size(cfg, "array") ||
-	    !cfg_size(cfg_getsec(cfg, "array"), "members")) {
-		err_set(err, errlen, "%s: no members (array { members = {...} })",
-			path);
+	if (cfg_array_check(cfg, path, err, errlen))
 		goto out_cfg;
-	}
 	ret = cfg_array_read(cfg_getsec(cfg, "array"), dir, src);
 	if (ret) {
 		err_set(err, errlen, "%s: %s", path, strerror(-ret));
@@ -724,6 +768,28 @@ out:
 	return ret;
 }
 
+/*
+ * "UUID=<uuid>", as in fstab (a path of that name, however unlikely, is
+ * still a path): the array is named, its members are to be found.
+ */
+static bool source_is_uuid(const char *source)
+{
+	struct stat st;
+
+	return !strncmp(source, "UUID=", 5) && stat(source, &st) != 0;
+}
+
+static int source_uuid_parse(const char *source, struct config_source *src,
+			     char *err, size_t errlen)
+{
+	if (uuid_parse(source + 5, src->uuid)) {
+		err_set(err, errlen, "'%s' is not UUID=<array uuid>", source);
+		return -EINVAL;
+	}
+	src->has_uuid = true;
+	return 0;
+}
+
 int config_source_parse(const char *source, struct config_source *src,
 			struct config_opts *o, char *err, size_t errlen)
 {
@@ -732,6 +798,8 @@ int config_source_parse(const char *source, struct config_source *src,
 	memset(src, 0, sizeof(*src));
 	if (config_source_is_file(source))
 		ret = source_file_parse(source, src, o, err, errlen);
+	else if (source_is_uuid(source))
+		ret = source_uuid_parse(source, src, err, errlen);
 	else
 		ret = source_list_parse(source, src, err, errlen);
 	if (ret)

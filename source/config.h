@@ -3,8 +3,9 @@
  *
  * Two inputs, both from the command line of raidfs / mount.raidfs
  * (option strings split and joined by libmount, as mount(8) does):
- *   SOURCE    the members joined by ':' ("/srv/a.img:/srv/b.img"), or the
- *             path of an array configuration file (docs/CONFIG.md)
+ *   SOURCE    the members joined by ':' ("/srv/a.img:/srv/b.img"), the
+ *             path of an array configuration file (docs/CONFIG.md), or
+ *             UUID=<array uuid> (the members found by scanning: scan.c)
  *   -o OPTS   comma-separated mount options, as mount(8) passes them
  *
  * Usage pattern:
@@ -32,12 +33,19 @@ enum config_degraded {
 	CONFIG_DEGRADED_REFUSE = 1,  /* mount only with full redundancy */
 };
 
+/*
+ * What SOURCE names.  nmembers == 0 only with has_uuid: the members are
+ * to be found by scanning (source_members_find, scan.c), in the scan
+ * directories when nscan > 0, else among the system's block devices.
+ */
 struct config_source {
 	char **members;          /* paths, in the order given */
 	int nmembers;
 	char **spares;           /* only from a configuration file */
 	int nspares;
-	bool has_uuid;           /* the file named the array's uuid */
+	char **scan;             /* array.scan: directories to probe */
+	int nscan;
+	bool has_uuid;           /* the file (or UUID=) named the array's uuid */
 	uint8_t uuid[CONFIG_UUID_SIZE];
 	char *config_path;       /* the file SOURCE named, or NULL for a list */
 };
@@ -62,6 +70,11 @@ struct config_opts {
 					 (daemon/control_alert.c) */
 	unsigned program_timeout_s;   /* program_timeout=S: killed past it;
 					 0: the default (10 s) */
+	unsigned degraded_wait_s;     /* degraded_wait=S: wait up to S for
+					 late members before assembling
+					 degraded (0: do not wait) */
+	bool nofail;                  /* nofail: an array whose members are
+					 missing is not a mount failure */
 };
 
 void config_opts_init(struct config_opts *o);
@@ -95,7 +108,9 @@ int config_opts_filter(const char *optstr, char **out);
 bool config_source_is_file(const char *source);
 
 /*
- * Fills src from SOURCE.  A configuration file's options section is
+ * Fills src from SOURCE: a configuration file, "UUID=<uuid>" (no members:
+ * they are found by scanning), or the members joined by ':'.  A
+ * configuration file's options section is
  * applied to o (call config_opts_parse afterwards so -o overrides it).
  * Errors name the file and line: "/etc/raidfs/a.conf:3: no such option 'x'".
  */

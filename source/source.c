@@ -409,13 +409,19 @@ static bool same_file(const char *a, const char *b)
 	return strcmp(ra, rb) == 0;
 }
 
-/* Does a mount source ("a:b:c" or a configuration file) name our array? */
+/* Does a mount source ("a:b:c", a configuration file or UUID=) name our
+ * array? */
 static bool source_is_ours(const struct config_source *src, char *mnt_src)
 {
 	char *save = NULL, *p;
 	int i;
 
+	uuid_t u;
+
 	if (src->config_path && same_file(mnt_src, src->config_path))
+		return true;
+	if (src->has_uuid && !strncmp(mnt_src, "UUID=", 5) &&
+	    !uuid_parse(mnt_src + 5, u) && !uuid_compare(u, src->uuid))
 		return true;
 	for (p = strtok_r(mnt_src, ":", &save); p; p = strtok_r(NULL, ":", &save))
 		for (i = 0; i < src->nmembers; i++)

@@ -562,6 +562,13 @@ static void test_config_file_malformed(void **state)
 		{ "", "", "no members" },
 		{ "array { members = {\"/x\"} }\narray { members = {\"/y\"} }\n",
 		  "", "more than one array" },
+		/* scan is for finding members by uuid, not beside a list */
+		{ "array { uuid = \"0f0e0d0c-0b0a-0908-0706-050403020100\"\n"
+		  " members = { \"/a\" } scan = { \"/srv\" } }\n", "",
+		  "not both" },
+		{ "array { scan = { \"/srv\" } }\n", "", "no members" },
+		{ "array { members = { \"/a\" } }\noptions {\ndegraded_wait = 3601 }\n",
+		  ":3:", "degraded_wait" },
 	};
 	size_t i;
 
@@ -586,6 +593,98 @@ static void test_config_file_malformed(void **state)
 	}
 }
 
+/* ---- members named by the array's uuid (found by scanning) -------------- */
+
+static const uint8_t uuid_0f[16] = { 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				     3, 2, 1, 0 };
+
+static void test_source_uuid(void **state)
+{
+	struct config_source src;
+	struct config_opts o;
+	char err[CONFIG_ERR_MAX] = "";
+
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(
+		"UUID=0f0e0d0c-0b0a-0908-0706-050403020100", &src, &o, err,
+		sizeof(err)), 0);
+	assert_true(src.has_uuid);
+	assert_memory_equal(src.uuid, uuid_0f, 16);
+	assert_int_equal(src.nmembers, 0);
+	assert_int_equal(src.nscan, 0);     /* every block device */
+	assert_null(src.config_path);
+	config_source_free(&src);
+	assert_int_equal(config_source_parse("UUID=0f0e-nonsense", &src, &o,
+					     err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "UUID=0f0e-nonsense"));
+	assert_null(src.members);
+	config_opts_free(&o);
+}
+
+static void test_config_file_uuid_only(void **state)
+{
+	static const char text[] =
+		"array {\n"
+		"  uuid = \"0f0e0d0c-0b0a-0908-0706-050403020100\"\n"
+		"  scan = { \"imgs\", \"/dev\" }\n"
+		"}\n"
+		"options { degraded_wait = 30 }\n";
+	struct config_source src;
+	struct config_opts o;
+	char err[CONFIG_ERR_MAX] = "";
+	char path[512], rel[600];
+
+	snprintf(path, sizeof(path), "%s", text_write("uuid.conf", text));
+	config_opts_init(&o);
+	assert_int_equal(config_source_parse(path, &src, &o, err, sizeof(err)), 0);
+	assert_true(src.has_uuid);
+	assert_memory_equal(src.uuid, uuid_0f, 16);
+	assert_int_equal(src.nmembers, 0);
+	assert_int_equal(src.nscan, 2);
+	snprintf(rel, sizeof(rel), "%s/imgs", tmpdir);
+	assert_string_equal(src.scan[0], rel);      /* relative to the file */
+	assert_string_equal(src.scan[1], "/dev");
+	assert_int_equal(o.degraded_wait_s, 30);
+	config_source_free(&src);
+	config_opts_free(&o);
+}
+
+static void test_opts_degraded_wait_nofail(void **state)
+{
+	static const struct {
+		const char *in;
+		int ret;
+		unsigned wait_s;
+		bool nofail;
+	} cases[] = {
+		{ "degraded_wait=30,nofail", 0, 30, true },
+		{ "degraded_wait=0", 0, 0, false },
+		{ "degraded_wait=3600", 0, 3600, false },
+		{ "defaults,nofail", 0, 0, true },
+		{ "degraded_wait=3601", -EINVAL, 0, false },
+		{ "degraded_wait=5s", -EINVAL, 0, false },
+		{ "degraded_wait=", -EINVAL, 0, false },
+		{ "degraded_wait=-1", -EINVAL, 0, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config_opts o;
+		char err[CONFIG_ERR_MAX] = "";
+
+		config_opts_init(&o);
+		assert_int_equal(config_opts_parse(cases[i].in, &o, err,
+						   sizeof(err)), cases[i].ret);
+		if (!cases[i].ret) {
+			assert_int_equal(o.degraded_wait_s, cases[i].wait_s);
+			assert_int_equal(o.nofail, cases[i].nofail);
+		} else {
+			assert_non_null(strstr(err, "degraded_wait"));
+		}
+		config_opts_free(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +703,9 @@ int main(void)
 		cmocka_unit_test(test_config_file_good),
 		cmocka_unit_test(test_config_file_minimal),
 		cmocka_unit_test(test_config_file_malformed),
+		cmocka_unit_test(test_source_uuid),
+		cmocka_unit_test(test_config_file_uuid_only),
+		cmocka_unit_test(test_opts_degraded_wait_nofail),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
