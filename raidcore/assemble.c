@@ -245,14 +245,15 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 	atomic_store(&a->errors_seen, true);
 }
 
-/* Is slot s's former member i one that may catch up (a write-intent
- * record decides after the start), rather than stale? */
+/* Is candidate i slot s's former member that may catch up (a write-intent
+ * record decides after the start), rather than stale?  Only a member that
+ * was missing: one the array found faulty (errors, lies) comes back only
+ * when an administrator says so (rc_member_readd), and one the newest
+ * superblocks call active although its own is behind lost writes. */
 static bool cand_may_return(const struct cand *c, int i, uint32_t s,
 			    const struct rc_slot *sl, bool catchup)
 {
-	return catchup && c[i].sb.role == s &&
-	       (sl->state == RC_MEMBER_ACTIVE || sl->state == RC_MEMBER_MISSING ||
-		sl->state == RC_MEMBER_FAULTY);
+	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING;
 }
 
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
@@ -284,10 +285,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev &&
 				   cand_is_stale(c, n, i, t)) {
-				if (cand_may_return(c, i, s, sl, catchup))
-					c[i].back = s + 1;
-				else
-					stale_to_spare(a, &c[i], s);
+				stale_to_spare(a, &c[i], s);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev) {
@@ -323,8 +321,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 
 /* Step 5, after the start (replay done, nothing written): a former member
  * whose absence the write-intent record covers takes its slot back as a
- * catch-up; one it does not cover is stale as before - a spare rebuilt
- * in full if its slot was active, else left out. */
+ * catch-up; one it does not cover is left out, stale, as before. */
 static void returning_place(struct rc_array *a, struct cand *c, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -336,14 +333,10 @@ static void returning_place(struct rc_array *a, struct cand *c, int n)
 			rc_member_catchup_begin(a, (int)s, c[i].dev, &c[i].sb);
 			rc_csum_drop_slot(a, (int)s);
 			c[i].dev = NULL;
-		} else if (a->sb.slots[s].state == RC_MEMBER_ACTIVE ||
-			   a->sb.slots[s].state == RC_MEMBER_REBUILDING) {
-			stale_to_spare(a, &c[i], s);
 		} else {
-			rc_log("%s: left out: stale (slot %u is %s in the newest "
-			       "superblock, and the write-intent record does not "
-			       "cover its absence)", c[i].dev->name, s,
-			       rc_member_state_name(a->sb.slots[s].state));
+			rc_log("%s: left out: stale (slot %u is missing in the "
+			       "newest superblock, and the write-intent record "
+			       "does not cover its absence)", c[i].dev->name, s);
 		}
 	}
 }
