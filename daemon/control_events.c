@@ -262,9 +262,9 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 		break;
 	case RC_EV_REBUILD_STARTED:
 		event_emit(ev, CTL_EV_REBUILD_STARTED, rc->slot, rc->dev,
-			   percent(rc->done, rc->total), t, "%s%s",
-			   rc->why[0] ? "catch-up, " : "", rc->done ?
-			   "resumed from its checkpoint" : "from the start");
+			   percent(rc->done, rc->total), t, "%s%s", rc->done ?
+			   "resumed from its checkpoint" : "from the start",
+			   rc->why[0] ? " (catch-up: only what changed)" : "");
 		break;
 	case RC_EV_REBUILD_PROGRESS:
 		event_emit(ev, CTL_EV_REBUILD_PROGRESS, rc->slot, rc->dev,
