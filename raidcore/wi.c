@@ -264,7 +264,8 @@ static void record_start(struct rc_array *a, uint64_t base)
 	struct rc_wi *w = &a->wi;
 
 	a->sb.wi = (struct rc_wi_hdr){
-		.epoch = (rc_time_ns() ^ base << 20) | 1,
+		/* records start at increasing events: base tells them apart */
+		.epoch = (base << 24 ^ (rc_mono_ns() & 0xffffff)) | 1,
 		.base_events = base, .region_stripes = w->region_stripes,
 		.nregions = w->nregions };
 	memcpy(w->bits, w->pending, WI_WORDS * sizeof(uint64_t));

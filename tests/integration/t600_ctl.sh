@@ -238,13 +238,13 @@ for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs without m
 	|| t_fail "no DegradedArray for a degraded assembly: $("$CTL" events "$M")"
 for i in $(seq 100); do [ -s "$T/alerts" ] && break; sleep 0.1; done
 [ "$(awk '{print $1}' "$T/alerts")" = DegradedArray ] || t_fail "program saw: $(cat "$T/alerts")"
-head -c 8M /dev/urandom >"$M/while-m0-away"     # for m0 to catch up on
-sync -f "$M/while-m0-away"
+head -c 4M /dev/urandom >"$M/while-m0-away" || t_fail "write while m0 is away"
+sync -f "$M/while-m0-away"                      # for m0 to catch up on
 cp "$M/while-m0-away" "$T/away.ref"
 
 # (issue 9: m0 is taken back and catches up, no longer rebuilt in full)
 t_log "m0 back (MemberReturned), catching up; unmounted mid-way, it resumes"
-"$CTL" set "$M" rebuild-speed-max=2M >/dev/null || t_fail "set"
+"$CTL" set "$M" rebuild-speed-max=1M >/dev/null || t_fail "set"
 "$CTL" add "$M" "$T/m0.img" >/dev/null || t_fail "add m0 back"
 wait_state rebuilding
 "$CTL" events "$M" | grep -q "MemberReturned .*device=$T/m0.img" || t_fail "no MemberReturned"
