@@ -235,8 +235,9 @@ static void test_catchup_damaged_record(void **state)
 	tb_fini(&tb);
 }
 
-/* A catch-up cut short resumes as one at the next assembly. */
-static void test_catchup_resumes(void **state)
+/* A catch-up cut short resumes as one at the next assembly; with the
+ * record damaged by then, as a full rebuild from where it stopped. */
+static void cu_resume(bool damage)
 {
 	struct rc_member_status st;
 	struct rc_testbed tb;
@@ -256,17 +257,29 @@ static void test_catchup_resumes(void **state)
 	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
 	cu_write(a, &m, 200ull * m.stripe_blocks, 1);   /* region 12 */
 	assert_int_equal(rc_array_close(a), 0);
+	if (damage)
+		cu_damage_records(&tb);
 	a = tb_assemble(&tb, 0, 0);
 	rc_array_member_status(a, 0, &st);
 	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
-	assert_true(st.catchup);
+	assert_int_equal(st.catchup, !damage);
 	st = cu_rebuild(a, 0);
-	assert_int_equal(st.resync_regions, 3);
+	assert_int_equal(st.resync_regions, damage ? 0 : 3);
 	cu_verify(a, &m);
 	assert_int_equal(rc_array_close(a), 0);
 	cu_verify_without(&tb, &m, 2);
 	free(m.gen);
 	tb_fini(&tb);
+}
+
+static void test_catchup_resumes(void **state)
+{
+	cu_resume(false);
+}
+
+static void test_catchup_resumes_damaged(void **state)
+{
+	cu_resume(true);
 }
 
 int main(void)
@@ -276,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_catchup_readd),
 		cmocka_unit_test(test_catchup_damaged_record),
 		cmocka_unit_test(test_catchup_resumes),
+		cmocka_unit_test(test_catchup_resumes_damaged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
