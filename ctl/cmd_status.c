@@ -67,6 +67,10 @@ static void print_rebuild(json_object *rb, json_object *speed, bool verbose)
 	       " stripes), %s/s, %s left\n", U64(rb, "slot"), STR(rb, "device"),
 	       p ? json_object_get_double(p) : 0.0, U64(rb, "done_stripes"),
 	       U64(rb, "total_stripes"), rate, left);
+	if (json_object_object_get_ex(rb, "catch_up", &p) && p)
+		printf("  catch-up: only what changed while it was away; %" PRIu64
+		       " regions (%" PRIu64 " stripes) resynced so far\n",
+		       U64(p, "regions_resynced"), U64(p, "stripes_resynced"));
 	if (verbose)
 		printf("  rebuild speed: min %" PRIu64 " KiB/s, max %" PRIu64
 		       " KiB/s (0: no limit)\n", U64(speed, "min_kib_per_s"),

@@ -123,7 +123,7 @@ static int cmd_remove(struct rc_array *a, const char *member, char *msg,
 
 /* What is on the device already: another array's member, a filesystem,
  * a partition table are not overwritten; our own former member is
- * welcome back (rebuilt in full for now). */
+ * welcome back (1). */
 static int add_check(struct rc_array *a, struct ctl_events *ev,
 		     const char *path, struct rc_dev *dev, char *msg, size_t len)
 {
@@ -148,18 +148,42 @@ static int add_check(struct rc_array *a, struct ctl_events *ev,
 		return say(msg, len, -EEXIST, "%s %s: wipe it first (wipefs -a)",
 			   path, what);
 	}
-	if (r.raidfs_ret == 0)
-		ctl_events_post(ev, CTL_EV_MEMBER_RETURNED, -1, path,
-				"a former member of this array is back: it is "
-				"taken as a spare and rebuilt in full");
-	return 0;
+	return r.raidfs_ret == 0;
+}
+
+static int spare_add(struct rc_array *a, const char *path, struct rc_dev *dev,
+		     char *msg, size_t len);
+
+/* Our own former member: it catches up on what changed when the
+ * write-intent record covers its absence (md's --re-add), else it is a
+ * spare rebuilt in full. */
+static int add_former(struct rc_array *a, struct ctl_events *ev,
+		      const char *path, struct rc_dev *dev, char *msg,
+		      size_t len)
+{
+	int slot = rc_member_readd(a, dev);
+
+	if (slot >= 0) {
+		ctl_events_post(ev, CTL_EV_MEMBER_RETURNED, slot, path,
+				"a former member of this array is back: it "
+				"catches up on what changed while it was away");
+		return say(msg, len, 0, "%s is slot %d's former member: "
+			   "catching up on what changed", path, slot);
+	}
+	if (slot != -ENOENT) {
+		rc_dev_close(dev);
+		return say(msg, len, slot, "%s: %s", path, strerror(-slot));
+	}
+	ctl_events_post(ev, CTL_EV_MEMBER_RETURNED, -1, path,
+			"a former member of this array is back: it is taken "
+			"as a spare and rebuilt in full");
+	return spare_add(a, path, dev, msg, len);
 }
 
 static int cmd_add(struct rc_array *a, struct ctl_events *ev, const char *path,
 		   char *msg, size_t len)
 {
 	struct rc_dev *dev;
-	struct rc_info info;
 	int ret;
 
 	if (path[0] != '/')
@@ -170,10 +194,21 @@ static int cmd_add(struct rc_array *a, struct ctl_events *ev, const char *path,
 			   "in use (mounted, or a member of a running array)" :
 			   strerror(-ret));
 	ret = add_check(a, ev, path, dev, msg, len);
-	if (ret) {
+	if (ret < 0) {
 		rc_dev_close(dev);
 		return ret;
 	}
+	if (ret == 1)
+		return add_former(a, ev, path, dev, msg, len);
+	return spare_add(a, path, dev, msg, len);
+}
+
+static int spare_add(struct rc_array *a, const char *path, struct rc_dev *dev,
+		     char *msg, size_t len)
+{
+	struct rc_info info;
+	int ret;
+
 	rc_array_info(a, &info);
 	ret = rc_spare_add(a, dev);           /* owns dev now */
 	if (ret == -ENOSPC)

@@ -232,10 +232,13 @@ static void rebuild_finished(struct ctl_events *ev, const struct rc_event *rc,
 {
 	struct rc_info info;
 
+	/* why: lost blocks (-EIO), and what a catch-up resynced */
 	event_emit(ev, CTL_EV_REBUILD_FINISHED, rc->slot, rc->dev,
-		   percent(rc->done, rc->total), t, "%s", rc->err == 0 ?
+		   percent(rc->done, rc->total), t, "%s%s%s", rc->err == 0 ?
 		   "the slot is in sync" : rc->err == -EIO && rc->why[0] ?
-		   rc->why : "stopped before the end");
+		   rc->why : "stopped before the end",
+		   rc->err == 0 && rc->why[0] ? "; " : "",
+		   rc->err == 0 ? rc->why : "");
 	if (rc->err == 0 && rc_array_info(ev->a, &info) == 0 && !info.degraded)
 		ev->degraded_told = false;
 }
@@ -259,8 +262,9 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 		break;
 	case RC_EV_REBUILD_STARTED:
 		event_emit(ev, CTL_EV_REBUILD_STARTED, rc->slot, rc->dev,
-			   percent(rc->done, rc->total), t, "%s", rc->done ?
-			   "resumed from its checkpoint" : "from the start");
+			   percent(rc->done, rc->total), t, "%s%s", rc->done ?
+			   "resumed from its checkpoint" : "from the start",
+			   rc->why[0] ? " (catch-up: only what changed)" : "");
 		break;
 	case RC_EV_REBUILD_PROGRESS:
 		event_emit(ev, CTL_EV_REBUILD_PROGRESS, rc->slot, rc->dev,

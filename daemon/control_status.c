@@ -67,6 +67,16 @@ static json_object *device_json(int slot, bool spare,
 }
 
 /* The rebuild of slot: how far, how fast, how long still. */
+/* A returning member's catch-up: what it resynced so far (raidcore wi.c). */
+static json_object *catchup_json(const struct rc_member_status *st)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "regions_resynced", st->resync_regions);
+	add_u64(o, "stripes_resynced", st->resync_stripes);
+	return o;
+}
+
 static json_object *rebuild_json(const struct rc_info *info, int slot,
 				 const struct rc_member_status *st,
 				 struct ctl_events *ev)
@@ -95,6 +105,8 @@ static json_object *rebuild_json(const struct rc_info *info, int slot,
 	json_object_object_add(o, "seconds_left", rate ? json_object_new_uint64(
 		(info->stripes - st->rebuild_done) * bytes_per_stripe / rate) :
 		NULL);
+	json_object_object_add(o, "catch_up", st->catchup ? catchup_json(st) :
+			       NULL);
 	return o;
 }
 

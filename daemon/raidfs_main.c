@@ -386,6 +386,7 @@ static int daemon_main(const struct daemon_args *a)
 	config_opts_init(&s.o);
 	if (config_load(&s, a))
 		goto out_src;     /* SOURCE may be parsed when -o is not */
+	s.o.catchup = true;   /* the daemon takes returning members back */
 	status = MNT_EX_SUCCESS;
 	if (a->fake)
 		goto out_src;

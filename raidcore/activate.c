@@ -36,6 +36,8 @@ static int activate_locked(struct rc_array *a)
 	int ret;
 
 	atomic_store(&a->writable, true);
+	/* A member missing now may have lost these too (write-intent). */
+	rc_wi_note_overlay(a);
 	rc_overlay_write_back(a, &failed);
 	for (uint32_t s = 0; s < a->g.members; s++)
 		if (failed >> s & 1)

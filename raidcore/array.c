@@ -85,6 +85,8 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 		ret = rc_io_start(a);
 	for (uint32_t s = 0; s < a->g.members; s++)
 		a->m[s].jhead = a->m[s].jtail;
+	if (ret == 0)
+		ret = rc_wi_init(a);
 	return ret;
 }
 
@@ -96,6 +98,7 @@ void rc_array_free(struct rc_array *a)
 	rc_csum_fini(a);
 	rc_stripe_table_fini(a);
 	rc_overlay_free(a);
+	rc_wi_fini(a);
 	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
 		rc_dev_close(a->m[s].dev);
 	for (int i = 0; i < a->nspares; i++)

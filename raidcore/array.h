@@ -7,7 +7,7 @@
  * Lock order (take left before right, never the reverse):
  *
  *   commit_lock -> stripe locks (ascending stripe number) -> state_lock
- *               -> cache_lock -> csum_lock
+ *               -> wi.lock -> cache_lock -> csum_lock
  *
  * and the leaves, taken last and holding nothing else: pool_lock (stripe
  * buffers), each member worker's lock (io.c), each device's own locks,
@@ -58,6 +58,11 @@ struct rc_member {
 	/* super.c: events of the last superblock written to it (state_lock);
 	 * 0 before the first. */
 	uint64_t sb_events;
+	/* wi.c: REBUILDING as a catch-up (only the regions the write-intent
+	 * record names; state_lock), and what the last catch-up rebuilt
+	 * (commit_lock). */
+	bool catchup;
+	uint64_t resync_stripes, resync_regions, resync_last_region;
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
@@ -83,6 +88,25 @@ struct rc_stripe {
 };
 
 struct rc_csum_cache;
+
+/*
+ * The write-intent record in memory (wi.c; docs/DESIGN.md "Catch-up of a
+ * returning member").  Bit r of a bitmap: region r (region_stripes
+ * stripes from r * region_stripes) was written.  pending: since the last
+ * checkpoint (what a member that leaves now may have lost unflushed);
+ * bits: the record, kept while recording (some slot not current) and
+ * written to the active members' bitmap blocks before the writes it
+ * covers go out; dirty: bitmap blocks changed since.  All under lock.
+ */
+struct rc_wi {
+	pthread_mutex_t lock;
+	uint64_t region_stripes, nregions;
+	uint64_t *pending, *bits;
+	uint32_t dirty;                 /* bit i: bitmap block i */
+	bool recording;
+	bool loaded;                    /* the template's record was read
+					   back whole at assembly */
+};
 
 struct rc_array {
 	struct rc_geom g;
@@ -132,6 +156,8 @@ struct rc_array {
 	uint32_t njbuf;
 	atomic_uint ndirty_stripes;     /* read without cache_lock as a hint */
 	uint32_t max_dirty_stripes;
+
+	struct rc_wi wi;
 
 	/* Last: the checksum table cache. */
 	pthread_mutex_t csum_lock;
@@ -301,6 +327,53 @@ int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
 void rc_overlay_write_back(struct rc_array *a, uint32_t *failed);
 /* Drops the overlay; safe against concurrent member reads. */
 void rc_overlay_free(struct rc_array *a);
+/* Calls fn for every block in the overlay (slot, absolute block). */
+void rc_overlay_each(struct rc_array *a,
+		     void (*fn)(struct rc_array *a, int slot, uint64_t block));
+
+/* ---- wi.c: the write-intent record ---- */
+/* Geometry and buffers (from a->sb and a->g), then the template's record
+ * read back from the active members' devices (before the array runs:
+ * straight from them): a record not read back whole is dropped - nobody
+ * is covered, and a new one starts at the next superblock write. */
+int rc_wi_init(struct rc_array *a);
+void rc_wi_fini(struct rc_array *a);
+/* Does the record cover a former member whose superblock is sb (its
+ * events at or after the record's base, behind the template)? */
+bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb);
+/* Stripe s is written (a commit, a discard, a replayed block): pending,
+ * and the record while recording.  Caller holds commit_lock (or the array
+ * is not shared yet). */
+void rc_wi_note(struct rc_array *a, uint64_t s);
+/* Before the covered writes go out: writes the changed bitmap blocks to
+ * every active member and flushes them.  -EIO when no member took them.
+ * Caller holds commit_lock (and maybe stripe locks), not state_lock. */
+int rc_wi_flush(struct rc_array *a);
+/* A checkpoint flushed every member: pending starts over. */
+void rc_wi_checkpointed(struct rc_array *a);
+/* The blocks an unclean journal's replay put in the overlay are writes
+ * since the last checkpoint: pending (activation, before they go in
+ * place). */
+void rc_wi_note_overlay(struct rc_array *a);
+/* Caller holds state_lock, before a superblock write: starts the record
+ * when some slot is not current (pending in it, written out first; base:
+ * the events before this write) and ends it when every slot is; sets the
+ * template's header and slot flags. */
+void rc_wi_sb_prepare(struct rc_array *a, uint64_t base);
+/* Caller holds state_lock (or the array is not shared yet), slot has no
+ * device, and rc_wi_covers(a, sb): dev, the slot's former member whose
+ * superblock is sb, takes the slot back, REBUILDING as a catch-up.  The
+ * caller drops the slot's cached tables (rc_csum_drop_slot). */
+void rc_member_catchup_begin(struct rc_array *a, int slot,
+			     struct rc_dev *dev, const struct rc_sb *sb);
+/* Caller holds commit_lock: must a catch-up of slot rebuild stripe s
+ * (always, for a full rebuild)?  Counts what a catch-up rebuilds. */
+bool rc_wi_rebuild_wants(struct rc_array *a, int slot, uint64_t s);
+/* Where a rebuild batch of slot from s of at most per rebuilt stripes
+ * ends: s + per for a full rebuild, past per stripes of written regions
+ * for a catch-up. */
+uint64_t rc_wi_batch_end(struct rc_array *a, int slot, uint64_t s,
+			 uint64_t per);
 
 /* ---- super.c: superblocks ---- */
 uint64_t rc_time_ns(void);

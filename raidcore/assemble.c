@@ -33,6 +33,8 @@ struct cand {
 	struct rc_sb sb;
 	struct rc_sb_damage dmg;        /* its copies that are not sb */
 	bool ok;
+	uint32_t back;                  /* slot + 1 it may catch up in, 0:
+					   none (RC_ASSEMBLE_CATCHUP) */
 };
 
 static void leave_out(struct cand *c, const char *why)
@@ -243,8 +245,19 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 	atomic_store(&a->errors_seen, true);
 }
 
+/* Is candidate i slot s's former member that may catch up (a write-intent
+ * record decides after the start), rather than stale?  Only a member that
+ * was missing: one the array found faulty (errors, lies) comes back only
+ * when an administrator says so (rc_member_readd), and one the newest
+ * superblocks call active although its own is behind lost writes. */
+static bool cand_may_return(const struct cand *c, int i, uint32_t s,
+			    const struct rc_slot *sl, bool catchup)
+{
+	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING;
+}
+
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
-static void place(struct rc_array *a, struct cand *c, int n)
+static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 {
 	const struct rc_sb *t = &a->sb;
 
@@ -278,6 +291,8 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				   c[i].sb.role == s && !a->m[s].dev) {
 				a->m[s].dev = c[i].dev;
 				a->m[s].state = sl->state;
+				a->m[s].catchup = sl->state == RC_MEMBER_REBUILDING &&
+						  (sl->flags & RC_SLOT_CATCHUP);
 				a->m[s].jtail = c[i].sb.journal_tail;
 				/* the device's own counters go on */
 				atomic_store(&a->m[s].read_errors, c[i].sb.err_read);
@@ -286,6 +301,9 @@ static void place(struct rc_array *a, struct cand *c, int n)
 				atomic_store(&a->m[s].repaired, c[i].sb.repaired);
 				sb_damage_note(a, s, &c[i]);
 				c[i].dev = NULL;
+			} else if (!a->m[s].dev &&
+				   cand_may_return(c, i, s, sl, catchup)) {
+				c[i].back = s + 1;
 			} else {
 				rc_log("%s: left out: stale (slot %u is %s in "
 				       "the newest superblock)", c[i].dev->name,
@@ -299,6 +317,28 @@ static void place(struct rc_array *a, struct cand *c, int n)
 	for (int i = 0; i < n; i++)
 		if (c[i].ok)
 			leave_out(&c[i], "no longer in the array's slot table");
+}
+
+/* Step 5, after the start (replay done, nothing written): a former member
+ * whose absence the write-intent record covers takes its slot back as a
+ * catch-up; one it does not cover is left out, stale, as before. */
+static void returning_place(struct rc_array *a, struct cand *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t s = c[i].back - 1;
+
+		if (!c[i].back || !c[i].dev)
+			continue;
+		if (!a->m[s].dev && rc_wi_covers(a, &c[i].sb)) {
+			rc_member_catchup_begin(a, (int)s, c[i].dev, &c[i].sb);
+			rc_csum_drop_slot(a, (int)s);
+			c[i].dev = NULL;
+		} else {
+			rc_log("%s: left out: stale (slot %u is missing in the "
+			       "newest superblock, and the write-intent record "
+			       "does not cover its absence)", c[i].dev->name, s);
+		}
+	}
 }
 
 /* Step 4: a message naming every missing slot. */
@@ -372,7 +412,8 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 	a->sb = c[nb].sb;
 	if (a->sb.feature_ro_compat & ~RC_FEATURE_RO_COMPAT_SUPP)
 		flags |= RC_ASSEMBLE_RDONLY;
-	place(a, c, n);
+	place(a, c, n, (flags & RC_ASSEMBLE_CATCHUP) &&
+	      !(flags & RC_ASSEMBLE_RDONLY));
 	a->g.members = a->sb.members;
 	a->g.level = a->sb.level;
 	a->g.chunk_blocks = a->sb.chunk_blocks;
@@ -386,6 +427,8 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 	ret = rc_array_init(a, flags);
 	if (ret == 0)
 		ret = rc_array_start(a);
+	if (ret == 0)
+		returning_place(a, c, n);
 	if (ret < 0) {
 		snprintf(err, errlen, "starting the array failed: %s",
 			 strerror(-ret));

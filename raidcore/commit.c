@@ -374,6 +374,11 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 		ret = wset_checksum(a, &w);
 	if (ret == 0)
 		ret = wset_add_tables(a, &w);
+	/* Recorded before anything of the batch reaches a member. */
+	for (uint32_t i = 0; i < n && ret == 0 && w.n; i++)
+		rc_wi_note(a, stripes[i]);
+	if (ret == 0 && w.n)
+		ret = rc_wi_flush(a);
 	if (ret == 0 && w.n)
 		ret = wset_journal(a, &w);
 	if (ret == 0 && w.n)
@@ -505,6 +510,7 @@ int rc_discard(struct rc_array *a, uint64_t block, uint64_t count)
 	for (uint64_t s = first; s < last && ret == 0; s++) {
 		rc_geom_stripe(&a->g, s, &map);
 		st = rc_stripe_lock(a, s);
+		rc_wi_note(a, s);
 		if (st->data)
 			rc_stripe_forget(a, st);
 		for (uint32_t c = 0; c < map.ncols && ret == 0; c++) {

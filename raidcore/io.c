@@ -233,6 +233,18 @@ void rc_overlay_write_back(struct rc_array *a, uint32_t *failed)
 				*failed |= 1u << ob->slot;
 }
 
+void rc_overlay_each(struct rc_array *a,
+		     void (*fn)(struct rc_array *a, int slot, uint64_t block))
+{
+	struct rc_overlay_block *ob;
+
+	if (!a->overlay)
+		return;
+	for (int i = 0; i < OVERLAY_BUCKETS; i++)
+		for (ob = a->overlay->tab[i]; ob; ob = ob->next)
+			fn(a, ob->slot, ob->block);
+}
+
 void rc_overlay_free(struct rc_array *a)
 {
 	struct rc_overlay_block *ob, *next;

@@ -238,6 +238,10 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 	ret = rc_member_sync_all(a);
 	if (ret < 0 && rc_array_failed(a))
 		return ret;
+	/* Every member took every write so far: none that leaves now lost
+	 * one unrecorded (wi.c). */
+	if (ret == 0)
+		rc_wi_checkpointed(a);
 	/* A member that shrank is no longer where its blocks were written. */
 	for (uint32_t m = 0; m < a->g.members; m++)
 		if (rc_member_present(a, (int)m))

@@ -3,9 +3,10 @@
  * mdadm's Manage.c does for md - fail a member (rc_member_fail; with
  * rc_member_fail_redundant only when the data does not need it), remove a
  * faulty member or a spare
- * (rc_member_remove), add a spare (rc_spare_add).  The recovery thread
+ * (rc_member_remove), add a spare (rc_spare_add), take a former member
+ * back (rc_member_readd: a catch-up, wi.c).  The recovery thread
  * (recovery.c) then does the rest: a spare added while a slot is not
- * active is rebuilt into it at once.
+ * active is rebuilt into it at once, a member taken back catches up.
  *
  * Each is a first write (activate.c).  Slots and the spare list change
  * under commit_lock and state_lock, as rebuild.c's replace_begin changes
@@ -186,4 +187,57 @@ int rc_spare_add(struct rc_array *a, struct rc_dev *dev)
 out_close:
 	rc_dev_close(dev);
 	return ret;
+}
+
+/* Caller holds state_lock: the slot dev's superblock sb names, when dev
+ * may take it back as a catch-up; else -1. */
+static int readd_slot(struct rc_array *a, const struct rc_sb *sb)
+{
+	int slot = (int)sb->role;
+
+	if (sb->role >= a->g.members ||
+	    memcmp(a->m[slot].uuid, sb->member_uuid, RC_UUID_SIZE) ||
+	    (a->m[slot].state != RC_MEMBER_MISSING &&
+	     a->m[slot].state != RC_MEMBER_FAULTY) ||
+	    !rc_wi_covers(a, sb))
+		return -1;
+	return slot;
+}
+
+int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
+{
+	struct rc_dev *old = NULL;
+	const char *why = NULL;
+	struct rc_sb sb;
+	int slot, ret;
+
+	if (a->rdonly)
+		return -EROFS;
+	ret = rc_sb_read_best(dev, &sb, &why);
+	if (ret < 0)
+		return -ENOENT;
+	ret = rc_array_activate(a);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&a->commit_lock);
+	pthread_mutex_lock(&a->state_lock);
+	slot = readd_slot(a, &sb);
+	if (slot >= 0) {
+		old = a->m[slot].dev;       /* the faulty handle, if any */
+		rc_member_catchup_begin(a, slot, dev, &sb);
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	/* Its superblocks say so from now on (a failure here faults it, and
+	 * the catch-up does not start). */
+	if (slot >= 0) {
+		rc_csum_drop_slot(a, slot);
+		rc_journal_checkpoint(a, false);
+	}
+	pthread_mutex_unlock(&a->commit_lock);
+	if (slot < 0)
+		return -ENOENT;
+	if (old && old != dev)
+		rc_member_dev_retire(a, slot, old);
+	rc_member_state_changed(a);
+	return slot;
 }

@@ -70,11 +70,23 @@ SB_OFF(array_flags, 304);
 SB_OFF(reserved_flags, 308);
 SB_OFF(reserved0, 312);
 SB_OFF(slots, 512);
-SB_OFF(reserved1, 2048);
+SB_OFF(wi, 2048);
+SB_OFF(reserved1, 2112);
 SB_OFF(checksum, 4088);
 static_assert(offsetof(struct rc_slot_disk, state) == 16, "slot state");
 static_assert(offsetof(struct rc_slot_disk, flags) == 20, "slot flags");
 static_assert(offsetof(struct rc_slot_disk, rebuild_pos) == 24, "slot pos");
+
+#define WI_OFF(f, off) static_assert(offsetof(struct rc_wi_hdr_disk, f) == (off), #f)
+WI_OFF(magic, 0);
+WI_OFF(epoch, 8);
+WI_OFF(base_events, 16);
+WI_OFF(region_stripes, 24);
+WI_OFF(nregions, 32);
+WI_OFF(reserved, 40);
+static_assert(offsetof(struct rc_wi_block_disk, epoch) == 24, "wi epoch");
+static_assert(offsetof(struct rc_wi_block_disk, index) == 32, "wi index");
+static_assert(offsetof(struct rc_wi_block_disk, checksum) == 4088, "wi csum");
 
 #define JH_OFF(f, off) static_assert(offsetof(struct rc_jhdr_disk, f) == (off), #f)
 JH_OFF(magic, 0);
@@ -136,7 +148,7 @@ static void sb_slots_encode(const struct rc_slot *s, struct rc_slot_disk *d)
 	for (int i = 0; i < RC_SB_SLOTS; i++) {
 		memcpy(d[i].uuid, s[i].uuid, RC_UUID_SIZE);
 		d[i].state = htole32((uint32_t)s[i].state);
-		d[i].flags = 0;
+		d[i].flags = htole32(s[i].flags);
 		d[i].rebuild_pos = htole64(s[i].rebuild_pos);
 	}
 }
@@ -146,6 +158,7 @@ static void sb_slots_decode(const struct rc_slot_disk *d, struct rc_slot *s)
 	for (int i = 0; i < RC_SB_SLOTS; i++) {
 		memcpy(s[i].uuid, d[i].uuid, RC_UUID_SIZE);
 		s[i].state = (enum rc_member_state)le32toh(d[i].state);
+		s[i].flags = le32toh(d[i].flags);
 		s[i].rebuild_pos = le64toh(d[i].rebuild_pos);
 	}
 }
@@ -195,6 +208,13 @@ static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 	d->repaired = htole64(sb->repaired);
 	d->array_flags = htole32(sb->array_flags);
 	sb_slots_encode(sb->slots, d->slots);
+	if (sb->wi.epoch) {
+		d->wi.magic = htole64(RC_WI_HDR_MAGIC);
+		d->wi.epoch = htole64(sb->wi.epoch);
+		d->wi.base_events = htole64(sb->wi.base_events);
+		d->wi.region_stripes = htole64(sb->wi.region_stripes);
+		d->wi.nregions = htole64(sb->wi.nregions);
+	}
 }
 
 void rc_sb_encode(const struct rc_sb *sb, void *block)
@@ -245,6 +265,13 @@ static void sb_fields_decode(const struct rc_sb_disk *d, struct rc_sb *sb)
 	sb->repaired = le64toh(d->repaired);
 	sb->array_flags = le32toh(d->array_flags);
 	sb_slots_decode(d->slots, sb->slots);
+	/* Anything but a whole header is no record (a full rebuild). */
+	if (le64toh(d->wi.magic) == RC_WI_HDR_MAGIC) {
+		sb->wi.epoch = le64toh(d->wi.epoch);
+		sb->wi.base_events = le64toh(d->wi.base_events);
+		sb->wi.region_stripes = le64toh(d->wi.region_stripes);
+		sb->wi.nregions = le64toh(d->wi.nregions);
+	}
 }
 
 /*
@@ -616,5 +643,43 @@ int rc_layout_member(struct rc_sb *sb, uint64_t device_blocks)
 	sb->data_offset = data_off;
 	sb->member_blocks = mblocks;
 	sb->device_blocks = device_blocks;
+	return 0;
+}
+
+/* ---- write-intent bitmap blocks ------------------------------------------ */
+
+void rc_wi_block_encode(const uint8_t *array_uuid, uint64_t epoch,
+			uint32_t index, const uint64_t *bits, void *block)
+{
+	struct rc_wi_block_disk d;
+	uint64_t first = (uint64_t)index * RC_WI_BITS_BYTES;
+
+	memset(&d, 0, sizeof(d));
+	d.magic = htole64(RC_WI_BLK_MAGIC);
+	memcpy(d.array_uuid, array_uuid, RC_UUID_SIZE);
+	d.epoch = htole64(epoch);
+	d.index = htole32(index);
+	for (uint64_t j = 0; j < RC_WI_BITS_BYTES; j++)
+		d.bits[j] = (uint8_t)(bits[(first + j) / 8] >> ((first + j) % 8 * 8));
+	d.checksum = htole64(XXH3_64bits(&d, sizeof(d)));
+	memcpy(block, &d, sizeof(d));
+}
+
+int rc_wi_block_merge(const void *block, const uint8_t *array_uuid,
+		      uint64_t epoch, uint32_t index, uint64_t *bits)
+{
+	struct rc_wi_block_disk d;
+	uint64_t sum, first = (uint64_t)index * RC_WI_BITS_BYTES;
+
+	memcpy(&d, block, sizeof(d));
+	sum = le64toh(d.checksum);
+	d.checksum = 0;
+	if (sum != XXH3_64bits(&d, sizeof(d)) ||
+	    le64toh(d.magic) != RC_WI_BLK_MAGIC ||
+	    memcmp(d.array_uuid, array_uuid, RC_UUID_SIZE) ||
+	    le64toh(d.epoch) != epoch || le32toh(d.index) != index)
+		return -EBADMSG;
+	for (uint64_t j = 0; j < RC_WI_BITS_BYTES; j++)
+		bits[(first + j) / 8] |= (uint64_t)d.bits[j] << ((first + j) % 8 * 8);
 	return 0;
 }

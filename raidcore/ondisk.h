@@ -7,7 +7,8 @@
  * Member layout (in 4 KiB blocks), format 2:
  *   0                 superblock copy 0
  *   1                 superblock copy 1
- *   2 .. 7            reserved, zero
+ *   2 .. 7            the write-intent record's bitmap (RC_WI_*): which
+ *                     regions were written while a slot was not current
  *   journal_offset    write journal ring, journal_blocks long
  *   csum_offset       block checksum table, csum_blocks long
  *   data_offset       data region, member_blocks long (1 MiB aligned)
@@ -26,7 +27,7 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 0
+#define RC_SB_VERSION_MINOR 1                  /* 1: the write-intent record */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -40,9 +41,14 @@
 				   found the array clean: fsck must not take
 				   its clean fast path */
 
-/* Feature bits: none defined yet.  Unknown incompat bits refuse assembly,
- * unknown ro_compat bits force read-only, unknown compat bits are ignored. */
-#define RC_FEATURE_COMPAT_SUPP 0ull
+/* Feature bits.  Unknown incompat bits refuse assembly, unknown ro_compat
+ * bits force read-only, unknown compat bits are ignored. */
+/* The array keeps a write-intent record (docs/FORMAT.md "Write-intent
+ * record").  compat: older code ignores the record and, because it writes
+ * its superblocks with reserved1 zeroed, erases the header that makes the
+ * record believed - it cannot make a stale record look current. */
+#define RC_FEATURE_COMPAT_WRITE_INTENT 1ull
+#define RC_FEATURE_COMPAT_SUPP RC_FEATURE_COMPAT_WRITE_INTENT
 #define RC_FEATURE_RO_COMPAT_SUPP 0ull
 #define RC_FEATURE_INCOMPAT_SUPP 0ull
 
@@ -51,13 +57,37 @@ enum rc_array_state {
 	RC_STATE_ACTIVE = 1,    /* assembled read-write: may need replay */
 };
 
+/* Slot flags. */
+#define RC_SLOT_CATCHUP 1u      /* REBUILDING: only the regions the
+				   write-intent record names are rebuilt
+				   (the member returned); clear: every stripe */
+
 struct rc_slot_disk {
 	uint8_t uuid[16];       /* member uuid of the device in this slot */
 	uint32_t state;         /* enum rc_member_state */
-	uint32_t flags;         /* zero */
+	uint32_t flags;         /* RC_SLOT_* */
 	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING */
 };
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
+
+/*
+ * The write-intent record's header, in the superblock (bytes 2048..2111):
+ * while some slot is not current, every region of region_stripes stripes
+ * written since events base_events has its bit set in the bitmap blocks
+ * (member blocks 2 .. 7, identical on every active member, tagged with
+ * epoch).  All zero: no record.  Covered by the superblock checksum.
+ */
+#define RC_WI_HDR_MAGIC 0x3152444849574352ull  /* "RCWIHDR1" */
+struct rc_wi_hdr_disk {
+	uint64_t magic;                 /* RC_WI_HDR_MAGIC */
+	uint64_t epoch;                 /* this record's id, never 0 */
+	uint64_t base_events;           /* members at these events or later
+					   are covered */
+	uint64_t region_stripes;        /* stripes per bit */
+	uint64_t nregions;              /* bits in use */
+	uint8_t reserved[24];           /* zero */
+};
+static_assert(sizeof(struct rc_wi_hdr_disk) == 64, "wi header size");
 
 struct rc_sb_disk {
 	uint64_t magic;
@@ -99,18 +129,26 @@ struct rc_sb_disk {
 	uint32_t reserved_flags;        /* zero */
 	uint8_t reserved0[200];
 	struct rc_slot_disk slots[RC_SB_SLOTS];
-	uint8_t reserved1[2040];
+	struct rc_wi_hdr_disk wi;       /* the write-intent record, or zeros */
+	uint8_t reserved1[1976];
 	uint64_t checksum;              /* XXH3-64 of the 4096 bytes, this field zero */
 };
 static_assert(sizeof(struct rc_sb_disk) == RC_BLOCK_SIZE, "sb size");
 static_assert(offsetof(struct rc_sb_disk, label) == 208, "sb label");
 static_assert(offsetof(struct rc_sb_disk, slots) == 512, "sb slots");
+static_assert(offsetof(struct rc_sb_disk, wi) == 2048, "sb wi");
 static_assert(offsetof(struct rc_sb_disk, checksum) == 4088, "sb csum");
 
 struct rc_slot {
 	uint8_t uuid[RC_UUID_SIZE];
 	enum rc_member_state state;
+	uint32_t flags;                 /* RC_SLOT_* */
 	uint64_t rebuild_pos;
+};
+
+/* CPU form of the write-intent header; epoch 0: no record. */
+struct rc_wi_hdr {
+	uint64_t epoch, base_events, region_stripes, nregions;
 };
 
 /* CPU form of the superblock. */
@@ -138,6 +176,7 @@ struct rc_sb {
 	uint64_t err_read, err_write, err_csum, repaired;   /* this device */
 	uint32_t array_flags;
 	struct rc_slot slots[RC_SB_SLOTS];
+	struct rc_wi_hdr wi;
 };
 
 /* Member block of superblock copy c on a device of dev_blocks. */
@@ -157,6 +196,41 @@ void rc_sb_encode(const struct rc_sb *sb, void *block);
  * and a reason in why (a static string).
  */
 int rc_sb_decode(const void *block, struct rc_sb *sb, const char **why);
+
+/*
+ * Write-intent bitmap blocks: member blocks RC_WI_FIRST_BLOCK ..
+ * + RC_WI_BLOCKS - 1.  Block i holds the bits of regions
+ * [i * RC_WI_BITS_PER_BLOCK, (i + 1) * RC_WI_BITS_PER_BLOCK), region r at
+ * bit r % 8 of byte r / 8 of bits[]; it is believed only when its
+ * checksum holds and its array uuid, epoch and index are the header's.
+ */
+#define RC_WI_FIRST_BLOCK 2
+#define RC_WI_BLOCKS 6
+#define RC_WI_BLK_MAGIC 0x3150414d49574352ull  /* "RCWIMAP1" */
+#define RC_WI_BITS_BYTES 4048
+#define RC_WI_BITS_PER_BLOCK (RC_WI_BITS_BYTES * 8)
+#define RC_WI_MAX_REGIONS ((uint64_t)RC_WI_BLOCKS * RC_WI_BITS_PER_BLOCK)
+
+struct rc_wi_block_disk {
+	uint64_t magic;                 /* RC_WI_BLK_MAGIC */
+	uint8_t array_uuid[16];
+	uint64_t epoch;                 /* the header's */
+	uint32_t index;                 /* 0 .. RC_WI_BLOCKS - 1 */
+	uint32_t reserved;              /* zero */
+	uint8_t bits[RC_WI_BITS_BYTES];
+	uint64_t checksum;              /* XXH3-64, this field zero */
+};
+static_assert(sizeof(struct rc_wi_block_disk) == RC_BLOCK_SIZE, "wi block");
+static_assert(offsetof(struct rc_wi_block_disk, bits) == 40, "wi bits");
+
+/* Encodes bitmap block index of the record epoch from bits (the whole
+ * bitmap, RC_WI_MAX_REGIONS bits, as uint64_t words). */
+void rc_wi_block_encode(const uint8_t *array_uuid, uint64_t epoch,
+			uint32_t index, const uint64_t *bits, void *block);
+/* ORs a bitmap block into bits; -EBADMSG when it is not block index of
+ * record epoch of the array (checksum, magic, uuid, epoch, index). */
+int rc_wi_block_merge(const void *block, const uint8_t *array_uuid,
+		      uint64_t epoch, uint32_t index, uint64_t *bits);
 
 /*
  * Journal record header: the first block of a record in a member's ring.

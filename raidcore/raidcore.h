@@ -147,6 +147,11 @@ struct rc_create_params {
 enum rc_assemble_flags {
 	RC_ASSEMBLE_RDONLY = 1 << 0,     /* never write a member */
 	RC_ASSEMBLE_NO_DEGRADED = 1 << 1,/* refuse unless fully redundant */
+	RC_ASSEMBLE_CATCHUP = 1 << 2,    /* a former member whose absence the
+					    write-intent record covers takes
+					    its slot back and catches up on
+					    what changed (the daemon); without
+					    it, it is stale, as for fsck */
 };
 
 /*
@@ -238,6 +243,10 @@ struct rc_member_status {
 	uint64_t write_errors;
 	uint64_t csum_errors;      /* checksum mismatches found on this member */
 	uint64_t repaired;         /* blocks rewritten with reconstructed data */
+	bool catchup;              /* rebuilding only what changed while it
+				      was away (rc_member_readd) */
+	uint64_t resync_regions;   /* the last catch-up (so far): write-intent */
+	uint64_t resync_stripes;   /* regions and stripes rebuilt, 0: none */
 };
 
 struct rc_info {
@@ -323,6 +332,18 @@ int rc_member_remove(struct rc_array *a, int slot);
  * devices, -EMLINK when the array has RC_MAX_SPARES spares.
  */
 int rc_spare_add(struct rc_array *a, struct rc_dev *dev);
+
+/*
+ * md's --re-add: dev is a former member whose absence the write-intent
+ * record covers (its slot missing or faulty, its events at or after the
+ * record's start): it takes its slot back and the recovery thread (or
+ * rc_member_replace(a, slot, NULL, ...)) rebuilds only the regions
+ * written since - a catch-up.  Returns the slot (the array owns dev), or
+ * -ENOENT when dev is not such a member, -EROFS or an activation error
+ * (the caller keeps dev on every error: add it as a spare, rebuilt in
+ * full, or close it).
+ */
+int rc_member_readd(struct rc_array *a, struct rc_dev *dev);
 
 /*
  * Rebuild speed, in KiB/s written to the rebuilt member (md's

@@ -19,6 +19,7 @@
  * the overlay instead of onto the device.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -118,7 +119,7 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 
 	rc_geom_stripe(&a->g, s, &map);
 	c = col_of(&map, slot);
-	if (c < 0)
+	if (c < 0 || !rc_wi_rebuild_wants(a, slot, s))
 		return 0;
 	state = rc_state_alloc(map.ncols, nr);
 	if (!state)
@@ -205,6 +206,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	__atomic_store_n(&m->dev, dev, __ATOMIC_SEQ_CST);
 	memcpy(m->uuid, uuid, RC_UUID_SIZE);
 	m->state = RC_MEMBER_REBUILDING;
+	m->catchup = false;
 	m->rebuild_pos = 0;
 	m->jhead = m->jtail = m->jused = 0;
 	/* What was found about the old device does not hold for this one. */
@@ -253,6 +255,7 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 		pthread_mutex_lock(&a->state_lock);
 		if (a->m[slot].state == RC_MEMBER_REBUILDING) {
 			a->m[slot].state = RC_MEMBER_ACTIVE;
+			a->m[slot].catchup = false;
 			a->m[slot].rebuild_pos = 0;
 		} else {
 			ret = -EIO;     /* it failed in this batch */
@@ -382,18 +385,43 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
 			return -EIO;
 		t0 = rc_mono_ns();
 		per = rebuild_batch_stripes(a);
-		uint64_t end = s + per < a->stripes ? s + per : a->stripes;
+		uint64_t end = rc_wi_batch_end(a, slot, s, per);
+		/* a catch-up is paced by what it rebuilds, not what it skips */
+		bool catchup = a->m[slot].catchup;
+		uint64_t done0 = a->m[slot].resync_stripes;
 
 		ret = rebuild_batch(a, slot, s, end, cols, lost);
 		rebuild_progress_event(a, slot, s, end);
 		if (progress)
 			progress(ctx, end, a->stripes);
-		rebuild_throttle(a, end - s, t0);
+		rebuild_throttle(a, catchup ? a->m[slot].resync_stripes - done0 :
+				 end - s, t0);
 		s = end;
 	}
 	if (ret == 0 && a->stripes == 0)
 		ret = rebuild_batch(a, slot, 0, 0, cols, lost);
 	return ret;
+}
+
+/* What RebuildFinished says: lost blocks, and what a catch-up resynced
+ * (logged too). */
+static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
+				 uint64_t lost, char *why, size_t len)
+{
+	const struct rc_member *m = &a->m[slot];
+
+	why[0] = 0;
+	if (catchup) {
+		snprintf(why, len, "catch-up: %llu regions (%llu stripes) "
+			 "resynced of %llu regions",
+			 (unsigned long long)m->resync_regions,
+			 (unsigned long long)m->resync_stripes,
+			 (unsigned long long)a->wi.nregions);
+		rc_log("slot %d: %s", slot, why);
+	}
+	if (lost)
+		snprintf(why + strlen(why), len - strlen(why), "%s%s",
+			 why[0] ? "; " : "", "some blocks could not be rebuilt");
 }
 
 /* The slot's device given by the caller is the array's once in the slot;
@@ -429,11 +457,16 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 					     RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	if (ret == 0) {
-		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name, NULL,
+		bool catchup = a->m[slot].catchup;
+		char why[160];
+
+		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name,
+			      catchup ? "catch-up" : NULL,
 			      a->m[slot].rebuild_pos, a->stripes, 0);
 		ret = rebuild_run(a, slot, cols, &lost, progress, ctx);
+		rebuild_finished_why(a, slot, catchup, lost, why, sizeof(why));
 		rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
-			      lost ? "some blocks could not be rebuilt" : NULL,
+			      why[0] ? why : NULL,
 			      ret == 0 ? a->stripes : a->m[slot].rebuild_pos,
 			      a->stripes,
 			      ret < 0 ? ret : lost ? -EIO : 0);

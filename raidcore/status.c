@@ -85,6 +85,9 @@ int rc_array_member_status(struct rc_array *a, int slot,
 	pthread_mutex_lock(&a->state_lock);
 	st->state = m->dev ? m->state : RC_MEMBER_MISSING;
 	st->rebuild_done = m->rebuild_pos;
+	st->catchup = m->catchup;
+	st->resync_regions = m->resync_regions;
+	st->resync_stripes = m->resync_stripes;
 	if (m->dev)
 		snprintf(st->name, sizeof(st->name), "%s", m->dev->name);
 	memcpy(st->uuid, m->uuid, RC_UUID_SIZE);

@@ -185,10 +185,13 @@ static bool sb_still_ours(struct rc_array *a, int slot, uint8_t *blk)
 /* Caller holds state_lock.  false when a member failed (it is faulty
  * now) and the template changed: start over. */
 static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
-			   uint8_t *back)
+			   uint8_t *back, uint64_t base)
 {
 	struct sb_target t = { .a = a };
 
+	/* Before the superblocks that say a slot is not current: the
+	 * write-intent record that covers its absence (wi.c). */
+	rc_wi_sb_prepare(a, base);
 	a->sb.events++;
 	a->sb.utime_ns = rc_time_ns();
 	a->sb.journal_seq = a->jcheckpoint;
@@ -230,6 +233,7 @@ int rc_sb_write_all(struct rc_array *a)
 	struct rc_sb *sb = malloc(sizeof(*sb));
 	uint8_t *blk = malloc(RC_BLOCK_SIZE), *back = malloc(RC_BLOCK_SIZE);
 	bool failed = false;
+	uint64_t base;
 	int ret = 0;
 
 	if (!sb || !blk || !back) {
@@ -239,7 +243,8 @@ int rc_sb_write_all(struct rc_array *a)
 	if (!rc_io_may_write(a))
 		goto out;
 	pthread_mutex_lock(&a->state_lock);
-	while (!sb_write_round(a, sb, blk, back))
+	base = a->sb.events;
+	while (!sb_write_round(a, sb, blk, back, base))
 		failed = true;
 	if (rc_array_failed(a))
 		ret = -EIO;

@@ -61,6 +61,9 @@ struct config_opts {
 	bool noatime;                 /* also passed on to libfuse */
 	bool strictatime, nodiratime; /* fs applies them (fs.h) */
 	enum config_degraded degraded;
+	bool catchup;                 /* not an option: the daemon sets it, so
+					 a returning member catches up at
+					 assembly (RC_ASSEMBLE_CATCHUP) */
 	uint64_t cache_bytes;         /* 0: the library's default */
 	char *fuse_opts;              /* comma list for libfuse, or NULL */
 	char *ignored;                /* unknown options, for one warning, or NULL */

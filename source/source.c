@@ -199,7 +199,8 @@ static int array_assemble(const struct config_source *src,
 	unsigned dflags = RC_DEV_EXCL | (o->ro ? RC_DEV_RDONLY : 0);
 	unsigned aflags = (o->ro ? RC_ASSEMBLE_RDONLY : 0) |
 		(o->degraded == CONFIG_DEGRADED_REFUSE ?
-		 RC_ASSEMBLE_NO_DEGRADED : 0);
+		 RC_ASSEMBLE_NO_DEGRADED : 0) |
+		(o->catchup ? RC_ASSEMBLE_CATCHUP : 0);
 	struct rc_dev **devs = calloc((size_t)n, sizeof(*devs));
 	int i, ret = -ENOMEM;
 

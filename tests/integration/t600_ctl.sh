@@ -4,8 +4,9 @@
 # (status: rebuilding -> clean); a second failure with no spare left stays
 # degraded until `remove` + `add` of a new device, rebuilt at once; every
 # file is intact and the array survives losing another member afterwards
-# (and says DegradedArray when mounted so); a former member added back is
-# rebuilt, and a rebuild interrupted by umount resumes from its checkpoint.
+# (and says DegradedArray when mounted so); a former member added back
+# catches up on what was written while it was away, and a catch-up
+# interrupted by umount resumes from its checkpoint.
 # An online scrub finds and repairs bit rot put on a member, is stopped and
 # resumed.  The events reach the configured program in order, also past a program
 # that hangs (killed at its timeout, I/O unaffected); `events -f` follows;
@@ -237,12 +238,16 @@ for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs without m
 	|| t_fail "no DegradedArray for a degraded assembly: $("$CTL" events "$M")"
 for i in $(seq 100); do [ -s "$T/alerts" ] && break; sleep 0.1; done
 [ "$(awk '{print $1}' "$T/alerts")" = DegradedArray ] || t_fail "program saw: $(cat "$T/alerts")"
+head -c 4M /dev/urandom >"$M/while-m0-away" || t_fail "write while m0 is away"
+sync -f "$M/while-m0-away"                      # for m0 to catch up on
+cp "$M/while-m0-away" "$T/away.ref"
 
-t_log "m0 back (MemberReturned), rebuilt; unmounted mid-rebuild, it resumes"
-"$CTL" set "$M" rebuild-speed-max=8M >/dev/null || t_fail "set"
+# (issue 9: m0 is taken back and catches up, no longer rebuilt in full)
+t_log "m0 back (MemberReturned), catching up; unmounted mid-way, it resumes"
+"$CTL" set "$M" rebuild-speed-max=1M >/dev/null || t_fail "set"
 "$CTL" add "$M" "$T/m0.img" >/dev/null || t_fail "add m0 back"
 wait_state rebuilding
-"$CTL" events "$M" | grep -q "MemberReturned device=$T/m0.img" || t_fail "no MemberReturned"
+"$CTL" events "$M" | grep -q "MemberReturned .*device=$T/m0.img" || t_fail "no MemberReturned"
 sleep 0.5
 t_umount "$M"
 t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
@@ -252,6 +257,10 @@ grep -q "RebuildStarted slot=0 .*: resumed from its checkpoint" "$T/events" \
 	|| t_fail "the rebuild did not resume: $(cat "$T/events")"
 grep -q "RebuildStarted .*progress=0:" "$T/events" && t_fail "resumed from 0: $(cat "$T/events")"
 for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs after the resumed rebuild"; done
+cmp -s "$T/away.ref" "$M/while-m0-away" || t_fail "the file written while m0 was away differs"
+grep -q "RebuildFinished slot=0 .*catch-up: [1-9][0-9]* regions" "$T/events" || \
+	"$CTL" events "$M" | grep -q "RebuildFinished slot=0 .*catch-up: [1-9][0-9]* regions" || \
+	t_fail "no catch-up counted: $("$CTL" events "$M")"
 
 t_log "more events than the history keeps: the last 1024 stream out, in order"
 uuid=$("$CTL" status --json "$M" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["arrays"][0]["uuid"])')

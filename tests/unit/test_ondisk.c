@@ -212,6 +212,7 @@ static void sb_assert_equal(const struct rc_sb *a, const struct rc_sb *b)
 				    RC_UUID_SIZE);
 		assert_int_equal(a->slots[i].state, b->slots[i].state);
 		assert_int_equal(a->slots[i].rebuild_pos, b->slots[i].rebuild_pos);
+		assert_int_equal(a->slots[i].flags, b->slots[i].flags);
 	}
 }
 
@@ -255,7 +256,7 @@ static void test_sb_bytes_little_endian(void **state)
 	const struct raw_field f[] = {
 		{ "magic", 0, 8, RC_SB_MAGIC },
 		{ "version_major", 8, 2, 2 },
-		{ "version_minor", 10, 2, 0 },
+		{ "version_minor", 10, 2, 1 },
 		{ "sb_size", 12, 4, 4096 },
 		{ "feature_compat", 16, 8, sb.feature_compat },
 		{ "feature_ro_compat", 24, 8, sb.feature_ro_compat },
@@ -311,6 +312,66 @@ static void test_sb_bytes_little_endian(void **state)
 	assert_memory_equal(b + SLOT_OFF(9), sb.slots[9].uuid, 16);
 }
 
+/* The write-intent header at byte 2048, the CATCHUP slot flag at slot
+ * byte 20, both back as written; a header without its magic is none. */
+static void test_sb_write_intent_bytes(void **state)
+{
+	struct rc_sb sb, out;
+	uint8_t b[BS];
+
+	sb_make(&sb);
+	sb.wi = (struct rc_wi_hdr){ .epoch = 0x1020304050607080ull,
+		.base_events = 0x0102030405060707ull, .region_stripes = 16,
+		.nregions = 0x123 };
+	sb.slots[2].flags = RC_SLOT_CATCHUP;
+	rc_sb_encode(&sb, b);
+	assert_memory_equal(b + 2048, "RCWIHDR1", 8);
+	assert_int_equal(raw_get(b, 2056, 8), sb.wi.epoch);
+	assert_int_equal(raw_get(b, 2064, 8), sb.wi.base_events);
+	assert_int_equal(raw_get(b, 2072, 8), 16);
+	assert_int_equal(raw_get(b, 2080, 8), 0x123);
+	assert_true(raw_is_zero(b, 2088, 4088 - 2088));
+	assert_int_equal(raw_get(b, SLOT_OFF(2) + 20, 4), RC_SLOT_CATCHUP);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	sb_assert_equal(&sb, &out);
+	assert_int_equal(out.wi.epoch, sb.wi.epoch);
+	assert_int_equal(out.wi.base_events, sb.wi.base_events);
+	assert_int_equal(out.wi.nregions, sb.wi.nregions);
+	raw_put(b, 2048, 1, 'X');
+	raw_reseal(b);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_int_equal(out.wi.epoch, 0);
+}
+
+/* A bitmap block: bits where FORMAT.md puts them, merged back only for
+ * its own array, epoch and index, and never with a bit flipped. */
+static void test_wi_block(void **state)
+{
+	static uint64_t bits[RC_WI_MAX_REGIONS / 64], back[RC_WI_MAX_REGIONS / 64];
+	uint8_t uuid[RC_UUID_SIZE] = { 1, 2, 3 }, other[RC_UUID_SIZE] = { 9 };
+	uint8_t b[BS];
+	uint64_t r = RC_WI_BITS_PER_BLOCK + 8 * 5 + 3;  /* block 1, byte 5 */
+
+	memset(bits, 0, sizeof(bits));
+	memset(back, 0, sizeof(back));
+	bits[r / 64] |= 1ull << (r % 64);
+	bits[0] |= 1;                                  /* block 0's */
+	rc_wi_block_encode(uuid, 77, 1, bits, b);
+	assert_memory_equal(b, "RCWIMAP1", 8);
+	assert_int_equal(raw_get(b, 24, 8), 77);
+	assert_int_equal(raw_get(b, 32, 4), 1);
+	assert_int_equal(b[40 + 5], 1 << 3);
+	assert_true(raw_is_zero(b, 40, 5));
+	assert_int_equal(rc_wi_block_merge(b, uuid, 77, 1, back), 0);
+	assert_int_equal(back[r / 64], 1ull << (r % 64));
+	assert_int_equal(back[0], 0);
+	assert_int_equal(rc_wi_block_merge(b, other, 77, 1, back), -EBADMSG);
+	assert_int_equal(rc_wi_block_merge(b, uuid, 78, 1, back), -EBADMSG);
+	assert_int_equal(rc_wi_block_merge(b, uuid, 77, 2, back), -EBADMSG);
+	b[100] ^= 0x10;
+	assert_int_equal(rc_wi_block_merge(b, uuid, 77, 1, back), -EBADMSG);
+}
+
 static void test_sb_reserved_zero(void **state)
 {
 	struct rc_sb sb, out;
@@ -324,7 +385,7 @@ static void test_sb_reserved_zero(void **state)
 	memset(b, 0xa5, sizeof(b));
 	rc_sb_encode(&sb, b);
 	assert_true(raw_is_zero(b, 308, 204));           /* reserved_flags, reserved0 */
-	assert_true(raw_is_zero(b, 2048, 2040));         /* reserved1 */
+	assert_true(raw_is_zero(b, 2048, 2040));         /* no record, reserved1 */
 	assert_true(raw_is_zero(b, 208 + 5, 64 - 5));    /* label tail */
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++)
 		assert_true(raw_is_zero(b, SLOT_OFF(i) + 20, 4));   /* flags */
@@ -1045,6 +1106,8 @@ int main(void)
 		cmocka_unit_test(test_sb_roundtrip),
 		cmocka_unit_test(test_sb_bytes_little_endian),
 		cmocka_unit_test(test_sb_reserved_zero),
+		cmocka_unit_test(test_sb_write_intent_bytes),
+		cmocka_unit_test(test_wi_block),
 		cmocka_unit_test(test_sb_encode_stamps_version),
 		cmocka_unit_test(test_sb_any_flipped_byte),
 		cmocka_unit_test(test_sb_raw_edits),

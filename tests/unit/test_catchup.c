@@ -1,0 +1,296 @@
+/*
+ * test_catchup: the write-intent record and the catch-up of a returning
+ * member (raidcore/wi.c) on memory members - a member away while a few
+ * regions are written comes back and only those regions are rebuilt onto
+ * it (counted), at assembly and through rc_member_readd; afterwards
+ * another member can be lost with every block intact.  A record damaged
+ * on every survivor covers nobody: the member is rebuilt in full.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "rc_test_util.h"
+
+#define CU_DEV_BYTES (32ull << 20)
+#define CU_CHUNK 65536u                 /* 16 blocks: 1 MiB regions are
+					   16 stripes */
+#define CU_REGION_STRIPES 16u
+
+/* Generation of every logical block written, 0: never. */
+struct cu_model {
+	uint64_t blocks;
+	uint32_t stripe_blocks;
+	uint64_t stripes;
+	uint32_t *gen;
+	uint32_t next;
+};
+
+static void cu_model_init(struct cu_model *m, struct rc_array *a)
+{
+	struct rc_info info;
+
+	rc_array_info(a, &info);
+	m->blocks = info.blocks;
+	m->stripe_blocks = info.stripe_blocks;
+	m->stripes = info.stripes;
+	m->gen = calloc(m->blocks, sizeof(*m->gen));
+	m->next = 1;
+	assert_non_null(m->gen);
+}
+
+/* Writes count blocks from logical block first, a new generation. */
+static void cu_write(struct rc_array *a, struct cu_model *m, uint64_t first,
+		     uint32_t count)
+{
+	uint8_t *buf = malloc((size_t)count * RC_BLOCK_SIZE);
+	uint32_t gen = m->next++;
+
+	assert_non_null(buf);
+	for (uint32_t i = 0; i < count; i++) {
+		tb_pattern(buf + (size_t)i * RC_BLOCK_SIZE, first + i, gen);
+		m->gen[first + i] = gen;
+	}
+	assert_int_equal(rc_write(a, first, count, buf), 0);
+	free(buf);
+}
+
+/* Every stripe's first blocks: the whole array holds data. */
+static void cu_fill(struct rc_array *a, struct cu_model *m)
+{
+	for (uint64_t s = 0; s < m->stripes; s++)
+		cu_write(a, m, s * m->stripe_blocks, 3);
+	assert_int_equal(rc_flush(a), 0);
+}
+
+static void cu_verify(struct rc_array *a, const struct cu_model *m)
+{
+	uint8_t buf[RC_BLOCK_SIZE], zero[RC_BLOCK_SIZE] = { 0 };
+
+	for (uint64_t b = 0; b < m->blocks; b++) {
+		assert_int_equal(rc_read(a, b, 1, buf), 0);
+		if (m->gen[b] ? !tb_check(buf, b, m->gen[b]) :
+		    memcmp(buf, zero, sizeof(buf)) != 0)
+			fail_msg("block %llu (generation %u) reads wrong",
+				 (unsigned long long)b, m->gen[b]);
+	}
+}
+
+/* While a member is away: stripes 5, 100 and 101 (regions 0 and 6). */
+static void cu_write_burst(struct rc_array *a, struct cu_model *m)
+{
+	cu_write(a, m, 5ull * m->stripe_blocks + 7, 1);
+	cu_write(a, m, 100ull * m->stripe_blocks, 20);
+	cu_write(a, m, 101ull * m->stripe_blocks + 3, 2);
+	assert_int_equal(rc_flush(a), 0);
+}
+
+/* Slot's catch-up (or full rebuild) to the end: what it rebuilt. */
+static struct rc_member_status cu_rebuild(struct rc_array *a, int slot)
+{
+	struct rc_member_status st;
+
+	assert_int_equal(rc_member_replace(a, slot, NULL, NULL, NULL), 0);
+	rc_array_member_status(a, slot, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_false(st.catchup);
+	return st;
+}
+
+static void cu_expect_two_regions(const struct rc_member_status *st)
+{
+	assert_int_equal(st->resync_regions, 2);
+	assert_int_equal(st->resync_stripes, 2 * CU_REGION_STRIPES);
+}
+
+/* Lose `lost` (a member that was never away): everything still reads. */
+static void cu_verify_without(struct rc_testbed *tb, const struct cu_model *m,
+			      int lost)
+{
+	struct rc_array *a = tb_assemble(tb, 1u << lost, 0);
+
+	cu_verify(a, m);
+	assert_int_equal(rc_array_close(a), 0);
+}
+
+/* Away at one assembly (missing), back at the next: a catch-up there. */
+static void test_catchup_at_assembly(void **state)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct cu_model m;
+
+	tb_init(&tb, 4, CU_DEV_BYTES);
+	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
+	a = tb_assemble(&tb, 0, 0);
+	cu_model_init(&m, a);
+	cu_fill(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+
+	a = tb_assemble(&tb, 1u << 2, 0);              /* member 2 away */
+	cu_write_burst(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+
+	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
+	rc_array_member_status(a, 2, &st);
+	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_true(st.catchup);
+	cu_verify(a, &m);                              /* while behind */
+	st = cu_rebuild(a, 2);
+	cu_expect_two_regions(&st);
+	assert_true(st.resync_stripes * 10 < m.stripes);
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/* Failed while in use, given back while in use (md's --re-add). */
+static void test_catchup_readd(void **state)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct cu_model m;
+
+	tb_init(&tb, 4, CU_DEV_BYTES);
+	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
+	a = tb_assemble(&tb, 0, 0);
+	cu_model_init(&m, a);
+	cu_fill(a, &m);
+	/* closed and assembled again: nothing written since the last
+	 * checkpoint, which a member leaving now might have lost */
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(rc_member_fail(a, 3), 0);
+	cu_write_burst(a, &m);
+	assert_int_equal(rc_member_readd(a, tb_borrow(&tb, 3)), 3);
+	rc_array_member_status(a, 3, &st);
+	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_true(st.catchup);
+	cu_write(a, &m, 300ull * m.stripe_blocks, 4);  /* during it: region 18 */
+	assert_int_equal(rc_flush(a), 0);
+	st = cu_rebuild(a, 3);
+	assert_int_equal(st.resync_regions, 3);
+	assert_int_equal(st.resync_stripes, 3 * CU_REGION_STRIPES);
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 1);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/* The bitmap blocks (member blocks 2 .. 7) of every member overwritten. */
+static void cu_damage_records(struct rc_testbed *tb)
+{
+	uint8_t junk[RC_BLOCK_SIZE];
+
+	memset(junk, 0x5a, sizeof(junk));
+	for (int i = 0; i < tb->n; i++)
+		assert_int_equal(rc_dev_write(tb->mem[i], junk, sizeof(junk),
+					      2ull * RC_BLOCK_SIZE), 0);
+}
+
+/* A record damaged on every survivor covers nobody: a full rebuild. */
+static void test_catchup_damaged_record(void **state)
+{
+	struct rc_member_status st;
+	struct rc_dev *dev;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct cu_model m;
+
+	tb_init(&tb, 4, CU_DEV_BYTES);
+	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
+	a = tb_assemble(&tb, 0, 0);
+	cu_model_init(&m, a);
+	cu_fill(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 1, 0);
+	cu_write_burst(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_damage_records(&tb);
+
+	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_MISSING);  /* not taken back */
+	dev = tb_borrow(&tb, 1);
+	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
+	rc_dev_close(dev);                              /* still ours */
+	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 1), NULL,
+					   NULL), 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(st.resync_stripes, 0);        /* every stripe */
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 3);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/* A catch-up cut short resumes as one at the next assembly; with the
+ * record damaged by then, as a full rebuild from where it stopped. */
+static void cu_resume(bool damage)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct cu_model m;
+
+	tb_init(&tb, 4, CU_DEV_BYTES);
+	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
+	a = tb_assemble(&tb, 0, 0);
+	cu_model_init(&m, a);
+	cu_fill(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 0, 0);
+	cu_write_burst(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	/* taken back, closed before its catch-up ran */
+	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
+	cu_write(a, &m, 200ull * m.stripe_blocks, 1);   /* region 12 */
+	assert_int_equal(rc_array_close(a), 0);
+	if (damage)
+		cu_damage_records(&tb);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 0, &st);
+	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_int_equal(st.catchup, !damage);
+	st = cu_rebuild(a, 0);
+	assert_int_equal(st.resync_regions, damage ? 0 : 3);
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 2);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+static void test_catchup_resumes(void **state)
+{
+	cu_resume(false);
+}
+
+static void test_catchup_resumes_damaged(void **state)
+{
+	cu_resume(true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_catchup_at_assembly),
+		cmocka_unit_test(test_catchup_readd),
+		cmocka_unit_test(test_catchup_damaged_record),
+		cmocka_unit_test(test_catchup_resumes),
+		cmocka_unit_test(test_catchup_resumes_damaged),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
