@@ -136,7 +136,7 @@ static void sb_slots_encode(const struct rc_slot *s, struct rc_slot_disk *d)
 	for (int i = 0; i < RC_SB_SLOTS; i++) {
 		memcpy(d[i].uuid, s[i].uuid, RC_UUID_SIZE);
 		d[i].state = htole32((uint32_t)s[i].state);
-		d[i].flags = 0;
+		d[i].flags = htole32(s[i].flags);
 		d[i].rebuild_pos = htole64(s[i].rebuild_pos);
 	}
 }
@@ -146,6 +146,7 @@ static void sb_slots_decode(const struct rc_slot_disk *d, struct rc_slot *s)
 	for (int i = 0; i < RC_SB_SLOTS; i++) {
 		memcpy(s[i].uuid, d[i].uuid, RC_UUID_SIZE);
 		s[i].state = (enum rc_member_state)le32toh(d[i].state);
+		s[i].flags = le32toh(d[i].flags);
 		s[i].rebuild_pos = le64toh(d[i].rebuild_pos);
 	}
 }

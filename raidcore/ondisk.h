@@ -26,7 +26,7 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 0
+#define RC_SB_VERSION_MINOR 1                  /* 2.1: slot flags REPLACING */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -40,9 +40,12 @@
 				   found the array clean: fsck must not take
 				   its clean fast path */
 
-/* Feature bits: none defined yet.  Unknown incompat bits refuse assembly,
- * unknown ro_compat bits force read-only, unknown compat bits are ignored. */
-#define RC_FEATURE_COMPAT_SUPP 0ull
+/* Feature bits.  Unknown incompat bits refuse assembly, unknown ro_compat
+ * bits force read-only, unknown compat bits are ignored. */
+#define RC_FEATURE_COMPAT_REPLACE 1ull  /* 2.1: a spare entry carries
+					   RC_SLOT_F_REPLACING (set while an
+					   online replacement runs) */
+#define RC_FEATURE_COMPAT_SUPP RC_FEATURE_COMPAT_REPLACE
 #define RC_FEATURE_RO_COMPAT_SUPP 0ull
 #define RC_FEATURE_INCOMPAT_SUPP 0ull
 
@@ -54,9 +57,16 @@ enum rc_array_state {
 struct rc_slot_disk {
 	uint8_t uuid[16];       /* member uuid of the device in this slot */
 	uint32_t state;         /* enum rc_member_state */
-	uint32_t flags;         /* zero */
-	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING */
+	uint32_t flags;         /* RC_SLOT_F_*; zero in a raid slot */
+	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING; stripes
+				   copied, on a REPLACING spare entry */
 };
+/* Slot flags (2.1), only on a spare entry: the spare is the target of an
+ * online replacement of raid slot (flags & RC_SLOT_F_TARGET), filled
+ * while that slot's device serves (replace.c).  A 2.0 reader ignores
+ * flags and sees an ordinary spare, which is safe. */
+#define RC_SLOT_F_REPLACING 0x100u
+#define RC_SLOT_F_TARGET 0xffu
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
 
 struct rc_sb_disk {
@@ -110,6 +120,7 @@ static_assert(offsetof(struct rc_sb_disk, checksum) == 4088, "sb csum");
 struct rc_slot {
 	uint8_t uuid[RC_UUID_SIZE];
 	enum rc_member_state state;
+	uint32_t flags;                 /* RC_SLOT_F_* */
 	uint64_t rebuild_pos;
 };
 
