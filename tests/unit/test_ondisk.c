@@ -255,7 +255,7 @@ static void test_sb_bytes_little_endian(void **state)
 	const struct raw_field f[] = {
 		{ "magic", 0, 8, RC_SB_MAGIC },
 		{ "version_major", 8, 2, 2 },
-		{ "version_minor", 10, 2, 0 },
+		{ "version_minor", 10, 2, RC_SB_VERSION_MINOR },
 		{ "sb_size", 12, 4, 4096 },
 		{ "feature_compat", 16, 8, sb.feature_compat },
 		{ "feature_ro_compat", 24, 8, sb.feature_ro_compat },
@@ -471,6 +471,26 @@ static void test_sb_newer_minor(void **state)
 	sb.version_minor = 3;
 	sb.feature_compat = sb.feature_ro_compat = ~0ull;
 	sb_assert_equal(&sb, &out);
+}
+
+/* 2.1: a spare entry's flags (an online replacement's target and its
+ * slot) are written at byte 20 of the entry and read back. */
+static void test_sb_slot_flags(void **state)
+{
+	struct rc_sb sb, out;
+	uint8_t b[BS];
+	uint32_t e;
+
+	sb_make(&sb);
+	e = sb.members;
+	sb.slots[e].flags = RC_SLOT_F_REPLACING | 3;
+	rc_sb_encode(&sb, b);
+	assert_int_equal(b[SLOT_OFF(e) + 20], 3);
+	assert_int_equal(b[SLOT_OFF(e) + 21], 1);
+	assert_int_equal(b[SLOT_OFF(e) + 22] | b[SLOT_OFF(e) + 23], 0);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_int_equal(out.slots[e].flags, RC_SLOT_F_REPLACING | 3);
+	assert_int_equal(out.slots[e + 1].flags, 0);
 }
 
 static void test_sb_label_unterminated(void **state)
@@ -1049,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_sb_any_flipped_byte),
 		cmocka_unit_test(test_sb_raw_edits),
 		cmocka_unit_test(test_sb_newer_minor),
+		cmocka_unit_test(test_sb_slot_flags),
 		cmocka_unit_test(test_sb_label_unterminated),
 		cmocka_unit_test(test_sb_consistency),
 		cmocka_unit_test(test_jhdr_roundtrip),
