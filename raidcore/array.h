@@ -95,8 +95,9 @@ struct rc_csum_cache;
  * goes.  dst is set and cleared (atomic stores) under commit_lock and
  * state_lock; src, slot, uuid do not change while dst is set; io.c reads
  * dst, src and pos lock-free.  A cleared dst may still be written by a
- * mirror in flight: rc_io_drain(slot) waits those out.  Never more than
- * one at a time.
+ * mirror in flight: rc_io_drain(slot) waits those out.  src is cleared
+ * (atomically) when its device leaves the slot (rc_member_dev_retire),
+ * so it never names another device.  Never more than one at a time.
  */
 struct rc_replace {
 	struct rc_dev *dst;             /* NULL: no replacement */

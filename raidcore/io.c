@@ -99,8 +99,14 @@ void rc_io_drain(struct rc_array *a, int slot)
 
 void rc_member_dev_retire(struct rc_array *a, int slot, struct rc_dev *old)
 {
+	struct rc_dev *src = old;
+
 	if (!old)
 		return;
+	/* a replacement of old mirrors nothing more (nor, after a new
+	 * device took old's address, anything of that one) */
+	__atomic_compare_exchange_n(&a->repl.src, &src, NULL, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	rc_io_drain(a, slot);
 	rc_dev_close(old);
 }
@@ -362,7 +368,8 @@ static struct rc_dev *mirror_of(struct rc_array *a, struct rc_dev *dev)
 {
 	struct rc_dev *dst = __atomic_load_n(&a->repl.dst, __ATOMIC_SEQ_CST);
 
-	return dst && dev && a->repl.src == dev ? dst : NULL;
+	return dst && dev && __atomic_load_n(&a->repl.src, __ATOMIC_SEQ_CST) ==
+	       dev ? dst : NULL;
 }
 
 /* How many of the count blocks from block (absolute) on are in stripes

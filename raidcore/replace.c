@@ -199,9 +199,7 @@ static int replace_swap(struct rc_array *a)
 
 	pthread_mutex_lock(&a->commit_lock);
 	ret = rc_journal_checkpoint(a, false);
-	if (ret == 0)
-		ret = tables_write(a);
-	if (ret < 0)
+	if (ret == 0 && (ret = tables_write(a)) < 0)
 		atomic_store(&a->repl.failed, true);
 	pthread_mutex_lock(&a->state_lock);
 	if (ret == 0 && (a->m[slot].dev != src ||
@@ -229,8 +227,9 @@ static void replace_drop(struct rc_array *a, bool keep)
 {
 	struct rc_dev *dst = a->repl.dst;
 	uint8_t uuid[RC_UUID_SIZE];
-	int n;
+	int n, slot = a->repl.slot;
 
+	/* a->repl is free for another replacement once dst is cleared */
 	memcpy(uuid, a->repl.uuid, RC_UUID_SIZE);
 	pthread_mutex_lock(&a->commit_lock);
 	pthread_mutex_lock(&a->state_lock);
@@ -238,7 +237,7 @@ static void replace_drop(struct rc_array *a, bool keep)
 	pthread_mutex_unlock(&a->state_lock);
 	pthread_mutex_unlock(&a->commit_lock);
 	/* no mirror write to dst is in flight after this */
-	rc_io_drain(a, a->repl.slot);
+	rc_io_drain(a, slot);
 	pthread_mutex_lock(&a->commit_lock);
 	pthread_mutex_lock(&a->state_lock);
 	n = a->nspares;
@@ -259,16 +258,16 @@ static void replace_drop(struct rc_array *a, bool keep)
 	rc_member_state_changed(a);
 }
 
-/* ReplaceFinished, named after both devices. */
-static void replace_told(struct rc_array *a, const char *dst, const char *src,
-			 int err)
+/* ReplaceFinished of slot at pos, named after both devices. */
+static void replace_told(struct rc_array *a, int slot, uint64_t pos,
+			 const char *dst, const char *src, int err)
 {
-	rc_log("replacement of slot %d (%s) by %s: %s", a->repl.slot, src, dst,
+	rc_log("replacement of slot %d (%s) by %s: %s", slot, src, dst,
 	       err == 0 ? "done, the old device is let go" :
 	       err == -EINTR ? "interrupted: it resumes" :
 	       "stopped");
-	rc_event_emit(a, RC_EV_REPLACE_FINISHED, a->repl.slot, dst, src,
-		      atomic_load(&a->repl.pos), a->stripes, err);
+	rc_event_emit(a, RC_EV_REPLACE_FINISHED, slot, dst, src, pos,
+		      a->stripes, err);
 }
 
 /* Why the copy cannot go on, or 0. */
@@ -306,25 +305,39 @@ static int copy_run(struct rc_array *a, bool may_yield, uint8_t *buf,
 	return ret ? ret : copy_check(a, false);
 }
 
+/* The names of both devices, for messages: src's only while it is the
+ * slot's (state_lock keeps it open then). */
+static void names_get(struct rc_array *a, char *dst, char *src, size_t len)
+{
+	struct rc_dev *s;
+
+	snprintf(dst, len, "%s", a->repl.dst->name);
+	pthread_mutex_lock(&a->state_lock);
+	s = a->repl.src;
+	snprintf(src, len, "%s", s && a->m[a->repl.slot].dev == s ? s->name :
+		 "(missing)");
+	pthread_mutex_unlock(&a->state_lock);
+}
+
 int rc_replace_run(struct rc_array *a, bool may_yield)
 {
 	uint8_t *buf = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	char dst[256], src[256];
-	uint64_t lost = 0;
-	int ret;
+	uint64_t lost = 0, pos;
+	int ret, slot = a->repl.slot;
 
 	if (!buf)
 		return -ENOMEM;
-	snprintf(dst, sizeof(dst), "%s", a->repl.dst->name);
-	snprintf(src, sizeof(src), "%s", a->repl.src ? a->repl.src->name : "");
+	names_get(a, dst, src, sizeof(dst));
 	rc_event_emit(a, RC_EV_REPLACE_STARTED, a->repl.slot, dst, src,
 		      atomic_load(&a->repl.pos), a->stripes, 0);
 	ret = copy_run(a, may_yield, buf, &lost);
 	free(buf);
+	pos = atomic_load(&a->repl.pos);
 	if (ret == 0)
 		ret = replace_swap(a);
 	if (ret == -EAGAIN || ret == -EINTR) {
-		replace_told(a, dst, src, -EINTR);
+		replace_told(a, slot, pos, dst, src, -EINTR);
 		return ret;
 	}
 	if (ret < 0 && ret != -ENOMEM && rc_replace_pending(a))
@@ -332,7 +345,7 @@ int rc_replace_run(struct rc_array *a, bool may_yield)
 	if (lost)
 		rc_log("replacement of slot %d: %llu blocks could not be read "
 		       "from any member: they read as errors on %s too",
-		       a->repl.slot, (unsigned long long)lost, dst);
-	replace_told(a, dst, src, ret < 0 ? -EIO : lost ? -EIO : 0);
+		       slot, (unsigned long long)lost, dst);
+	replace_told(a, slot, pos, dst, src, ret < 0 ? -EIO : lost ? -EIO : 0);
 	return ret < 0 ? -EIO : 0;
 }
