@@ -106,6 +106,9 @@ struct rc_replace {
 	uint8_t uuid[RC_UUID_SIZE];     /* dst's member uuid (a spare's entry) */
 	atomic_uint_fast64_t pos;
 	atomic_bool failed;             /* a write to dst failed */
+	/* While the swap writes dst's checksum table: bit i set when slot's
+	 * table block i changes (rc_csum_update); csum_lock. */
+	uint64_t *touched;
 };
 
 struct rc_array {

@@ -16,11 +16,12 @@
  *           each batch dst is flushed and the checkpoint records pos in
  *           the superblocks (the spare entry's rebuild_pos), at the
  *           rebuild's pace (rc_rebuild_pace).
- *   swap    under commit_lock: a checkpoint (nothing left in the rings),
- *           dst's checksum tables written from slot's entries, sealed as
- *           dst's, then dst takes the slot (its uuid, rings empty) and a
- *           second checkpoint writes every member's superblock, events
- *           bumped: the commit point.  src is let go: its uuid is no
+ *   swap    dst's checksum table written from slot's entries, sealed as
+ *           dst's, while the array serves; then under commit_lock a
+ *           checkpoint (nothing left in the rings), the table blocks that
+ *           changed meanwhile written again, dst takes the slot (its
+ *           uuid, rings empty) and a second checkpoint writes every
+ *           member's superblock, events bumped: the commit point.  src is let go: its uuid is no
  *           longer in the slot table, so it is never assembled back.
  *   end     src failed meanwhile: dst becomes the first spare, which the
  *           recovery thread rebuilds into the slot at once; dst failed:
@@ -155,20 +156,65 @@ static int table_block(struct rc_array *a, uint64_t index, uint64_t seed,
 	return 0;
 }
 
-/* dst's whole checksum table, flushed.  Caller holds commit_lock. */
-static int tables_write(struct rc_array *a)
+/* dst's table blocks [0, csum_blocks) - those set in only, if not NULL. */
+static int tables_put(struct rc_array *a, const uint64_t *only)
 {
 	uint64_t seed = rc_table_seed(a->sb.array_uuid, a->repl.uuid);
 	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
 	int ret = blk ? 0 : -ENOMEM;
 
 	for (uint64_t i = 0; i < a->sb.csum_blocks && ret == 0; i++) {
+		if (only && !(only[i / 64] >> (i % 64) & 1))
+			continue;
 		ret = table_block(a, i, seed, blk);
 		if (ret == 0)
 			ret = rc_io_unplaced_write(a, a->repl.dst,
 						   a->sb.csum_offset + i, 1, blk);
 	}
 	free(blk);
+	return ret;
+}
+
+/* Starts (words: the bitmap's size) or ends (0) the record of the
+ * slot's table blocks that change. */
+static int touched_track(struct rc_array *a, size_t words)
+{
+	uint64_t *t = words ? calloc(words, sizeof(*t)) : NULL, *old;
+
+	if (words && !t)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->csum_lock);
+	old = a->repl.touched;
+	a->repl.touched = t;
+	pthread_mutex_unlock(&a->csum_lock);
+	free(old);
+	return 0;
+}
+
+/*
+ * dst's whole checksum table, in two passes so that writes wait only for
+ * the second: all of it while the array serves, then, under commit_lock
+ * (taken by the caller between the two), what changed meanwhile.
+ * phase 0: the first pass; phase 1: the second, then flushed.
+ */
+static int tables_write(struct rc_array *a, int phase)
+{
+	size_t words = RC_DIV_ROUND_UP(a->sb.csum_blocks, 64);
+	uint64_t *t;
+	int ret;
+
+	if (phase == 0) {
+		ret = touched_track(a, words);
+		return ret ? ret : tables_put(a, NULL);
+	}
+	t = calloc(words, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->csum_lock);
+	memcpy(t, a->repl.touched, words * sizeof(*t));
+	pthread_mutex_unlock(&a->csum_lock);
+	ret = tables_put(a, t);
+	free(t);
 	return ret ? ret : rc_io_unplaced_sync(a, a->repl.dst);
 }
 
@@ -197,10 +243,16 @@ static int replace_swap(struct rc_array *a)
 	struct rc_dev *src = a->repl.src;
 	bool taken = false;
 
+	if ((ret = tables_write(a, 0)) < 0) {
+		atomic_store(&a->repl.failed, true);
+		touched_track(a, 0);
+		return ret;
+	}
 	pthread_mutex_lock(&a->commit_lock);
 	ret = rc_journal_checkpoint(a, false);
-	if (ret == 0 && (ret = tables_write(a)) < 0)
+	if (ret == 0 && (ret = tables_write(a, 1)) < 0)
 		atomic_store(&a->repl.failed, true);
+	touched_track(a, 0);
 	pthread_mutex_lock(&a->state_lock);
 	if (ret == 0 && (a->m[slot].dev != src ||
 			 a->m[slot].state != RC_MEMBER_ACTIVE))
