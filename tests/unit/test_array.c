@@ -503,8 +503,9 @@ static void test_replace_online(void **state)
 	write_random(a, &m, &seed, 40);
 	assert_int_equal(rc_flush(a), 0);
 	replace_refusals(&tb, a);
-	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_READ, 3u << 20,
-				      64u << 10, 4), 0);
+	/* the copy's first reads of slot 1's data region fail */
+	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_READ, 5u << 19,
+				      3u << 20, 2), 0);
 	rc_array_set_rebuild_speed(a, 0, 4096);
 	assert_int_equal(rc_array_start_recovery(a), 0);
 	assert_int_equal(rc_member_replace_online(a, 1, tb_borrow(&tb, 5)), 0);
@@ -526,6 +527,8 @@ static void test_replace_online(void **state)
 	replace_wait(a, true, 0);
 	slot_is(a, 1, "mem5");
 	verify_all(a, &m);
+	rc_array_info(a, &info);
+	assert_int_equal(info.unrecoverable, 0);
 	rc_array_set_event_handler(a, NULL, NULL);
 	assert_int_equal(l.kind[0], RC_EV_REPLACE_STARTED);
 	while (l.n > 0 && !(l.kind[l.n - 1] == RC_EV_REPLACE_FINISHED &&
