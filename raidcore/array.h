@@ -599,12 +599,16 @@ void rc_rebuild_pace(struct rc_array *a, uint64_t n, uint64_t start_ns);
 
 /* ---- replace.c: the online replacement's copy (struct rc_replace) ---- */
 /* Run by the recovery thread while a->repl.dst is set: copies slot's
- * column onto dst from repl.pos on, batch by batch, then dst takes the
- * slot and src goes.  0 when done; -EINTR at close (the position is in
- * the superblocks: it resumes), -EAGAIN when a rebuild elsewhere should
- * go first (may_yield; resumed after it), -EIO when src failed (dst became the first
- * spare, rebuilt into the slot as any spare) or dst did (dropped). */
-int rc_replace_run(struct rc_array *a, bool may_yield);
+ * column onto dst from repl.pos on, batch by batch (calling progress, if
+ * not NULL, between them with no lock held), then dst takes the slot and
+ * src goes.  0 when done; -EINTR at close (the position is in the
+ * superblocks: it resumes), -EAGAIN when a rebuild elsewhere should go
+ * first (may_yield; resumed after it), -EIO when src failed (dst became
+ * the first spare, rebuilt into the slot as any spare) or dst did
+ * (dropped). */
+int rc_replace_run(struct rc_array *a, bool may_yield,
+		   void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		   void *ctx);
 /* Is a replacement waiting for the recovery thread? */
 bool rc_replace_pending(struct rc_array *a);
 

@@ -128,10 +128,13 @@ static bool recovery_rebuild(struct rc_array *a, int slot, bool resume,
 }
 
 /* Fills an online replacement (replace.c), yielding to a rebuild that
- * can run (may_yield); true when there is more to do at once. */
-static bool recovery_replace(struct rc_array *a, bool may_yield)
+ * can run (may_yield), the members watched meanwhile; true when there is
+ * more to do at once. */
+static bool recovery_replace(struct rc_array *a, bool may_yield,
+			     uint64_t *next_check)
 {
-	int ret = rc_replace_run(a, may_yield);
+	struct recovery_ctx rc = { a, next_check };
+	int ret = rc_replace_run(a, may_yield, recovery_progress, &rc);
 
 	return ret == 0 || ret == -EAGAIN || ret == -EIO;
 }
@@ -157,7 +160,7 @@ static void *recovery_main(void *arg)
 			if (!worked)
 				failed_at = seen;
 		} else if (rc_replace_pending(a)) {
-			worked = recovery_replace(a, slot < 0);
+			worked = recovery_replace(a, slot < 0, &next_check);
 		}
 		pthread_mutex_lock(&a->state_lock);
 		if (!a->recovery_stop && !worked && a->state_changes == seen &&

@@ -334,8 +334,14 @@ static int copy_check(struct rc_array *a, bool may_yield)
 	return may_yield && rebuild_waits(a) ? -EAGAIN : 0;
 }
 
+/* What the caller calls between batches (no lock held). */
+struct copy_progress {
+	void (*fn)(void *ctx, uint64_t done, uint64_t total);
+	void *ctx;
+};
+
 static int copy_run(struct rc_array *a, bool may_yield, uint8_t *buf,
-		    uint64_t *lost)
+		    uint64_t *lost, const struct copy_progress *p)
 {
 	uint64_t s = atomic_load(&a->repl.pos), t0, end, n = a->stripes;
 	int ret = 0;
@@ -351,6 +357,8 @@ static int copy_run(struct rc_array *a, bool may_yield, uint8_t *buf,
 		if (ret == 0 && s * 5 / n != end * 5 / n && end < n)
 			rc_event_emit(a, RC_EV_REBUILD_PROGRESS, a->repl.slot,
 				      a->repl.dst->name, "replace", end, n, 0);
+		if (p->fn)
+			p->fn(p->ctx, end, n);
 		rc_rebuild_pace(a, end - s, t0);
 		s = end;
 	}
@@ -371,8 +379,11 @@ static void names_get(struct rc_array *a, char *dst, char *src, size_t len)
 	pthread_mutex_unlock(&a->state_lock);
 }
 
-int rc_replace_run(struct rc_array *a, bool may_yield)
+int rc_replace_run(struct rc_array *a, bool may_yield,
+		   void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		   void *ctx)
 {
+	const struct copy_progress p = { progress, ctx };
 	uint8_t *buf = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	char dst[256], src[256];
 	uint64_t lost = 0, pos;
@@ -383,7 +394,7 @@ int rc_replace_run(struct rc_array *a, bool may_yield)
 	names_get(a, dst, src, sizeof(dst));
 	rc_event_emit(a, RC_EV_REPLACE_STARTED, a->repl.slot, dst, src,
 		      atomic_load(&a->repl.pos), a->stripes, 0);
-	ret = copy_run(a, may_yield, buf, &lost);
+	ret = copy_run(a, may_yield, buf, &lost, &p);
 	free(buf);
 	pos = atomic_load(&a->repl.pos);
 	if (ret == 0)
