@@ -8,6 +8,10 @@
  *                                         or a spare)
  *   raidfsctl add MOUNTPOINT DEVICE       md --add: a spare, rebuilt at
  *                                         once into a slot not in use
+ *   raidfsctl replace MOUNTPOINT MEMBER DEVICE
+ *                                         md --replace: DEVICE filled
+ *                                         while MEMBER serves, then takes
+ *                                         its slot
  *   raidfsctl clear MOUNTPOINT            zpool clear: error counters
  *   raidfsctl set MOUNTPOINT rebuild-speed-min=N rebuild-speed-max=N
  *   raidfsctl test-alert MOUNTPOINT       a TestMessage event
@@ -57,6 +61,14 @@ static int manage_args(enum ctl_cmd cmd, int argc, char **argv,
 						    "(suffixes K, M, G)");
 		return 0;
 	}
+	if (cmd == CTL_REPLACE) {
+		if (argc != 3)
+			return manage_usage("replace: MOUNTPOINT, MEMBER and "
+					    "DEVICE are required");
+		arg_resolve(argv[1], false, r->arg, sizeof(r->arg));
+		arg_resolve(argv[2], true, r->device, sizeof(r->device));
+		return 0;
+	}
 	if (argc != (one ? 1 : 2))
 		return manage_usage(one ? "MOUNTPOINT is required" :
 				    cmd == CTL_ADD ? "MOUNTPOINT and DEVICE are "
@@ -78,8 +90,10 @@ int cmd_manage(enum ctl_cmd cmd, int argc, char **argv)
 	ret = manage_args(cmd, argc - 1, argv + 1, &r);
 	if (ret)
 		return ret;
-	if (cmd == CTL_ADD && r.arg[0] != '/') {
-		fprintf(stderr, CTL_PROG ": %s: no such device\n", argv[2]);
+	if ((cmd == CTL_ADD && r.arg[0] != '/') ||
+	    (cmd == CTL_REPLACE && r.device[0] != '/')) {
+		fprintf(stderr, CTL_PROG ": %s: no such device\n",
+			argv[cmd == CTL_ADD ? 2 : 3]);
 		return CTL_EXIT_REFUSED;
 	}
 	ret = ctl_connect(argv[1], &c);

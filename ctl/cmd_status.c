@@ -77,6 +77,18 @@ static void print_rebuild(json_object *rb, json_object *speed, bool verbose)
 		       U64(speed, "max_kib_per_s"));
 }
 
+static void print_replace(json_object *rp)
+{
+	json_object *p;
+
+	json_object_object_get_ex(rp, "percent", &p);
+	printf("  replacing: slot %" PRIu64 " by %s, %.1f%% (%" PRIu64 "/%"
+	       PRIu64 " stripes); the old device serves meanwhile\n",
+	       U64(rp, "slot"), STR(rp, "device"),
+	       p ? json_object_get_double(p) : 0.0, U64(rp, "done_stripes"),
+	       U64(rp, "total_stripes"));
+}
+
 static void print_device(json_object *d, bool verbose)
 {
 	json_object *e;
@@ -123,7 +135,7 @@ static void print_head(json_object *st)
 
 static void print_status(json_object *st, bool verbose)
 {
-	json_object *sp, *rb, *devs, *speed, *sc;
+	json_object *sp, *rb, *devs, *speed, *sc, *rp;
 
 	json_object_object_get_ex(st, "space", &sp);
 	json_object_object_get_ex(st, "rebuild", &rb);
@@ -133,6 +145,8 @@ static void print_status(json_object *st, bool verbose)
 	print_space(sp);
 	if (rb)
 		print_rebuild(rb, speed, verbose);
+	if (json_object_object_get_ex(st, "replace", &rp) && rp)
+		print_replace(rp);
 	if (json_object_object_get_ex(st, "scrub", &sc) && sc)
 		ctl_scrub_print(sc);
 	if (verbose)

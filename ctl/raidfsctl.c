@@ -1,6 +1,6 @@
 /*
  * raidfsctl: administer mounted raidfs arrays while they serve (status,
- * fail, remove, add, clear, set, events, test-alert), through each
+ * fail, remove, add, replace, clear, set, events, test-alert), through each
  * array's control socket.  A small main that dispatches to one file per
  * group of commands (ctl.h); the exit codes are CTL_EXIT_* (ctl.h,
  * docs/DESIGN.md "raidfsctl").
@@ -24,6 +24,9 @@ static void usage(void)
 	       "  add MOUNTPOINT DEVICE         add a spare (rebuilt at once "
 	       "into a slot\n"
 	       "                                not in use)\n"
+	       "  replace MOUNTPOINT MEMBER DEVICE   fill DEVICE while MEMBER "
+	       "serves, then\n"
+	       "                                DEVICE takes its slot\n"
 	       "  clear MOUNTPOINT              reset the error counters\n"
 	       "  set MOUNTPOINT rebuild-speed-min=N rebuild-speed-max=N   "
 	       "KiB/s (K, M, G)\n"
@@ -46,6 +49,7 @@ static const struct {
 	enum ctl_cmd cmd;
 } manage_cmds[] = {
 	{ "fail", CTL_FAIL }, { "remove", CTL_REMOVE }, { "add", CTL_ADD },
+	{ "replace", CTL_REPLACE },
 	{ "clear", CTL_CLEAR }, { "set", CTL_SET },
 	{ "test-alert", CTL_TEST_ALERT },
 };

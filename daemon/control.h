@@ -59,6 +59,8 @@ void control_stop(struct control *c);
 #define CTL_EV_MEMBER_RETURNED "MemberReturned"
 #define CTL_EV_SPARE_ADDED "SpareAdded"
 #define CTL_EV_REMOVED "DeviceRemoved"
+#define CTL_EV_REPLACE_STARTED "ReplaceStarted"
+#define CTL_EV_REPLACE_FINISHED "ReplaceFinished"
 #define CTL_EV_TEST "TestMessage"
 /* hooks: named and documented, raised by nothing yet (online scrub and
  * its reports come later) */

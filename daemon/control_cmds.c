@@ -1,7 +1,8 @@
 /*
  * control_cmds: what raidfsctl's commands do to a running array, each a
  * call into raidcore's maintenance API (raidcore.h: rc_member_fail_redundant,
- * rc_member_remove, rc_spare_add, rc_array_clear_errors,
+ * rc_member_remove, rc_spare_add, rc_member_replace_online,
+ * rc_array_clear_errors,
  * rc_array_set_rebuild_speed), with the refusal said in words.  Run in the
  * server thread (control.c), one at a time.
  *
@@ -124,8 +125,8 @@ static int cmd_remove(struct rc_array *a, const char *member, char *msg,
 /* What is on the device already: another array's member, a filesystem,
  * a partition table are not overwritten; our own former member is
  * welcome back (1). */
-static int add_check(struct rc_array *a, struct ctl_events *ev,
-		     const char *path, struct rc_dev *dev, char *msg, size_t len)
+static int add_check(struct rc_array *a, const char *path,
+		     struct rc_dev *dev, char *msg, size_t len)
 {
 	struct probe_result r;
 	struct rc_info info;
@@ -149,6 +150,45 @@ static int add_check(struct rc_array *a, struct ctl_events *ev,
 			   path, what);
 	}
 	return r.raidfs_ret == 0;
+}
+
+/* DEVICE opened exclusively and checked (add_check), nothing written;
+ * *former: it is our own former member. */
+static int device_open(struct rc_array *a, const char *path,
+		       struct rc_dev **dev, bool *former, char *msg, size_t len)
+{
+	int ret;
+
+	if (path[0] != '/')
+		return say(msg, len, -EINVAL, "%s: not an absolute path", path);
+	ret = rc_dev_open_file(path, RC_DEV_EXCL, dev);
+	if (ret)
+		return say(msg, len, ret, "%s: %s", path, ret == -EBUSY ?
+			   "in use (mounted, or a member of a running array)" :
+			   strerror(-ret));
+	ret = add_check(a, path, *dev, msg, len);
+	if (ret < 0) {
+		rc_dev_close(*dev);
+		return ret;
+	}
+	*former = ret == 1;
+	return 0;
+}
+
+/* What add and replace refuse alike, in words; 1: not one of those. */
+static int device_refused(int ret, const struct rc_info *info,
+			  const char *path, char *msg, size_t len)
+{
+	if (ret == -ENOSPC)
+		return say(msg, len, ret, "%s is too small: a member needs %llu "
+			   "bytes", path, (unsigned long long)
+			   (info->device_blocks_min * RC_BLOCK_SIZE));
+	if (ret == -EEXIST)
+		return say(msg, len, ret, "%s is already a device of this array",
+			   path);
+	if (ret == -EROFS)
+		return say(msg, len, ret, "mounted read-only");
+	return 1;
 }
 
 static int spare_add(struct rc_array *a, const char *path, struct rc_dev *dev,
@@ -184,21 +224,12 @@ static int cmd_add(struct rc_array *a, struct ctl_events *ev, const char *path,
 		   char *msg, size_t len)
 {
 	struct rc_dev *dev;
-	int ret;
+	bool former;
+	int ret = device_open(a, path, &dev, &former, msg, len);
 
-	if (path[0] != '/')
-		return say(msg, len, -EINVAL, "%s: not an absolute path", path);
-	ret = rc_dev_open_file(path, RC_DEV_EXCL, &dev);
 	if (ret)
-		return say(msg, len, ret, "%s: %s", path, ret == -EBUSY ?
-			   "in use (mounted, or a member of a running array)" :
-			   strerror(-ret));
-	ret = add_check(a, ev, path, dev, msg, len);
-	if (ret < 0) {
-		rc_dev_close(dev);
 		return ret;
-	}
-	if (ret == 1)
+	if (former)
 		return add_former(a, ev, path, dev, msg, len);
 	return spare_add(a, path, dev, msg, len);
 }
@@ -211,17 +242,62 @@ static int spare_add(struct rc_array *a, const char *path, struct rc_dev *dev,
 
 	rc_array_info(a, &info);
 	ret = rc_spare_add(a, dev);           /* owns dev now */
-	if (ret == -ENOSPC)
-		return say(msg, len, ret, "%s is too small: a member needs %llu "
-			   "bytes", path, (unsigned long long)
-			   (info.device_blocks_min * RC_BLOCK_SIZE));
-	if (ret == -EEXIST)
-		return say(msg, len, ret, "%s is already a device of this array",
-			   path);
+	if (ret && device_refused(ret, &info, path, msg, len) <= 0)
+		return ret;
 	if (ret)
 		return say(msg, len, ret, "%s: %s", path, strerror(-ret));
 	return say(msg, len, 0, info.degraded ? "%s added: rebuilding onto it" :
 		   "%s added as a spare", path);
+}
+
+/* MEMBER names an active slot (replace needs one serving). */
+static int replace_slot(struct rc_array *a, const char *member,
+			struct rc_info *info, char *msg, size_t len)
+{
+	struct rc_member_status st;
+	int slot = member_resolve(a, member, info, msg, len);
+
+	if (slot < 0)
+		return slot;
+	if ((uint32_t)slot >= info->members)
+		return say(msg, len, -EINVAL, "%s is a spare: only a member can "
+			   "be replaced", member);
+	if (rc_array_member_status(a, slot, &st) == 0 &&
+	    st.state != RC_MEMBER_ACTIVE)
+		return say(msg, len, -ENXIO, "slot %d is %s: nothing serves "
+			   "it to copy from; use 'raidfsctl add' to rebuild it",
+			   slot, rc_member_state_name(st.state));
+	return slot;
+}
+
+static int cmd_replace(struct rc_array *a, const struct ctl_request *r,
+		       char *msg, size_t len)
+{
+	struct rc_dev *dev;
+	bool former;            /* a former member: overwritten like any */
+	struct rc_info info;
+	int slot = replace_slot(a, r->arg, &info, msg, len), ret;
+
+	if (slot < 0)
+		return slot;
+	if (info.replacing)
+		return say(msg, len, -EBUSY, "slot %u is being replaced already",
+			   info.replace_slot);
+	ret = device_open(a, r->device, &dev, &former, msg, len);
+	if (ret)
+		return ret;
+	ret = rc_member_replace_online(a, slot, dev);   /* owns dev now */
+	if (ret && device_refused(ret, &info, r->device, msg, len) <= 0)
+		return ret;
+	if (ret == -ENXIO)
+		return say(msg, len, ret, "slot %d is not active: use 'raidfsctl "
+			   "add' to rebuild it", slot);
+	if (ret == -EBUSY)
+		return say(msg, len, ret, "a replacement runs already");
+	if (ret)
+		return say(msg, len, ret, "%s: %s", r->device, strerror(-ret));
+	return say(msg, len, 0, "replacing slot %d by %s: the old device serves "
+		   "until the copy is done", slot, r->device);
 }
 
 static int cmd_set(struct rc_array *a, const struct ctl_request *r, char *msg,
@@ -256,6 +332,8 @@ int ctl_cmd_run(struct rc_array *a, struct ctl_events *ev,
 		return cmd_remove(a, r->arg, msg, msglen);
 	case CTL_ADD:
 		return cmd_add(a, ev, r->arg, msg, msglen);
+	case CTL_REPLACE:
+		return cmd_replace(a, r, msg, msglen);
 	case CTL_CLEAR:
 		ret = rc_array_clear_errors(a, true);
 		return ret ? say(msg, msglen, ret, "%s", ret == -EROFS ?

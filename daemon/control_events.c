@@ -243,6 +243,24 @@ static void rebuild_finished(struct ctl_events *ev, const struct rc_event *rc,
 		ev->degraded_told = false;
 }
 
+static void replace_finished(struct ctl_events *ev, const struct rc_event *rc,
+			     uint64_t t)
+{
+	int pc = percent(rc->done, rc->total);
+
+	if (rc->err == 0)
+		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
+			   "took slot %d from %s, which is let go", rc->slot,
+			   rc->why);
+	else if (rc->err == -EINTR)
+		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
+			   "interrupted: resumes from its checkpoint");
+	else
+		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
+			   "stopped: a device failed (the old one: the new one "
+			   "is rebuilt into slot %d as a spare)", rc->slot);
+}
+
 /* One of raidcore's events, named (and DegradedArray after a Fail). */
 static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc,
 				uint64_t t)
@@ -269,7 +287,7 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 	case RC_EV_REBUILD_PROGRESS:
 		event_emit(ev, CTL_EV_REBUILD_PROGRESS, rc->slot, rc->dev,
 			   rc->total ? (int)(rc->done * 5 / rc->total) * 20 : 0,
-			   t, "%s", "");
+			   t, "%s", rc->why);
 		break;
 	case RC_EV_REBUILD_FINISHED:
 		rebuild_finished(ev, rc, t);
@@ -279,6 +297,14 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 		break;
 	case RC_EV_REMOVED:
 		event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t, "%s", "");
+		break;
+	case RC_EV_REPLACE_STARTED:
+		event_emit(ev, CTL_EV_REPLACE_STARTED, rc->slot, rc->dev,
+			   percent(rc->done, rc->total), t, "replacing %s%s",
+			   rc->why, rc->done ? " (resumed)" : "");
+		break;
+	case RC_EV_REPLACE_FINISHED:
+		replace_finished(ev, rc, t);
 		break;
 	}
 }

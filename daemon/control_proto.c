@@ -22,6 +22,7 @@ static const char *const cmd_names[CTL_NCMDS] = {
 	[CTL_TEST_ALERT] = "test-alert",
 	[CTL_SET] = "set",
 	[CTL_SCRUB] = "scrub",
+	[CTL_REPLACE] = "replace",
 };
 
 const char *ctl_cmd_name(enum ctl_cmd cmd)
@@ -32,7 +33,7 @@ const char *ctl_cmd_name(enum ctl_cmd cmd)
 /* The argument each command takes ("member", "device"), or NULL. */
 static const char *cmd_arg_key(enum ctl_cmd cmd)
 {
-	if (cmd == CTL_FAIL || cmd == CTL_REMOVE)
+	if (cmd == CTL_FAIL || cmd == CTL_REMOVE || cmd == CTL_REPLACE)
 		return "member";
 	if (cmd == CTL_SCRUB)
 		return "action";
@@ -72,6 +73,9 @@ char *ctl_request_encode(const struct ctl_request *r)
 	json_object_object_add(o, "cmd", json_object_new_string(cmd_names[r->cmd]));
 	if (key)
 		json_object_object_add(o, key, json_object_new_string(r->arg));
+	if (r->cmd == CTL_REPLACE)
+		json_object_object_add(o, "device",
+				       json_object_new_string(r->device));
 	if (r->cmd == CTL_EVENTS)
 		json_object_object_add(o, "follow",
 				       json_object_new_boolean(r->follow));
@@ -135,21 +139,33 @@ static int request_speed(json_object *o, const char *key, bool *has,
 	return 0;
 }
 
+/* The string argument key into out (CTL_ARG_MAX bytes), non-empty. */
+static int request_string(json_object *o, const char *key, char *out,
+			  char *err, size_t errlen)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return err_at(err, errlen, -EINVAL, "argument missing");
+	if ((size_t)json_object_get_string_len(v) >= CTL_ARG_MAX ||
+	    !json_object_get_string_len(v))
+		return err_at(err, errlen, -EINVAL, "argument too long or empty");
+	snprintf(out, CTL_ARG_MAX, "%s", json_object_get_string(v));
+	return 0;
+}
+
 static int request_fields(json_object *o, struct ctl_request *r, char *err,
 			  size_t errlen)
 {
 	const char *key = cmd_arg_key(r->cmd);
 	json_object *v;
 
-	if (key) {
-		if (!json_object_object_get_ex(o, key, &v) ||
-		    !json_object_is_type(v, json_type_string))
-			return err_at(err, errlen, -EINVAL, "argument missing");
-		if ((size_t)json_object_get_string_len(v) >= sizeof(r->arg) ||
-		    !json_object_get_string_len(v))
-			return err_at(err, errlen, -EINVAL, "argument too long or empty");
-		snprintf(r->arg, sizeof(r->arg), "%s", json_object_get_string(v));
-	}
+	if (key && request_string(o, key, r->arg, err, errlen))
+		return -EINVAL;
+	if (r->cmd == CTL_REPLACE &&
+	    request_string(o, "device", r->device, err, errlen))
+		return -EINVAL;
 	if (json_object_object_get_ex(o, "follow", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return err_at(err, errlen, -EINVAL, "follow: not a boolean");

@@ -45,13 +45,15 @@ enum ctl_cmd {
 	CTL_TEST_ALERT,       /* a TestMessage event */
 	CTL_SET,              /* rebuild-speed-min / -max (KiB/s) */
 	CTL_SCRUB,            /* action: start, stop or status */
+	CTL_REPLACE,          /* member, device (absolute path) */
 	CTL_NCMDS
 };
 
 struct ctl_request {
 	enum ctl_cmd cmd;
-	char arg[CTL_ARG_MAX];      /* member (fail, remove), device (add) or
-				       action (scrub) */
+	char arg[CTL_ARG_MAX];      /* member (fail, remove, replace), device
+				       (add) or action (scrub) */
+	char device[CTL_ARG_MAX];   /* replace: the new device */
 	bool follow;                /* events */
 	bool has_speed_min, has_speed_max;
 	uint64_t speed_min_kib, speed_max_kib;

@@ -26,7 +26,7 @@ static const char *layout_name(enum rc_layout l)
 	}
 }
 
-/* failed, rebuilding, degraded, scrubbing or clean. */
+/* failed, rebuilding, degraded, replacing, scrubbing or clean. */
 static const char *array_state(const struct rc_info *info, bool rebuilding,
 			       bool scrubbing)
 {
@@ -36,6 +36,8 @@ static const char *array_state(const struct rc_info *info, bool rebuilding,
 		return "rebuilding";
 	if (info->degraded)
 		return "degraded";
+	if (info->replacing)
+		return "replacing";
 	return scrubbing ? "scrubbing" : "clean";
 }
 
@@ -110,6 +112,40 @@ static json_object *rebuild_json(const struct rc_info *info, int slot,
 	return o;
 }
 
+/* An online replacement's target, as a device. */
+static json_object *replacement_json(const struct rc_info *info)
+{
+	struct rc_member_status st = { .state = RC_MEMBER_SPARE };
+	json_object *o;
+
+	snprintf(st.name, sizeof(st.name), "%s", info->replace_dev);
+	memcpy(st.uuid, info->replace_uuid, RC_UUID_SIZE);
+	o = device_json((int)info->replace_slot, false, &st);
+	json_object_object_add(o, "role", json_object_new_string("replacement"));
+	json_object_object_add(o, "state", json_object_new_string("replacing"));
+	return o;
+}
+
+/* The replacement's progress (done_stripes of total_stripes copied). */
+static json_object *replace_json(const struct rc_info *info)
+{
+	json_object *o;
+
+	if (!info->replacing)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "slot", json_object_new_int(
+		(int)info->replace_slot));
+	json_object_object_add(o, "device", json_object_new_string(
+		info->replace_dev));
+	add_u64(o, "done_stripes", info->replace_done);
+	add_u64(o, "total_stripes", info->stripes);
+	json_object_object_add(o, "percent", json_object_new_double(
+		info->stripes ? 100.0 * (double)info->replace_done /
+		(double)info->stripes : 100.0));
+	return o;
+}
+
 /* Every slot and spare into devices; the rebuild, if one runs. */
 static json_object *devices_json(struct rc_array *a, const struct rc_info *info,
 				 struct ctl_events *ev, json_object **rebuild)
@@ -127,6 +163,8 @@ static json_object *devices_json(struct rc_array *a, const struct rc_info *info,
 		if (st.state == RC_MEMBER_REBUILDING && !*rebuild)
 			*rebuild = rebuild_json(info, (int)s, &st, ev);
 	}
+	if (info->replacing)
+		json_object_array_add(list, replacement_json(info));
 	return list;
 }
 
@@ -184,6 +222,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	add_u64(o, "events_counter", info.events);
 	json_object_object_add(o, "space", space_json(&info, fs));
 	json_object_object_add(o, "rebuild", rebuild);
+	json_object_object_add(o, "replace", replace_json(&info));
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();

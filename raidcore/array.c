@@ -103,6 +103,7 @@ void rc_array_free(struct rc_array *a)
 		rc_dev_close(a->m[s].dev);
 	for (int i = 0; i < a->nspares; i++)
 		rc_dev_close(a->spare[i]);
+	rc_dev_close(a->repl.dst);
 	free(a->zero);
 	pthread_mutex_destroy(&a->commit_lock);
 	pthread_mutex_destroy(&a->retire_lock);

@@ -108,6 +108,33 @@ struct rc_wi {
 					   back whole at assembly */
 };
 
+/*
+ * replace.c: an online replacement (md's --replace): dst, a device with
+ * no slot, is filled with slot's column while slot's device (src) keeps
+ * serving; at the end dst takes the slot.  pos: stripes current on dst.
+ * Every write io.c makes to src in the data region below pos goes to dst
+ * too (rc_io_member_write, under src's I/O hold), so what is copied stays
+ * current; the copy of stripe s runs under commit_lock and s's lock,
+ * which exclude every writer of s, and pos moves past s before the lock
+ * goes.  dst is set and cleared (atomic stores) under commit_lock and
+ * state_lock; src, slot, uuid do not change while dst is set; io.c reads
+ * dst, src and pos lock-free.  A cleared dst may still be written by a
+ * mirror in flight: rc_io_drain(slot) waits those out.  src is cleared
+ * (atomically) when its device leaves the slot (rc_member_dev_retire),
+ * so it never names another device.  Never more than one at a time.
+ */
+struct rc_replace {
+	struct rc_dev *dst;             /* NULL: no replacement */
+	struct rc_dev *src;
+	int slot;
+	uint8_t uuid[RC_UUID_SIZE];     /* dst's member uuid (a spare's entry) */
+	atomic_uint_fast64_t pos;
+	atomic_bool failed;             /* a write to dst failed */
+	/* While the swap writes dst's checksum table: bit i set when slot's
+	 * table block i changes (rc_csum_update); csum_lock. */
+	uint64_t *touched;
+};
+
 struct rc_array {
 	struct rc_geom g;
 	struct rc_sb sb;                /* template: the newest superblock */
@@ -208,6 +235,7 @@ struct rc_array {
 	 * served I/O (rc_read, rc_write: ns on the monotonic clock). */
 	atomic_uint_fast64_t rebuild_min_kib, rebuild_max_kib;
 	atomic_uint_fast64_t last_io_ns;
+	struct rc_replace repl;
 };
 
 /* ---- log.c: messages and the names they use ---- */
@@ -299,6 +327,9 @@ int rc_io_member_read_run(struct rc_array *a, int slot, uint64_t block,
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf);
 int rc_io_member_sync(struct rc_array *a, int slot);
+/* Waits, holding no lock, until no I/O begun on slot before the call is
+ * in flight (a mirror write to a replacement just cleared among them). */
+void rc_io_drain(struct rc_array *a, int slot);
 /* Runs every request, members in parallel; sets each io->err. */
 void rc_io_run(struct rc_array *a, struct rc_io *io, int n);
 /* fdatasync of every present member in parallel; -EIO when some failed,
@@ -632,6 +663,27 @@ int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 		    uint64_t *lost);
 /* Seals slot's changed table blocks and hands them to put. */
 int rc_tables_put(struct rc_array *a, int slot, rc_block_put put);
+
+/* The rebuild's pace (its speed limits), shared with replace.c: stripes
+ * per batch now, and the sleep after a batch of n stripes begun at
+ * start_ns (no lock held; cut short at close). */
+uint64_t rc_rebuild_pace_stripes(struct rc_array *a);
+void rc_rebuild_pace(struct rc_array *a, uint64_t n, uint64_t start_ns);
+
+/* ---- replace.c: the online replacement's copy (struct rc_replace) ---- */
+/* Run by the recovery thread while a->repl.dst is set: copies slot's
+ * column onto dst from repl.pos on, batch by batch (calling progress, if
+ * not NULL, between them with no lock held), then dst takes the slot and
+ * src goes.  0 when done; -EINTR at close (the position is in the
+ * superblocks: it resumes), -EAGAIN when a rebuild elsewhere should go
+ * first (may_yield; resumed after it), -EIO when src failed (dst became
+ * the first spare, rebuilt into the slot as any spare) or dst did
+ * (dropped). */
+int rc_replace_run(struct rc_array *a, bool may_yield,
+		   void (*progress)(void *ctx, uint64_t done, uint64_t total),
+		   void *ctx);
+/* Is a replacement waiting for the recovery thread? */
+bool rc_replace_pending(struct rc_array *a);
 
 /* ---- replay_gaps.c: what lost journal records held ---- */
 /* A row a replayed batch touched: the members that lost their record of

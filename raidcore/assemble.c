@@ -256,6 +256,30 @@ static bool cand_may_return(const struct cand *c, int i, uint32_t s,
 	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING;
 }
 
+/*
+ * A spare entry that is an online replacement's target (RC_SLOT_F_REPLACING)
+ * becomes the replacement again, its copy resumed by the recovery thread:
+ * from its recorded position after a clean close, from the start after a
+ * crash, whose replayed journal reaches the slot's device only.  Its slot
+ * is taken only later (place fills slots in order), so it is checked
+ * when the copy starts (replace.c).
+ */
+static bool repl_take(struct rc_array *a, const struct rc_slot *sl,
+		      struct rc_dev *dev)
+{
+	uint32_t slot = sl->flags & RC_SLOT_F_TARGET;
+
+	if (!(sl->flags & RC_SLOT_F_REPLACING) || a->repl.dst ||
+	    slot >= a->sb.members)
+		return false;
+	a->repl.dst = dev;
+	a->repl.slot = (int)slot;
+	memcpy(a->repl.uuid, sl->uuid, RC_UUID_SIZE);
+	atomic_store(&a->repl.pos, a->sb.array_state == RC_STATE_CLEAN ?
+		     sl->rebuild_pos : 0);
+	return true;
+}
+
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
 static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 {
@@ -276,6 +300,9 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				continue;
 			if (s >= t->members) {
 				if (sl->state == RC_MEMBER_SPARE &&
+				    repl_take(a, sl, c[i].dev)) {
+					c[i].dev = NULL;
+				} else if (sl->state == RC_MEMBER_SPARE &&
 				    a->nspares < RC_MAX_SPARES) {
 					a->spare[a->nspares] = c[i].dev;
 					a->spare_sb[a->nspares++] = c[i].sb;
@@ -317,6 +344,9 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 	for (int i = 0; i < n; i++)
 		if (c[i].ok)
 			leave_out(&c[i], "no longer in the array's slot table");
+	/* writes below the recorded position go on reaching the target */
+	if (a->repl.dst)
+		a->repl.src = a->m[a->repl.slot].dev;
 }
 
 /* Step 5, after the start (replay done, nothing written): a former member
@@ -447,6 +477,7 @@ fail_placed:
 	for (int i = 0; i < a->nspares; i++)
 		a->spare[i] = NULL;
 	a->nspares = 0;
+	a->repl.dst = NULL;
 	rc_array_free(a);
 	a = NULL;
 fail:

@@ -230,6 +230,15 @@ static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e)
 	a->cc->dirty[e->slot] = e;
 }
 
+/* Caller holds csum_lock: table block index of slot changes; an online
+ * replacement writing the slot's table onto its device (replace.c) wants
+ * to know. */
+static void replace_touch(struct rc_array *a, int slot, uint64_t index)
+{
+	if (a->repl.touched && slot == a->repl.slot)
+		a->repl.touched[index / 64] |= 1ull << (index % 64);
+}
+
 int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 		   uint64_t csum)
 {
@@ -238,6 +247,7 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 	int ret = 0;
 
 	pthread_mutex_lock(&a->csum_lock);
+	replace_touch(a, slot, mblock / RC_CSUM_PER_BLOCK);
 	e = entry_get(a, slot, mblock / RC_CSUM_PER_BLOCK);
 	if (!e) {
 		ret = -ENOMEM;

@@ -84,19 +84,30 @@ static void dev_release(struct rc_array *a, int slot, unsigned e)
 	atomic_fetch_sub(&a->m[slot].io_holds[e], 1);
 }
 
-void rc_member_dev_retire(struct rc_array *a, int slot, struct rc_dev *old)
+void rc_io_drain(struct rc_array *a, int slot)
 {
 	struct rc_member *m = &a->m[slot];
 	struct timespec ms = { 0, 1000000 };
 	unsigned e;
 
-	if (!old)
-		return;
 	pthread_mutex_lock(&a->retire_lock);
 	e = atomic_fetch_add(&m->io_epoch, 1) & 1;
 	while (atomic_load(&m->io_holds[e]))
 		nanosleep(&ms, NULL);
 	pthread_mutex_unlock(&a->retire_lock);
+}
+
+void rc_member_dev_retire(struct rc_array *a, int slot, struct rc_dev *old)
+{
+	struct rc_dev *src = old;
+
+	if (!old)
+		return;
+	/* a replacement of old mirrors nothing more (nor, after a new
+	 * device took old's address, anything of that one) */
+	__atomic_compare_exchange_n(&a->repl.src, &src, NULL, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	rc_io_drain(a, slot);
 	rc_dev_close(old);
 }
 
@@ -363,6 +374,52 @@ static int io_sync(struct rc_array *a, struct rc_dev *dev,
 	return ret;
 }
 
+/* The replacement of slot's device dev, if one is being filled (struct
+ * rc_replace); caller holds dev (dev_hold). */
+static struct rc_dev *mirror_of(struct rc_array *a, struct rc_dev *dev)
+{
+	struct rc_dev *dst = __atomic_load_n(&a->repl.dst, __ATOMIC_SEQ_CST);
+
+	return dst && dev && __atomic_load_n(&a->repl.src, __ATOMIC_SEQ_CST) ==
+	       dev ? dst : NULL;
+}
+
+/* How many of the count blocks from block (absolute) on are in stripes
+ * the replacement's copy has passed (a member's stripes ascend with its
+ * blocks, in every layout). */
+static uint32_t mirror_prefix(struct rc_array *a, int slot, uint64_t block,
+			      uint32_t count)
+{
+	uint64_t pos = atomic_load(&a->repl.pos), mb, stripe, end;
+	uint32_t col, chunk = a->g.chunk_blocks, n = 0;
+
+	if (block < a->sb.data_offset)
+		return 0;
+	mb = block - a->sb.data_offset;
+	while (n < count && mb < a->g.member_blocks &&
+	       rc_geom_reverse(&a->g, (uint32_t)slot, mb, &stripe, &col) == 0 &&
+	       stripe < pos) {
+		end = (mb / chunk + 1) * chunk;
+		n += (uint32_t)(end - mb < count - n ? end - mb : count - n);
+		mb = end;
+	}
+	return n;
+}
+
+/* A write to slot's device goes to its replacement too where the copy
+ * has passed: what is copied stays current.  A failed mirror write fails
+ * the replacement, not the write. */
+static void mirror_write(struct rc_array *a, int slot, struct rc_dev *dev,
+			 uint64_t block, uint32_t count, const void *buf)
+{
+	struct rc_dev *dst = mirror_of(a, dev);
+
+	if (dst)
+		count = mirror_prefix(a, slot, block, count);
+	if (dst && count && io_write(a, dst, NULL, block, count, buf) < 0)
+		atomic_store(&a->repl.failed, true);
+}
+
 int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, const void *buf)
 {
@@ -372,6 +429,8 @@ int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 
 	if (ret < 0 && ret != -EROFS)
 		size_check(a, slot, dev);
+	if (ret == 0)
+		mirror_write(a, slot, dev, block, count, buf);
 	dev_release(a, slot, e);
 	return ret;
 }
@@ -379,11 +438,14 @@ int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 int rc_io_member_sync(struct rc_array *a, int slot)
 {
 	unsigned e;
-	struct rc_dev *dev = dev_hold(a, slot, &e);
+	struct rc_dev *dev = dev_hold(a, slot, &e), *dst;
 	int ret = io_sync(a, dev, &a->m[slot].write_errors);
 
 	if (ret < 0)
 		size_check(a, slot, dev);
+	dst = mirror_of(a, dev);
+	if (dst && io_sync(a, dst, NULL) < 0)
+		atomic_store(&a->repl.failed, true);
 	dev_release(a, slot, e);
 	return ret;
 }

@@ -4,9 +4,11 @@
  * rc_member_fail_redundant only when the data does not need it), remove a
  * faulty member or a spare
  * (rc_member_remove), add a spare (rc_spare_add), take a former member
- * back (rc_member_readd: a catch-up, wi.c).  The recovery thread
+ * back (rc_member_readd: a catch-up, wi.c), replace a member online
+ * (rc_member_replace_online: md's --replace).  The recovery thread
  * (recovery.c) then does the rest: a spare added while a slot is not
- * active is rebuilt into it at once, a member taken back catches up.
+ * active is rebuilt into it at once, a member taken back catches up, a
+ * replacement is filled (replace.c).
  *
  * Each is a first write (activate.c).  Slots and the spare list change
  * under commit_lock and state_lock, as rebuild.c's replace_begin changes
@@ -130,15 +132,25 @@ static bool dev_is_ours(struct rc_array *a, const struct rc_dev *dev)
 {
 	const struct rc_dev *o;
 
-	for (int i = 0; i < (int)a->g.members + a->nspares; i++) {
+	for (int i = 0; i <= (int)a->g.members + a->nspares; i++) {
 		o = i < (int)a->g.members ? a->m[i].dev :
-		    a->spare[i - (int)a->g.members];
+		    i < (int)a->g.members + a->nspares ?
+		    a->spare[i - (int)a->g.members] : a->repl.dst;
 		if (o && ((dev->rdev && dev->rdev == o->rdev) ||
 			  (!dev->rdev && dev->ino == o->ino &&
 			   dev->st_dev == o->st_dev)))
 			return true;
 	}
 	return false;
+}
+
+/* One more spare entry fits (the replacement's counts as one). */
+static bool slot_table_has_room(const struct rc_array *a)
+{
+	uint32_t used = a->g.members + (uint32_t)a->nspares + (a->repl.dst != NULL);
+
+	return a->nspares + (a->repl.dst != NULL) < RC_MAX_SPARES &&
+	       used < RC_SB_SLOTS;
 }
 
 /* Caller holds commit_lock and state_lock. */
@@ -148,8 +160,7 @@ static int spare_append(struct rc_array *a, struct rc_dev *dev)
 
 	if (dev_is_ours(a, dev))
 		return -EEXIST;
-	if (a->nspares >= RC_MAX_SPARES ||
-	    a->g.members + (uint32_t)a->nspares >= RC_SB_SLOTS)
+	if (!slot_table_has_room(a))
 		return -EMLINK;
 	sb = &a->spare_sb[a->nspares];
 	*sb = a->sb;
@@ -240,4 +251,59 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 		rc_member_dev_retire(a, slot, old);
 	rc_member_state_changed(a);
 	return slot;
+}
+
+/* Caller holds commit_lock and state_lock: dev becomes slot's replacement
+ * target, its copy not begun. */
+static int repl_set(struct rc_array *a, int slot, struct rc_dev *dev,
+		    char *old, size_t len)
+{
+	struct rc_member *m = &a->m[slot];
+
+	if (a->repl.dst)
+		return -EBUSY;
+	if (!m->dev || m->state != RC_MEMBER_ACTIVE)
+		return -ENXIO;
+	if (dev_is_ours(a, dev))
+		return -EEXIST;
+	if (!slot_table_has_room(a))
+		return -EMLINK;
+	snprintf(old, len, "%s", m->dev->name);
+	a->repl.src = m->dev;
+	a->repl.slot = slot;
+	uuid_generate(a->repl.uuid);
+	atomic_store(&a->repl.pos, 0);
+	atomic_store(&a->repl.failed, false);
+	__atomic_store_n(&a->repl.dst, dev, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev)
+{
+	int ret = manage_begin(a, slot, a->g.members);
+	char old[256] = "";
+
+	if (ret == 0 && dev->size / RC_BLOCK_SIZE <
+	    rc_sb_device_blocks_min(&a->sb))
+		ret = -ENOSPC;
+	if (ret < 0)
+		goto out_close;
+	pthread_mutex_lock(&a->commit_lock);
+	pthread_mutex_lock(&a->state_lock);
+	ret = repl_set(a, slot, dev, old, sizeof(old));
+	pthread_mutex_unlock(&a->state_lock);
+	if (ret == 0)
+		ret = rc_sb_write_all(a);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (ret == -EBUSY || ret == -ENXIO || ret == -EEXIST || ret == -EMLINK)
+		goto out_close;
+	rc_log("%s: replacing slot %d (%s), which serves meanwhile", dev->name,
+	       slot, old);
+	rc_event_emit(a, RC_EV_REPLACE_STARTED, slot, dev->name, old, 0,
+		      a->stripes, ret);
+	rc_member_state_changed(a);
+	return ret;
+out_close:
+	rc_dev_close(dev);
+	return ret;
 }

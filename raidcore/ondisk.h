@@ -27,7 +27,8 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 1                  /* 1: the write-intent record */
+#define RC_SB_VERSION_MINOR 1                  /* 2.1: the write-intent record,
+						   slot flags (catch-up, REPLACING) */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -48,7 +49,11 @@
  * its superblocks with reserved1 zeroed, erases the header that makes the
  * record believed - it cannot make a stale record look current. */
 #define RC_FEATURE_COMPAT_WRITE_INTENT 1ull
-#define RC_FEATURE_COMPAT_SUPP RC_FEATURE_COMPAT_WRITE_INTENT
+#define RC_FEATURE_COMPAT_REPLACE 2ull  /* 2.1: a spare entry carries
+					   RC_SLOT_F_REPLACING (set while an
+					   online replacement runs) */
+#define RC_FEATURE_COMPAT_SUPP (RC_FEATURE_COMPAT_WRITE_INTENT | \
+				RC_FEATURE_COMPAT_REPLACE)
 #define RC_FEATURE_RO_COMPAT_SUPP 0ull
 #define RC_FEATURE_INCOMPAT_SUPP 0ull
 
@@ -57,17 +62,23 @@ enum rc_array_state {
 	RC_STATE_ACTIVE = 1,    /* assembled read-write: may need replay */
 };
 
-/* Slot flags. */
-#define RC_SLOT_CATCHUP 1u      /* REBUILDING: only the regions the
-				   write-intent record names are rebuilt
-				   (the member returned); clear: every stripe */
-
 struct rc_slot_disk {
 	uint8_t uuid[16];       /* member uuid of the device in this slot */
 	uint32_t state;         /* enum rc_member_state */
-	uint32_t flags;         /* RC_SLOT_* */
-	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING */
+	uint32_t flags;         /* RC_SLOT_CATCHUP on a raid slot,
+				   RC_SLOT_F_* on a spare entry */
+	uint64_t rebuild_pos;   /* stripes rebuilt, while REBUILDING; stripes
+				   copied, on a REPLACING spare entry */
 };
+/* Slot flags (2.1), disjoint bits.  On a spare entry: the spare is the
+ * target of an online replacement of raid slot (flags & RC_SLOT_F_TARGET),
+ * filled while that slot's device serves (replace.c).  A 2.0 reader
+ * ignores flags and sees an ordinary spare, which is safe.  On a raid slot
+ * that is REBUILDING: RC_SLOT_CATCHUP, only the regions the write-intent
+ * record names are rebuilt (the member returned); clear: every stripe. */
+#define RC_SLOT_F_TARGET 0xffu
+#define RC_SLOT_F_REPLACING 0x100u
+#define RC_SLOT_CATCHUP 0x200u
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
 
 /*
@@ -142,7 +153,7 @@ static_assert(offsetof(struct rc_sb_disk, checksum) == 4088, "sb csum");
 struct rc_slot {
 	uint8_t uuid[RC_UUID_SIZE];
 	enum rc_member_state state;
-	uint32_t flags;                 /* RC_SLOT_* */
+	uint32_t flags;                 /* RC_SLOT_CATCHUP, RC_SLOT_F_* */
 	uint64_t rebuild_pos;
 };
 

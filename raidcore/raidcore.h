@@ -262,6 +262,11 @@ struct rc_info {
 	uint8_t uuid[RC_UUID_SIZE];
 	char label[RC_LABEL_MAX];
 	bool degraded;             /* some slot is not active */
+	bool replacing;            /* an online replacement (not yet done) */
+	uint32_t replace_slot;     /* ... of this slot */
+	uint64_t replace_done;     /* ... stripes copied */
+	char replace_dev[256];     /* ... onto this device */
+	uint8_t replace_uuid[RC_UUID_SIZE];  /* ... its member uuid */
 	bool rdonly;
 	bool was_unclean;          /* the journal was replayed at assembly */
 	uint64_t replayed_txns;
@@ -346,6 +351,23 @@ int rc_spare_add(struct rc_array *a, struct rc_dev *dev);
 int rc_member_readd(struct rc_array *a, struct rc_dev *dev);
 
 /*
+ * md's --replace, zpool replace: dev (owned by the array from the call
+ * on, also on failure) is filled with slot's column while slot's device
+ * goes on serving, so the array never loses redundancy: the recovery
+ * thread (if running) copies it (verified blocks read from the slot's
+ * device, the others reconstructed), every write reaches both meanwhile,
+ * and at the end dev takes the slot and the old device is let go (its
+ * uuid no longer in the slot table: never assembled back).  If the old
+ * device fails meanwhile, dev becomes the first spare and is rebuilt into
+ * the slot.  Returns once the replacement is recorded: -EINVAL no such
+ * slot, -EROFS, -ENXIO the slot is not active (use rc_spare_add),
+ * -EBUSY a replacement runs already, -ENOSPC dev too small, -EEXIST dev
+ * is already one of the array's devices, -EMLINK no room in the slot
+ * table.
+ */
+int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev);
+
+/*
  * Rebuild speed, in KiB/s written to the rebuilt member (md's
  * speed_limit_min / speed_limit_max): a rebuild runs at up to max, and at
  * up to min while the array served reads or writes within the last
@@ -367,6 +389,11 @@ enum rc_event_kind {
 					done, lost blocks read as errors) */
 	RC_EV_SPARE_ADDED = 5,       /* rc_spare_add */
 	RC_EV_REMOVED = 6,           /* rc_member_remove */
+	RC_EV_REPLACE_STARTED = 7,   /* rc_member_replace_online: dev replaces
+					slot's device (why: its name) */
+	RC_EV_REPLACE_FINISHED = 8,  /* err 0: dev took slot (why: the old
+					device); else the copy stopped (-EIO:
+					a device failed; why says which) */
 };
 
 struct rc_event {

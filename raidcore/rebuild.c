@@ -357,6 +357,16 @@ static void rebuild_throttle(struct rc_array *a, uint64_t n, uint64_t start_ns)
 	}
 }
 
+uint64_t rc_rebuild_pace_stripes(struct rc_array *a)
+{
+	return rebuild_batch_stripes(a);
+}
+
+void rc_rebuild_pace(struct rc_array *a, uint64_t n, uint64_t start_ns)
+{
+	rebuild_throttle(a, n, start_ns);
+}
+
 /* RebuildProgress each time the rebuild passes a multiple of 20 %. */
 static void rebuild_progress_event(struct rc_array *a, int slot,
 				   uint64_t before, uint64_t after)

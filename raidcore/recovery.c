@@ -5,6 +5,8 @@
  * activate.c) it
  *   - resumes a rebuild that was interrupted (a REBUILDING slot),
  *   - puts a spare into a failed or missing slot and rebuilds it,
+ *   - otherwise fills an online replacement (replace.c), which yields to
+ *     such a rebuild,
  *   - faults the members found lying (rc_member_faults_apply: too many
  *     errors, shrunk, not the device last written), unless the array
  *     cannot run without them,
@@ -125,6 +127,18 @@ static bool recovery_rebuild(struct rc_array *a, int slot, bool resume,
 	return ret == 0;
 }
 
+/* Fills an online replacement (replace.c), yielding to a rebuild that
+ * can run (may_yield), the members watched meanwhile; true when there is
+ * more to do at once. */
+static bool recovery_replace(struct rc_array *a, bool may_yield,
+			     uint64_t *next_check)
+{
+	struct recovery_ctx rc = { a, next_check };
+	int ret = rc_replace_run(a, may_yield, recovery_progress, &rc);
+
+	return ret == 0 || ret == -EAGAIN || ret == -EIO;
+}
+
 static void *recovery_main(void *arg)
 {
 	struct rc_array *a = arg;
@@ -145,6 +159,8 @@ static void *recovery_main(void *arg)
 			worked = recovery_rebuild(a, slot, resume, &next_check);
 			if (!worked)
 				failed_at = seen;
+		} else if (rc_replace_pending(a)) {
+			worked = recovery_replace(a, slot < 0, &next_check);
 		}
 		pthread_mutex_lock(&a->state_lock);
 		if (!a->recovery_stop && !worked && a->state_changes == seen &&

@@ -25,6 +25,14 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	for (uint32_t s = 0; s < a->g.members; s++)
 		info->degraded |= !a->m[s].dev ||
 				  a->m[s].state != RC_MEMBER_ACTIVE;
+	info->replacing = a->repl.dst != NULL;
+	if (info->replacing) {
+		info->replace_slot = (uint32_t)a->repl.slot;
+		info->replace_done = atomic_load(&a->repl.pos);
+		snprintf(info->replace_dev, sizeof(info->replace_dev), "%s",
+			 a->repl.dst->name);
+		memcpy(info->replace_uuid, a->repl.uuid, RC_UUID_SIZE);
+	}
 	pthread_mutex_unlock(&a->state_lock);
 	memcpy(info->uuid, a->sb.array_uuid, RC_UUID_SIZE);
 	memcpy(info->label, a->sb.label, RC_LABEL_MAX);

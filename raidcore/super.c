@@ -90,14 +90,36 @@ static void sb_for_member(const struct rc_array *a, int slot,
 	sb->repaired = atomic_load(&a->m[slot].repaired);
 }
 
+/* Spare i's superblock; i -1: the replacement's (a spare's, too). */
 static void sb_for_spare(const struct rc_array *a, int i, struct rc_sb *sb)
 {
+	const struct rc_dev *dev = i < 0 ? a->repl.dst : a->spare[i];
+
 	*sb = a->sb;
 	sb->role = RC_ROLE_SPARE;
-	memcpy(sb->member_uuid, a->spare_sb[i].member_uuid, RC_UUID_SIZE);
+	memcpy(sb->member_uuid, i < 0 ? a->repl.uuid :
+	       a->spare_sb[i].member_uuid, RC_UUID_SIZE);
 	sb->journal_tail = 0;
-	sb->device_blocks = a->spare[i]->size / RC_BLOCK_SIZE;
+	sb->device_blocks = dev->size / RC_BLOCK_SIZE;
 	sb->err_read = sb->err_write = sb->err_csum = sb->repaired = 0;
+}
+
+/* An online replacement's target: a spare entry after the spares, with
+ * the slot it replaces and how far its copy is (ondisk.h, 2.1), so that
+ * an assembly takes it back as the target, and a 2.0 one as a spare. */
+static void repl_slot_entry(struct rc_array *a)
+{
+	struct rc_slot *sl = &a->sb.slots[a->g.members + (uint32_t)a->nspares];
+
+	a->sb.feature_compat &= ~RC_FEATURE_COMPAT_REPLACE;
+	if (!a->repl.dst)
+		return;
+	memcpy(sl->uuid, a->repl.uuid, RC_UUID_SIZE);
+	sl->state = RC_MEMBER_SPARE;
+	sl->flags = RC_SLOT_F_REPLACING | (uint32_t)a->repl.slot;
+	sl->rebuild_pos = atomic_load(&a->repl.pos);
+	a->sb.nspares++;
+	a->sb.feature_compat |= RC_FEATURE_COMPAT_REPLACE;
 }
 
 static void slots_from_members(struct rc_array *a)
@@ -106,16 +128,22 @@ static void slots_from_members(struct rc_array *a)
 		memcpy(a->sb.slots[i].uuid, a->m[i].uuid, RC_UUID_SIZE);
 		a->sb.slots[i].state = a->m[i].state;
 		a->sb.slots[i].rebuild_pos = a->m[i].rebuild_pos;
+		a->sb.slots[i].flags = a->m[i].catchup &&
+				       a->m[i].state == RC_MEMBER_REBUILDING ?
+				       RC_SLOT_CATCHUP : 0;
 	}
 	for (int i = 0; i < a->nspares; i++) {
 		memcpy(a->sb.slots[a->g.members + i].uuid,
 		       a->spare_sb[i].member_uuid, RC_UUID_SIZE);
 		a->sb.slots[a->g.members + i].state = RC_MEMBER_SPARE;
+		a->sb.slots[a->g.members + i].flags = 0;
+		a->sb.slots[a->g.members + i].rebuild_pos = 0;
 	}
 	for (uint32_t i = a->g.members + (uint32_t)a->nspares; i < RC_SB_SLOTS; i++)
 		memset(&a->sb.slots[i], 0, sizeof(a->sb.slots[i])),
 		a->sb.slots[i].state = RC_MEMBER_EMPTY;
 	a->sb.nspares = (uint32_t)a->nspares;
+	repl_slot_entry(a);
 }
 
 /* Would the array lose data without slot?  Caller holds state_lock. */
@@ -224,6 +252,12 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 		sb_for_spare(a, i, sb);
 		t.dev = a->spare[i];
 		rc_sb_put_copies(sb, blk, sb_put, &t);
+	}
+	if (a->repl.dst) {
+		sb_for_spare(a, -1, sb);
+		t.dev = a->repl.dst;
+		if (rc_sb_put_copies(sb, blk, sb_put, &t) < 0)
+			atomic_store(&a->repl.failed, true);
 	}
 	return true;
 }

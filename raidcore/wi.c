@@ -289,12 +289,8 @@ void rc_wi_sb_prepare(struct rc_array *a, uint64_t base)
 
 	if (!a->wi.pending)
 		return;
-	for (uint32_t s = 0; s < a->g.members; s++) {
+	for (uint32_t s = 0; s < a->g.members; s++)
 		degraded |= !slot_is_current(a, s);
-		a->sb.slots[s].flags = a->m[s].catchup &&
-				       a->m[s].state == RC_MEMBER_REBUILDING ?
-				       RC_SLOT_CATCHUP : 0;
-	}
 	pthread_mutex_lock(&a->wi.lock);
 	if (degraded && !a->wi.recording) {
 		record_start(a, base);

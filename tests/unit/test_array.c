@@ -435,6 +435,170 @@ static void test_manage_fail_remove_add(void **state)
 	tb_fini(&tb);
 }
 
+/* Polls (20 ms) until the online replacement is gone, or past done
+ * stripes with want_done; asserts it did within 30 s. */
+static void replace_wait(struct rc_array *a, bool want_done, uint64_t done)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	struct rc_info info;
+
+	for (int i = 0; i < 1500; i++) {
+		rc_array_info(a, &info);
+		if (want_done ? !info.replacing && !info.degraded :
+		    info.replacing && info.replace_done > done)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("replacement %s", want_done ? "never finished" :
+		 "never moved");
+}
+
+static void slot_is(struct rc_array *a, int slot, const char *name)
+{
+	struct rc_member_status st;
+
+	assert_int_equal(rc_array_member_status(a, slot, &st), 0);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_string_equal(st.name, name);
+}
+
+/* raidfsctl replace's refusals: each closes the device, writes nothing. */
+static void replace_refusals(struct rc_testbed *tb, struct rc_array *a)
+{
+	struct rc_dev *small;
+
+	assert_int_equal(rc_member_replace_online(a, 1, tb_borrow(tb, 0)),
+			 -EEXIST);
+	assert_int_equal(rc_dev_mem_create(1u << 20, "small", &small), 0);
+	assert_int_equal(rc_member_replace_online(a, 1, small), -ENOSPC);
+	assert_int_equal(rc_member_replace_online(a, 9, tb_borrow(tb, 5)),
+			 -EINVAL);
+}
+
+/*
+ * md's --replace: slot 1 is copied onto a new device while it serves and
+ * the array is written; a read error on it costs nothing; another member
+ * failing mid-copy leaves every block readable (slot 1 still serves: the
+ * array never was degraded by the replacement).  At the end the new
+ * device holds slot 1 and the old one is never assembled back; with the
+ * old one and two others gone (RAID 6), every block still reads right
+ * from the new one.
+ */
+static void test_replace_online(void **state)
+{
+	struct ev_log l = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint64_t seed = 31;
+
+	tb_init(&tb, 6, DEV_BYTES);               /* RAID 6 of 5, one new */
+	tb.n = 5;
+	tb_create(&tb, RC_RAID6, 16384, 0);
+	tb.n = 6;
+	a = tb_assemble(&tb, 1u << 5, 0);
+	rc_array_set_event_handler(a, ev_record, &l);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 40);
+	assert_int_equal(rc_flush(a), 0);
+	replace_refusals(&tb, a);
+	/* the copy's first reads of slot 1's data region fail */
+	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_READ, 5u << 19,
+				      3u << 20, 2), 0);
+	rc_array_set_rebuild_speed(a, 0, 4096);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_member_replace_online(a, 1, tb_borrow(&tb, 5)), 0);
+	assert_int_equal(rc_member_replace_online(a, 3, tb_borrow(&tb, 5)),
+			 -EBUSY);
+	rc_array_info(a, &info);
+	assert_true(info.replacing);
+	assert_int_equal(info.replace_slot, 1);
+	replace_wait(a, false, info.stripes / 3);
+	write_random(a, &m, &seed, 20);           /* below and above the copy */
+	assert_int_equal(rc_member_fail(a, 2), 0);
+	rc_array_info(a, &info);
+	assert_true(info.replacing);
+	verify_all(a, &m);
+	write_random(a, &m, &seed, 20);
+	rc_array_set_rebuild_speed(a, 0, 0);
+	assert_int_equal(rc_member_remove(a, 2), 0);
+	assert_int_equal(rc_spare_add(a, tb_borrow(&tb, 2)), 0);
+	replace_wait(a, true, 0);
+	slot_is(a, 1, "mem5");
+	verify_all(a, &m);
+	rc_array_info(a, &info);
+	assert_int_equal(info.unrecoverable, 0);
+	rc_array_set_event_handler(a, NULL, NULL);
+	assert_int_equal(l.kind[0], RC_EV_REPLACE_STARTED);
+	while (l.n > 0 && !(l.kind[l.n - 1] == RC_EV_REPLACE_FINISHED &&
+			    l.err[l.n - 1] == 0))
+		l.n--;
+	assert_true(l.n > 0);                     /* it finished, told so */
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);               /* the old one offered too */
+	slot_is(a, 1, "mem5");
+	rc_array_info(a, &info);
+	assert_false(info.replacing);
+	assert_false(info.degraded);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 1 | 1u << 3 | 1u << 4, 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/* A replacement interrupted by close resumes from its checkpoint; one
+ * whose old device fails becomes an ordinary rebuild onto the new one. */
+static void test_replace_resume_and_fail(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint64_t seed = 41, at;
+
+	tb_init(&tb, 6, DEV_BYTES);               /* RAID 5 of 4, two new */
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	tb.n = 6;
+	a = tb_assemble(&tb, 1u << 4 | 1u << 5, 0);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 40);
+	rc_array_set_rebuild_speed(a, 0, 4096);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_member_replace_online(a, 0, tb_borrow(&tb, 4)), 0);
+	replace_wait(a, false, 8);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 5, 0);
+	rc_array_info(a, &info);
+	assert_true(info.replacing);
+	assert_true(info.replace_done > 8);       /* not from zero */
+	at = info.replace_done;
+	assert_true(at < info.stripes);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	replace_wait(a, true, 0);
+	slot_is(a, 0, "mem4");
+	verify_all(a, &m);
+	/* the old device of slot 3 fails mid-copy: rebuilt onto mem5 */
+	rc_array_set_rebuild_speed(a, 0, 4096);
+	assert_int_equal(rc_member_replace_online(a, 3, tb_borrow(&tb, 5)), 0);
+	replace_wait(a, false, 4);
+	assert_int_equal(rc_member_fail(a, 3), 0);
+	write_random(a, &m, &seed, 10);
+	rc_array_set_rebuild_speed(a, 0, 0);
+	replace_wait(a, true, 0);
+	slot_is(a, 3, "mem5");
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 0 | 1u << 1 | 1u << 3, 0);  /* mem4, mem5 hold data */
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* A speed limit holds a rebuild back: 6 MiB members at 4 MiB/s take
  * more than half a second (unlimited: a few milliseconds). */
 static void test_rebuild_speed_limit(void **state)
@@ -640,6 +804,8 @@ int main(void)
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
 		cmocka_unit_test(test_manage_fail_remove_add),
+		cmocka_unit_test(test_replace_online),
+		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_rebuild_speed_limit),
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),

@@ -534,6 +534,26 @@ static void test_sb_newer_minor(void **state)
 	sb_assert_equal(&sb, &out);
 }
 
+/* 2.1: a spare entry's flags (an online replacement's target and its
+ * slot) are written at byte 20 of the entry and read back. */
+static void test_sb_slot_flags(void **state)
+{
+	struct rc_sb sb, out;
+	uint8_t b[BS];
+	uint32_t e;
+
+	sb_make(&sb);
+	e = sb.members;
+	sb.slots[e].flags = RC_SLOT_F_REPLACING | 3;
+	rc_sb_encode(&sb, b);
+	assert_int_equal(b[SLOT_OFF(e) + 20], 3);
+	assert_int_equal(b[SLOT_OFF(e) + 21], 1);
+	assert_int_equal(b[SLOT_OFF(e) + 22] | b[SLOT_OFF(e) + 23], 0);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_int_equal(out.slots[e].flags, RC_SLOT_F_REPLACING | 3);
+	assert_int_equal(out.slots[e + 1].flags, 0);
+}
+
 static void test_sb_label_unterminated(void **state)
 {
 	struct rc_sb sb, out;
@@ -1112,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_sb_any_flipped_byte),
 		cmocka_unit_test(test_sb_raw_edits),
 		cmocka_unit_test(test_sb_newer_minor),
+		cmocka_unit_test(test_sb_slot_flags),
 		cmocka_unit_test(test_sb_label_unterminated),
 		cmocka_unit_test(test_sb_consistency),
 		cmocka_unit_test(test_jhdr_roundtrip),
