@@ -123,7 +123,8 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len);
 /* Stops the running scrub between two ranges; -EALREADY when none runs. */
 int ctl_scrub_stop(struct ctl_scrub *sc, char *msg, size_t len);
 bool ctl_scrub_running(struct ctl_scrub *sc);
-/* state, position, the counts so far (the status object's "scrub") */
+/* state, position, the counts so far, and the last scrub that went
+ * through, kept on the members (the status object's "scrub") */
 json_object *ctl_scrub_json(struct ctl_scrub *sc);
 /* Stops a running scrub, frees sc. */
 void ctl_scrub_free(struct ctl_scrub *sc);

@@ -1,8 +1,8 @@
 /*
  * control_status: the array at a glance, as the JSON object raidfsctl
  * prints (`status --json` gives it as is; docs/raidfsctl-status.schema.json
- * is its schema, version CTL_STATUS_VERSION), with the scrub's state
- * (control_scrub.c).  Read from raidcore's
+ * is its schema, version CTL_STATUS_VERSION), with the scrub's state and
+ * the last scrub's result (control_scrub.c).  Read from raidcore's
  * status calls (a few locks held for microseconds, no I/O) and the
  * filesystem's statfs.
  */
