@@ -65,7 +65,7 @@ void ctl_scrub_print(json_object *sc)
 	       ctl_json_u64(rep, "checksum_errors"), ctl_json_u64(rep, "read_errors"),
 	       ctl_json_u64(rep, "repaired"), ctl_json_u64(rep, "unrecoverable"),
 	       ctl_json_u64(rep, "parity_mismatches"));
-	if (last && strcmp(json_object_get_string(st), "finished"))
+	if (last)
 		last_print(last);
 }
 

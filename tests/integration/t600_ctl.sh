@@ -147,8 +147,8 @@ sleep 0.3
 "$CTL" scrub status "$M" | grep -q "scrub: stopped" || t_fail "scrub status after stop"
 "$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
 "$CTL" scrub start "$M" | grep -q "scrub resumed at stripe [1-9]" || t_fail "scrub did not resume"
-for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "scrub: finished" && break; sleep 0.1; done
-"$CTL" scrub status "$M" | grep -q "finished.* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.1; done
+"$CTL" scrub status "$M" | grep -q "^  scrub: finished.* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
 	|| t_fail "scrub: $("$CTL" scrub status "$M")"
 validate
 "$PY" -c '
@@ -289,7 +289,7 @@ t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
 grep -q "the scrub running at the last unmount: scrub resumed at stripe [1-9]" "$T/daemon.log" \
 	|| t_fail "the scrub did not go on: $(grep -i scrub "$T/daemon.log")"
 "$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
-for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "scrub: finished" && break; sleep 0.1; done
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.1; done
 validate
 "$PY" -c '
 import json, sys
