@@ -137,7 +137,7 @@ static json_object *space_json(const struct rc_info *info, struct fs *fs)
 
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 			     const char *mountpoint, struct ctl_events *ev,
-			     struct ctl_scrub *sc)
+			     struct ctl_scrub *sc, struct ctl_damage *dmg)
 {
 	json_object *o = json_object_new_object(), *rebuild, *devs, *speed;
 	struct rc_info info;
@@ -173,6 +173,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "space", space_json(&info, fs));
 	json_object_object_add(o, "rebuild", rebuild);
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
+	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);

@@ -384,6 +384,12 @@ enum rc_event_kind {
 					done, lost blocks read as errors) */
 	RC_EV_SPARE_ADDED = 5,       /* rc_spare_add */
 	RC_EV_REMOVED = 6,           /* rc_member_remove */
+	RC_EV_LOST = 7,              /* logical blocks [done, done + total)
+					of data cannot be established (a
+					read, a scrub, a rebuild found them;
+					they read as -EIO): the daemon names
+					the files.  Raised again each time
+					they are met */
 };
 
 struct rc_event {

@@ -101,6 +101,9 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (ret)
 			break;
 		rc_row_apply(a, mp, cols, r, r, state, &v, true);
+		/* a survivor's read error costs the row's unknown data alone:
+		 * named (the daemon lists the files), and the rebuild goes on */
+		rc_row_report_lost(a, mp, r, &v, ~0ull);
 		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
 				      member_put, lost);
 	}
