@@ -180,7 +180,7 @@ static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 		uint64_t ino = sc->hit[i].ino, off = sc->hit[i].off;
 		bool fresh;
 
-		if (fs_path(d->fs, ino, path, sizeof(path)))
+		if (fs_path_find(d->fs, ino, path, sizeof(path)))
 			path[0] = '\0';
 		pthread_mutex_lock(&d->lock);
 		fresh = range_add(d, ino, off, off + 4096, path);

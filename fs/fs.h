@@ -333,6 +333,11 @@ int fs_syncfs(struct fs *fs);
  * Caller holds no lock.
  */
 int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len);
+/* The same, and when no name is remembered (a file not looked up since
+ * mount), a search of the directory tree for an entry naming ino: for the
+ * rare damaged file, not for a hot path.  -ENOENT (buf "") when no
+ * directory names it. */
+int fs_path_find(struct fs *fs, uint64_t ino, char *buf, size_t len);
 /*
  * The files that hold the blocks blocks[0 .. n) (logical array blocks,
  * sorted ascending): fn(ctx, ino, off, block) for each block that an

@@ -102,6 +102,78 @@ int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len)
 	return buf[0] ? 0 : -ENOENT;
 }
 
+/* ---- a path by search ----------------------------------------------------- */
+#define SEARCH_DEPTH 64
+#define SEARCH_DIRS 100000u             /* directories looked at, at most */
+
+struct path_search {
+	uint64_t ino;
+	char *buf;                      /* the path so far, NUL-terminated */
+	size_t cap;
+	unsigned dirs;
+};
+
+/*
+ * Depth first below dir (whose path is ps->buf): the first entry naming
+ * ps->ino, its path left in ps->buf.  One entry is read at a time under
+ * the directory's lock, never held across the descent.  Caller holds
+ * ns_lock (read): no name changes meanwhile.
+ */
+static int search_dir(struct fs *fs, uint64_t dir, struct path_search *ps,
+		      int depth)
+{
+	char name[FS_NAME_MAX + 1];
+	size_t at = strlen(ps->buf);
+	struct fs_inode *dp;
+	uint64_t got, k = 0;
+	uint8_t dt;
+	int err;
+
+	if (depth > SEARCH_DEPTH || ++ps->dirs > SEARCH_DIRS ||
+	    fs_iget(fs, dir, &dp))
+		return -ENOENT;
+	for (err = -ENOENT; err == -ENOENT; k++) {
+		pthread_rwlock_rdlock(&dp->lock);
+		err = S_ISDIR(dp->d.mode) ? fs_dir_next(fs, dp, k, name, &got,
+							 &dt, &k) : -ENOTDIR;
+		pthread_rwlock_unlock(&dp->lock);
+		if (err)
+			break;
+		if (at + 1 + strlen(name) + 1 > ps->cap) {
+			err = -ENOENT;
+			continue;
+		}
+		snprintf(ps->buf + at, ps->cap - at, "/%s", name);
+		if (got == ps->ino)
+			break;
+		err = -ENOENT;
+		if (S_ISDIR((mode_t)dt << 12))
+			err = search_dir(fs, got, ps, depth + 1);
+		if (err)
+			ps->buf[at] = '\0';
+	}
+	fs_iput(fs, dp);
+	return err ? -ENOENT : 0;
+}
+
+int fs_path_find(struct fs *fs, uint64_t ino, char *buf, size_t len)
+{
+	struct path_search ps = { ino, buf, len, 0 };
+	int err;
+
+	if (!fs_path(fs, ino, buf, len))
+		return 0;
+	if (len < 2)
+		return -ENAMETOOLONG;
+	buf[0] = '\0';
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	err = search_dir(fs, FS_ROOT_INO, &ps, 0);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (err)
+		buf[0] = '\0';
+	return err;
+}
+
 /* ---- unreadable ranges --------------------------------------------------- */
 #define REPORT_RUNS_MAX 8
 #define REPORT_REPEAT_NS (10 * 1000000000ull)
