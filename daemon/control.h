@@ -62,8 +62,8 @@ void control_stop(struct control *c);
 #define CTL_EV_SPARE_ADDED "SpareAdded"
 #define CTL_EV_REMOVED "DeviceRemoved"
 #define CTL_EV_TEST "TestMessage"
-/* hooks: named and documented, raised by nothing yet (online scrub and
- * its reports come later) */
+/* raised by the online scrub (control_scrub.c); UnrecoverableData also by
+ * the damage list (control_damage.c), naming the files */
 #define CTL_EV_SCRUB_FINISHED "ScrubFinished"
 #define CTL_EV_CSUM_REPAIRED "ChecksumRepaired"
 #define CTL_EV_UNRECOVERABLE "UnrecoverableData"

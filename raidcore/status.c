@@ -45,14 +45,22 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	return 0;
 }
 
-int rc_array_clear_errors(struct rc_array *a, bool counters)
+/* Before a change of the superblocks an administrator asks for. */
+static int sb_change_begin(struct rc_array *a)
 {
 	int ret;
 
 	if (a->rdonly)
 		return -EROFS;
 	ret = rc_array_activate(a);
-	if (ret < 0)
+	return ret < 0 ? ret : 0;
+}
+
+int rc_array_clear_errors(struct rc_array *a, bool counters)
+{
+	int ret = sb_change_begin(a);
+
+	if (ret)
 		return ret;
 	pthread_mutex_lock(&a->state_lock);
 	atomic_store(&a->errors_seen, false);
@@ -110,12 +118,9 @@ void rc_array_get_admin(struct rc_array *a, struct rc_admin *ad)
 int rc_array_set_scrub_state(struct rc_array *a, const struct rc_admin *ad)
 {
 	struct rc_admin *to = &a->sb.admin;
-	int ret;
+	int ret = sb_change_begin(a);
 
-	if (a->rdonly)
-		return -EROFS;
-	ret = rc_array_activate(a);
-	if (ret < 0)
+	if (ret)
 		return ret;
 	pthread_mutex_lock(&a->state_lock);
 	to->scrub_active = ad->scrub_active;

@@ -16,13 +16,7 @@ CTL=$RAIDFS_BIN/raidfsctl
 SCHEMA=$TESTS_DIR/../../docs/raidfsctl-status.schema.json
 [ -x "$CTL" ] || t_fail "no $CTL"
 "$PY" -c 'import jsonschema' 2>/dev/null || t_skip "no python3-jsonschema"
-FAULTFS=${FAULTFS:-$(cd "$TESTS_DIR/../.." && pwd)/build/tools/faultfs}
-[ -x "$FAULTFS" ] || t_skip "no faultfs ($FAULTFS): make build/tools/faultfs"
-mkdir -p "$T/back" "$T/ff"
-"$FAULTFS" -f "$T/back" "$T/ff" 2>"$T/faultfs.log" &
-T_PIDS+=($!)
-T_MOUNTS+=("$T/ff")
-t_wait_mounted "$T/ff" $! || { cat "$T/faultfs.log"; t_fail "faultfs did not mount"; }
+t_faultfs
 
 for i in 0 1 2 3; do truncate -s 24M "$T/back/m$i.img"; done
 t_mkfs 5 64K -s "$T/back/m3.img" "$T/back/m0.img" "$T/back/m1.img" "$T/back/m2.img"
