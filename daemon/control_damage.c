@@ -13,9 +13,11 @@
  * the path the filesystem knows for it (none for an unlinked file), merged
  * with the ranges of that inode it touches: so a block met again (the
  * kernel retries a failed page, a scrub after a read) changes nothing and
- * raises no new event.  Blocks no file holds (metadata, free space) are
- * counted apart.  Bounded: DAMAGE_RANGES ranges, DAMAGE_QUEUE blocks
- * queued; past them the ranges or blocks are counted, not kept.
+ * raises no new event; and a block looked up once is not looked up again
+ * until `clear` (a program retrying a read of it costs no scans).  Blocks
+ * no file holds (metadata, free space) are counted apart.  Bounded:
+ * DAMAGE_RANGES ranges, DAMAGE_QUEUE blocks queued, DAMAGE_SEEN blocks
+ * remembered; past them ranges or blocks are counted, not kept.
  *
  * Lock: d->lock guards the queue and the list; a leaf, held for copies
  * only, never across the scan or an event post.
@@ -34,6 +36,7 @@
 #define DAMAGE_RANGES 64
 #define DAMAGE_QUEUE 4096
 #define DAMAGE_OTHER 256             /* blocks in no file, kept to count once */
+#define DAMAGE_SEEN 1024             /* blocks looked up, not looked up again */
 #define DAMAGE_PAUSE_MS 200          /* a burst of blocks: one scan */
 
 struct damage_range {
@@ -56,6 +59,8 @@ struct ctl_damage {
 	uint64_t other[DAMAGE_OTHER];    /* blocks in no file */
 	size_t nother;
 	uint64_t other_more;
+	uint64_t seen[DAMAGE_SEEN];      /* sorted: blocks already looked up */
+	size_t nseen;
 	bool stop;
 	pthread_t thread;
 };
@@ -240,6 +245,34 @@ out:
 	free(sc.hit);
 }
 
+/* Drops from b[0 .. n) (sorted, unique) the blocks looked up before, and
+ * remembers the others (while there is room): the new length. */
+static size_t blocks_new(struct ctl_damage *d, uint64_t *b, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = d->nseen, mid;
+
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (d->seen[mid] < b[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < d->nseen && d->seen[lo] == b[i])
+			continue;
+		if (d->nseen < DAMAGE_SEEN) {
+			memmove(d->seen + lo + 1, d->seen + lo,
+				(d->nseen++ - lo) * sizeof(d->seen[0]));
+			d->seen[lo] = b[i];
+		}
+		b[k++] = b[i];
+	}
+	return k;
+}
+
 /* Waits for blocks (and the pause after the first); false at stop. */
 static bool damage_wait(struct ctl_damage *d, uint64_t *out, size_t *n)
 {
@@ -274,9 +307,14 @@ static void *damage_main(void *arg)
 			"blocks are not named");
 		return NULL;
 	}
-	while (damage_wait(d, blocks, &n))
+	while (damage_wait(d, blocks, &n)) {
+		n = blocks_unique(blocks, n);
+		pthread_mutex_lock(&d->lock);
+		n = blocks_new(d, blocks, n);
+		pthread_mutex_unlock(&d->lock);
 		if (n)
-			damage_resolve(d, blocks, blocks_unique(blocks, n));
+			damage_resolve(d, blocks, n);
+	}
 	free(blocks);
 	return NULL;
 }
@@ -308,7 +346,7 @@ int ctl_damage_new(struct fs *fs, struct ctl_events *ev,
 void ctl_damage_clear(struct ctl_damage *d)
 {
 	pthread_mutex_lock(&d->lock);
-	d->nr = d->nother = 0;
+	d->nr = d->nother = d->nseen = 0;
 	d->ranges_dropped = d->other_more = d->queue_dropped = 0;
 	pthread_mutex_unlock(&d->lock);
 }

@@ -7,7 +7,7 @@
 # schema) and UnrecoverableData (history and the alert program's
 # RAIDFS_MESSAGE) name /file1 and the bytes of that block, once, also
 # after the block is read again; file0 and file2 read back intact;
-# `raidfsctl clear` empties the list.
+# `raidfsctl clear` empties the list, and a scrub lists the file again.
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
@@ -80,8 +80,16 @@ for i in $(seq 100); do grep -q "^UnrecoverableData" "$T/alerts" 2>/dev/null && 
 grep -q "^UnrecoverableData /file1 (inode [0-9]*): bytes 20480-24575" "$T/alerts" \
 	|| t_fail "the program saw: $(cat "$T/alerts")"
 
-t_log "clear empties the list"
+t_log "clear empties the list; a scrub finds the block again"
 "$CTL" clear "$M" >/dev/null || t_fail "clear"
 "$CTL" status "$M" | grep -q "unrecoverable data" && t_fail "still listed after clear"
+"$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
+for i in $(seq 100); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.05; done
+"$CTL" scrub status "$M" | grep -q "^  scrub: finished.* [1-9][0-9]* unrecoverable" \
+	|| t_fail "scrub: $("$CTL" scrub status "$M")"
+for i in $(seq 100); do "$CTL" status "$M" | grep -q "/file1: bytes" && break; sleep 0.05; done
+"$CTL" status "$M" | grep -q "^    /file1: bytes 20480-24575\$" \
+	|| t_fail "the scrub's find is not listed: $("$CTL" status "$M")"
+cmp -s "$T/ref/file0" "$M/file0" && cmp -s "$T/ref/file2" "$M/file2" || t_fail "a file differs after the scrub"
 t_umount "$M"
 exit 0
