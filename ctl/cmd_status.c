@@ -89,6 +89,39 @@ static void print_replace(json_object *rp)
 	       U64(rp, "total_stripes"));
 }
 
+/* The files with unrepaired damage, as zpool status -v lists them. */
+static void print_damaged(json_object *dm, bool verbose)
+{
+	json_object *files, *f;
+	size_t n;
+
+	if (!dm || !json_object_object_get_ex(dm, "files", &files))
+		return;
+	n = json_object_array_length(files);
+	if (!n && !U64(dm, "other_blocks"))
+		return;
+	printf("  unrecoverable data (reads fail with EIO; restore the files, "
+	       "then `raidfsctl clear`):\n");
+	for (size_t i = 0; i < n; i++) {
+		f = json_object_array_get_idx(files, i);
+		if (HAS(f, "path"))
+			printf("    %s", STR(f, "path"));
+		else
+			printf("    inode %" PRIu64 " (no name)", U64(f, "inode"));
+		printf(": bytes %" PRIu64 "-%" PRIu64, U64(f, "from_byte"),
+		       U64(f, "to_byte"));
+		if (verbose && HAS(f, "path"))
+			printf(" (inode %" PRIu64 ")", U64(f, "inode"));
+		printf("\n");
+	}
+	if (U64(dm, "ranges_not_kept"))
+		printf("    ... and %" PRIu64 " more ranges\n",
+		       U64(dm, "ranges_not_kept"));
+	if (U64(dm, "other_blocks"))
+		printf("    %" PRIu64 " blocks in no file (metadata or free space)\n",
+		       U64(dm, "other_blocks"));
+}
+
 static void print_device(json_object *d, bool verbose)
 {
 	json_object *e;
@@ -135,7 +168,7 @@ static void print_head(json_object *st)
 
 static void print_status(json_object *st, bool verbose)
 {
-	json_object *sp, *rb, *devs, *speed, *sc, *rp;
+	json_object *sp, *rb, *devs, *speed, *sc, *rp, *dm = NULL;
 
 	json_object_object_get_ex(st, "space", &sp);
 	json_object_object_get_ex(st, "rebuild", &rb);
@@ -156,6 +189,8 @@ static void print_status(json_object *st, bool verbose)
 		       U64(st, "unrecoverable_reads"), U64(st, "events_counter"),
 		       U64(st, "pid"));
 	print_devices(devs, verbose);
+	json_object_object_get_ex(st, "damaged", &dm);
+	print_damaged(dm, verbose);
 }
 
 /* status of the array one connection serves, appended to arrays. */

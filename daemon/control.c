@@ -58,6 +58,7 @@ struct control {
 	int ncl;
 	struct ctl_events *ev;
 	struct ctl_scrub *scrub;
+	struct ctl_damage *damage;      /* NULL: none (no filesystem) */
 	pthread_t thread;
 	bool running;
 	char *buf;              /* CTL_MSG_MAX + 1 */
@@ -127,7 +128,7 @@ static bool client_pump(struct control *c, struct ctl_client *cl)
 static json_object *identify_json(struct control *c)
 {
 	json_object *o = ctl_status_json(c->p.array, NULL, c->mountpoint, c->ev,
-					 NULL);
+					 NULL, NULL);
 	json_object *id = json_object_new_object(), *v;
 
 	if (o && json_object_object_get_ex(o, "uuid", &v))
@@ -181,13 +182,16 @@ static char *request_answer(struct control *c, struct ctl_client *cl,
 		return ctl_reply_encode(0, NULL, identify_json(c));
 	case CTL_STATUS:
 		return ctl_reply_encode(0, NULL, ctl_status_json(
-			c->p.array, c->p.fs, c->mountpoint, c->ev, c->scrub));
+			c->p.array, c->p.fs, c->mountpoint, c->ev, c->scrub,
+			c->damage));
 	case CTL_SCRUB:
 		return scrub_answer(c, &r);
 	case CTL_EVENTS:
 		return ctl_reply_encode(0, NULL, events_begin(c, cl, r.follow));
 	default:
 		ret = ctl_cmd_run(c->p.array, c->ev, &r, msg, sizeof(msg));
+		if (ret == 0 && r.cmd == CTL_CLEAR && c->damage)
+			ctl_damage_clear(c->damage);    /* repaired, or deleted */
 		rfs_log(ret ? LOG_WARNING : LOG_INFO, "raidfsctl %s%s%s: %s",
 			ctl_cmd_name(r.cmd), r.arg[0] ? " " : "", r.arg, msg);
 		return ctl_reply_encode(ret, msg, NULL);
@@ -330,6 +334,16 @@ static int socket_listen(struct control *c)
 	return ret;
 }
 
+/* raidcore's RC_EV_LOST stop going to the list before it goes. */
+static void control_damage_stop(struct control *c)
+{
+	if (!c->damage)
+		return;
+	ctl_events_set_damage(c->ev, NULL);
+	ctl_damage_free(c->damage);
+	c->damage = NULL;
+}
+
 static void control_free(struct control *c)
 {
 	if (c->lfd >= 0) {
@@ -365,6 +379,11 @@ static int control_setup(struct control *c)
 		ret = ctl_events_new(c->p.array, c->mountpoint, c->p.program,
 				     c->p.program_timeout_s, wake_server, c,
 				     &c->ev);
+	if (!ret && c->p.fs && ctl_damage_new(c->p.fs, c->ev, &c->damage))
+		rfs_log(LOG_WARNING, "no damage list: files with unrecoverable "
+			"data are not named");
+	if (c->damage)
+		ctl_events_set_damage(c->ev, c->damage);
 	if (!ret)
 		ret = ctl_scrub_new(c->p.array, c->ev, &c->scrub);
 	if (!ret)
@@ -391,6 +410,7 @@ int control_start(const struct control_params *p, struct control **out)
 			"cannot reach this mount)", c->path[0] ? " " : "",
 			c->path, strerror(-ret));
 		ctl_scrub_free(c->scrub);
+		control_damage_stop(c);
 		ctl_events_free(c->ev);
 		control_free(c);
 		return ret;
@@ -407,6 +427,7 @@ void control_stop(struct control *c)
 	c->stop[1] = -1;
 	pthread_join(c->thread, NULL);
 	ctl_scrub_free(c->scrub);       /* a running scrub stops */
+	control_damage_stop(c);
 	ctl_events_free(c->ev);         /* its wake-ups go to a full pipe */
 	control_free(c);
 }

@@ -10,6 +10,7 @@
  *                     the daemon's, logged, kept in a history, followed
  *   control_alert.c   the configured program, run for every event
  *   control_scrub.c   the online scrub (raidfsctl scrub start|stop|status)
+ *   control_damage.c  the files with unrecoverable data (status, clear)
  *
  * Threads: the server thread (socket, every request), the events thread
  * (turns raidcore's events into named ones, logs them), the alert thread
@@ -36,6 +37,7 @@
 struct fs;
 struct control;
 struct ctl_events;
+struct ctl_damage;
 
 struct control_params {
 	struct rc_array *array;
@@ -62,8 +64,8 @@ void control_stop(struct control *c);
 #define CTL_EV_REPLACE_STARTED "ReplaceStarted"
 #define CTL_EV_REPLACE_FINISHED "ReplaceFinished"
 #define CTL_EV_TEST "TestMessage"
-/* hooks: named and documented, raised by nothing yet (online scrub and
- * its reports come later) */
+/* raised by the online scrub (control_scrub.c); UnrecoverableData also by
+ * the damage list (control_damage.c), naming the files */
 #define CTL_EV_SCRUB_FINISHED "ScrubFinished"
 #define CTL_EV_CSUM_REPAIRED "ChecksumRepaired"
 #define CTL_EV_UNRECOVERABLE "UnrecoverableData"
@@ -74,7 +76,7 @@ struct ctl_event {
 	const char *name;             /* CTL_EV_* */
 	int slot;                     /* -1: none */
 	char device[256];
-	char message[200];
+	char message[1024];           /* UnrecoverableData: the files */
 	int progress;                 /* percent, -1: none */
 };
 
@@ -97,6 +99,9 @@ void ctl_events_post(struct ctl_events *ev, const char *name, int slot,
 size_t ctl_events_since(struct ctl_events *ev, uint64_t seq,
 			struct ctl_event *out, size_t max);
 json_object *ctl_event_json(const struct ctl_event *e);
+/* Where raidcore's RC_EV_LOST go (NULL: nowhere); once this returns with
+ * NULL, no call into the former one is running or will come. */
+void ctl_events_set_damage(struct ctl_events *ev, struct ctl_damage *d);
 /* The seq of the newest event in the history (0: none yet). */
 uint64_t ctl_events_last_seq(struct ctl_events *ev);
 /* Where slot's running rebuild started: when (CLOCK_MONOTONIC ns) and
@@ -125,10 +130,27 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len);
 /* Stops the running scrub between two ranges; -EALREADY when none runs. */
 int ctl_scrub_stop(struct ctl_scrub *sc, char *msg, size_t len);
 bool ctl_scrub_running(struct ctl_scrub *sc);
-/* state, position, the counts so far (the status object's "scrub") */
+/* state, position, the counts so far, and the last scrub that went
+ * through, kept on the members (the status object's "scrub") */
 json_object *ctl_scrub_json(struct ctl_scrub *sc);
 /* Stops a running scrub, frees sc. */
 void ctl_scrub_free(struct ctl_scrub *sc);
+
+/* ---- control_damage.c ---- */
+/* The files with unrepaired damage (the status object's "damaged"). */
+struct ctl_damage;
+/* Its thread names the files of the blocks noted, through fs, and posts
+ * UnrecoverableData to ev for each new range. */
+int ctl_damage_new(struct fs *fs, struct ctl_events *ev,
+		   struct ctl_damage **out);
+/* Logical blocks [block, block + count) cannot be established (raidcore's
+ * RC_EV_LOST): queued, never blocks; callable under raidcore's locks. */
+void ctl_damage_note(struct ctl_damage *d, uint64_t block, uint64_t count);
+/* raidfsctl clear: the list is emptied (repaired, or the files deleted). */
+void ctl_damage_clear(struct ctl_damage *d);
+json_object *ctl_damage_json(struct ctl_damage *d);
+/* Stops the thread (what is queued is dropped), frees d. */
+void ctl_damage_free(struct ctl_damage *d);
 
 /* ---- control_status.c ---- */
 /* The status object of the array (schema version CTL_STATUS_VERSION);
@@ -136,7 +158,7 @@ void ctl_scrub_free(struct ctl_scrub *sc);
 #define CTL_STATUS_VERSION 1
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 			     const char *mountpoint, struct ctl_events *ev,
-			     struct ctl_scrub *sc);
+			     struct ctl_scrub *sc, struct ctl_damage *dmg);
 
 /* ---- control_cmds.c ---- */
 struct ctl_request;

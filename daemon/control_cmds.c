@@ -304,6 +304,7 @@ static int cmd_set(struct rc_array *a, const struct ctl_request *r, char *msg,
 		   size_t len)
 {
 	uint64_t min, max;
+	int ret;
 
 	rc_array_get_rebuild_speed(a, &min, &max);
 	if (r->has_speed_min)
@@ -314,7 +315,10 @@ static int cmd_set(struct rc_array *a, const struct ctl_request *r, char *msg,
 		return say(msg, len, -EINVAL, "rebuild-speed-min (%llu KiB/s) is "
 			   "above rebuild-speed-max (%llu KiB/s)",
 			   (unsigned long long)min, (unsigned long long)max);
-	rc_array_set_rebuild_speed(a, min, max);
+	ret = rc_array_set_rebuild_speed(a, min, max);
+	if (ret)
+		return say(msg, len, ret, "rebuild speed set, but not recorded on "
+			   "the members (%s): a remount forgets it", strerror(-ret));
 	return say(msg, len, 0, "rebuild speed: min %llu KiB/s, max %llu KiB/s "
 		   "(0: no limit)", (unsigned long long)min,
 		   (unsigned long long)max);

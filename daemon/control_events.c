@@ -52,6 +52,7 @@ struct ctl_events {
 		bool valid;
 		uint64_t mono_ns, from;
 	} rebuild[RC_MAX_MEMBERS];
+	struct ctl_damage *damage;      /* where RC_EV_LOST go (ev->lock) */
 	bool stop;
 	pthread_t thread;
 	/* the events thread's own */
@@ -87,6 +88,13 @@ static void ctl_events_raidcore(void *ctx, const struct rc_event *rc)
 	struct ev_pending p = { .rc = *rc, .time_ns = clock_ns(CLOCK_REALTIME) };
 
 	pthread_mutex_lock(&ev->lock);
+	if (rc->kind == RC_EV_LOST) {
+		/* named by the damage list, which posts UnrecoverableData */
+		if (ev->damage)
+			ctl_damage_note(ev->damage, rc->done, rc->total);
+		pthread_mutex_unlock(&ev->lock);
+		return;
+	}
 	if (rc->kind == RC_EV_REBUILD_STARTED && rc->slot >= 0 &&
 	    rc->slot < RC_MAX_MEMBERS) {
 		ev->rebuild[rc->slot].valid = true;
@@ -112,6 +120,13 @@ void ctl_events_post(struct ctl_events *ev, const char *name, int slot,
 	snprintf(p.e.message, sizeof(p.e.message), "%s", message ? message : "");
 	pthread_mutex_lock(&ev->lock);
 	pending_push(ev, &p);
+	pthread_mutex_unlock(&ev->lock);
+}
+
+void ctl_events_set_damage(struct ctl_events *ev, struct ctl_damage *d)
+{
+	pthread_mutex_lock(&ev->lock);
+	ev->damage = d;
 	pthread_mutex_unlock(&ev->lock);
 }
 
@@ -266,6 +281,8 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 				uint64_t t)
 {
 	switch (rc->kind) {
+	case RC_EV_LOST:                /* never queued: control_damage.c's */
+		break;
 	case RC_EV_FAIL:
 		event_emit(ev, CTL_EV_FAIL, rc->slot, rc->dev, -1, t, "%s", rc->why);
 		if (!ev->degraded_told)

@@ -5,13 +5,20 @@
  * array, one range of stripes at a time in a thread of its own, while the
  * array serves.  Paced by the rebuild speed limits (md paces check and
  * repair by the same sync_speed limits); stoppable between ranges, and a
- * stopped scrub started again goes on from where it stopped (in memory:
- * an unmount forgets it).  When it ends: ScrubFinished with the counts,
- * ChecksumRepaired when it repaired blocks, UnrecoverableData when some
- * could not be (control_events.c).
+ * stopped scrub started again goes on from where it stopped.  When it
+ * ends: ScrubFinished with the counts, ChecksumRepaired when it repaired
+ * blocks, UnrecoverableData when some could not be (control_events.c).
+ *
+ * Kept on the members (raidcore's admin state, rc_array_set_scrub_state):
+ * the position and counts of a scrub in progress, every SCRUB_SAVE_NS and
+ * when it stops, and the last scrub that went through.  So a scrub stopped
+ * by `scrub stop` goes on at the next `scrub start`, also after a remount,
+ * and one running at unmount (or cut by a crash: from its last save) goes
+ * on by itself at the next mount, as ZFS resumes a scrub at import.
  *
  * Lock: sc->lock guards the state and the counters; the thread holds it
- * only to publish a range's report, never across rc_scrub_stripes.
+ * only to publish a range's report, never across rc_scrub_stripes nor a
+ * superblock write.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,8 +29,10 @@
 #include <time.h>
 
 #include "control.h"
+#include "log.h"
 
 #define SCRUB_RANGE_STRIPES 64
+#define SCRUB_SAVE_NS (5 * 1000000000ull)   /* position saved this often */
 
 enum scrub_state { SCRUB_NONE, SCRUB_RUNNING, SCRUB_STOPPED, SCRUB_FINISHED };
 
@@ -36,7 +45,10 @@ struct ctl_scrub {
 	struct rc_scrub_report rep;     /* since the scrub began */
 	uint64_t started_ns, ended_ns;  /* CLOCK_REALTIME */
 	int err;                        /* of the last range, or 0 */
+	struct rc_scrub_record last;    /* the last one through (start 0: none) */
 	atomic_bool stop;
+	atomic_bool unmounting;         /* the stop is the unmount's: the next
+					   mount goes on with it */
 	bool thread_live;
 	pthread_t thread;
 };
@@ -61,6 +73,59 @@ static void report_add(struct rc_scrub_report *to, const struct rc_scrub_report 
 	to->entries_fixed += r->entries_fixed;
 	to->unrecoverable += r->unrecoverable;
 	to->nbad += r->nbad;
+}
+
+static void record_from_report(struct rc_scrub_record *rec,
+			       const struct rc_scrub_report *r)
+{
+	rec->stripes = r->stripes;
+	rec->csum_errors = r->csum_errors;
+	rec->read_errors = r->read_errors;
+	rec->repaired = r->repaired;
+	rec->unrecoverable = r->unrecoverable;
+	rec->parity_mismatches = r->parity_mismatches;
+}
+
+static void report_from_record(struct rc_scrub_report *r,
+			       const struct rc_scrub_record *rec)
+{
+	memset(r, 0, sizeof(*r));
+	r->stripes = rec->stripes;
+	r->csum_errors = rec->csum_errors;
+	r->read_errors = rec->read_errors;
+	r->repaired = rec->repaired;
+	r->unrecoverable = rec->unrecoverable;
+	r->parity_mismatches = rec->parity_mismatches;
+}
+
+/*
+ * Records the scrub on the members: in progress (at pos, resumed by the
+ * next mount when running), or through (then it is the last scrub).  A
+ * read-only array keeps it in memory only.  Caller holds no lock.
+ */
+static void scrub_save(struct ctl_scrub *sc, bool running)
+{
+	struct rc_admin ad;
+	int ret;
+
+	rc_array_get_admin(sc->a, &ad);
+	pthread_mutex_lock(&sc->lock);
+	ad.scrub_active = sc->state != SCRUB_FINISHED;
+	ad.scrub_running = running;
+	ad.scrub_pos = sc->pos;
+	memset(&ad.scrub, 0, sizeof(ad.scrub));
+	ad.scrub.start_ns = sc->started_ns;
+	record_from_report(&ad.scrub, &sc->rep);
+	if (sc->state == SCRUB_FINISHED) {
+		ad.scrub.end_ns = sc->ended_ns;
+		sc->last = ad.scrub;
+	}
+	ad.last = sc->last;
+	pthread_mutex_unlock(&sc->lock);
+	ret = rc_array_set_scrub_state(sc->a, &ad);
+	if (ret && ret != -EROFS)
+		rfs_log(LOG_WARNING, "scrub: its state could not be recorded on "
+			"the members (%s): a remount forgets it", strerror(-ret));
 }
 
 /* Sleeps what keeps n stripes since t0 under the rebuild speed limit. */
@@ -114,7 +179,8 @@ static void *scrub_main(void *arg)
 	struct ctl_scrub *sc = arg;
 	struct rc_scrub_report r;
 	struct rc_info info;
-	uint64_t s, n, t0, stripe_kib;
+	uint64_t s, n, t0, stripe_kib, saved = now_ns(CLOCK_MONOTONIC);
+	bool through;
 	int ret = 0;
 
 	rc_array_info(sc->a, &info);
@@ -133,27 +199,61 @@ static void *scrub_main(void *arg)
 		sc->pos = s;
 		sc->err = ret;
 		pthread_mutex_unlock(&sc->lock);
+		if (s < info.stripes && now_ns(CLOCK_MONOTONIC) - saved > SCRUB_SAVE_NS) {
+			scrub_save(sc, true);
+			saved = now_ns(CLOCK_MONOTONIC);
+		}
 		scrub_pace(sc, n, t0, stripe_kib);
 	}
+	through = s >= info.stripes || ret;
 	pthread_mutex_lock(&sc->lock);
-	sc->state = s >= info.stripes || ret ? SCRUB_FINISHED : SCRUB_STOPPED;
+	sc->state = through ? SCRUB_FINISHED : SCRUB_STOPPED;
 	sc->ended_ns = now_ns(CLOCK_REALTIME);
 	pthread_mutex_unlock(&sc->lock);
-	if (s >= info.stripes || ret)
+	scrub_save(sc, !through && atomic_load(&sc->unmounting));
+	if (through)
 		scrub_events(sc);
 	return NULL;
+}
+
+/* What the members recorded: a scrub in progress is a stopped one here;
+ * true when it was running at unmount (it goes on now). */
+static bool scrub_load(struct ctl_scrub *sc)
+{
+	struct rc_admin ad;
+	struct rc_info info;
+
+	rc_array_get_admin(sc->a, &ad);
+	rc_array_info(sc->a, &info);
+	sc->last = ad.last;
+	sc->total = info.stripes;
+	if (!ad.scrub_active)
+		return false;
+	sc->state = SCRUB_STOPPED;
+	sc->pos = ad.scrub_pos < info.stripes ? ad.scrub_pos : info.stripes;
+	sc->started_ns = ad.scrub.start_ns;
+	sc->ended_ns = 0;
+	report_from_record(&sc->rep, &ad.scrub);
+	return ad.scrub_running;
 }
 
 int ctl_scrub_new(struct rc_array *a, struct ctl_events *ev,
 		  struct ctl_scrub **out)
 {
 	struct ctl_scrub *sc = calloc(1, sizeof(*sc));
+	char msg[160];
 
 	if (!sc)
 		return -ENOMEM;
 	sc->a = a;
 	sc->ev = ev;
 	pthread_mutex_init(&sc->lock, NULL);
+	if (scrub_load(sc)) {
+		int ret = ctl_scrub_start(sc, msg, sizeof(msg));
+
+		rfs_log(ret ? LOG_WARNING : LOG_INFO, "the scrub running at the "
+			"last unmount: %s", msg);
+	}
 	*out = sc;
 	return 0;
 }
@@ -196,6 +296,9 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len)
 	from = sc->pos;
 	pthread_mutex_unlock(&sc->lock);
 	atomic_store(&sc->stop, false);
+	atomic_store(&sc->unmounting, false);
+	scrub_save(sc, true);           /* a crash before the next save: the
+					   next mount goes on from here */
 	ret = -pthread_create(&sc->thread, NULL, scrub_main, sc);
 	sc->thread_live = ret == 0;
 	if (ret) {
@@ -259,6 +362,25 @@ static json_object *report_json(const struct rc_scrub_report *r)
 	return o;
 }
 
+/* The last scrub that went through, as the members keep it; NULL: none. */
+static json_object *last_json(const struct rc_scrub_record *r)
+{
+	json_object *o;
+
+	if (!r->start_ns)
+		return NULL;
+	o = json_object_new_object();
+	add_u64(o, "started_ns", r->start_ns);
+	add_u64(o, "ended_ns", r->end_ns);
+	add_u64(o, "stripes", r->stripes);
+	add_u64(o, "checksum_errors", r->csum_errors);
+	add_u64(o, "read_errors", r->read_errors);
+	add_u64(o, "repaired", r->repaired);
+	add_u64(o, "unrecoverable", r->unrecoverable);
+	add_u64(o, "parity_mismatches", r->parity_mismatches);
+	return o;
+}
+
 json_object *ctl_scrub_json(struct ctl_scrub *sc)
 {
 	static const char *const names[] = { "none", "running", "stopped",
@@ -277,6 +399,7 @@ json_object *ctl_scrub_json(struct ctl_scrub *sc)
 	json_object_object_add(o, "error", sc->err ?
 			       json_object_new_string(strerror(-sc->err)) : NULL);
 	json_object_object_add(o, "report", report_json(&sc->rep));
+	json_object_object_add(o, "last", last_json(&sc->last));
 	pthread_mutex_unlock(&sc->lock);
 	return o;
 }
@@ -285,6 +408,7 @@ void ctl_scrub_free(struct ctl_scrub *sc)
 {
 	if (!sc)
 		return;
+	atomic_store(&sc->unmounting, true);
 	scrub_join(sc, true);
 	pthread_mutex_destroy(&sc->lock);
 	free(sc);

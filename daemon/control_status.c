@@ -1,8 +1,8 @@
 /*
  * control_status: the array at a glance, as the JSON object raidfsctl
  * prints (`status --json` gives it as is; docs/raidfsctl-status.schema.json
- * is its schema, version CTL_STATUS_VERSION), with the scrub's state
- * (control_scrub.c).  Read from raidcore's
+ * is its schema, version CTL_STATUS_VERSION), with the scrub's state and
+ * the last scrub's result (control_scrub.c).  Read from raidcore's
  * status calls (a few locks held for microseconds, no I/O) and the
  * filesystem's statfs.
  */
@@ -187,7 +187,7 @@ static json_object *space_json(const struct rc_info *info, struct fs *fs)
 
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 			     const char *mountpoint, struct ctl_events *ev,
-			     struct ctl_scrub *sc)
+			     struct ctl_scrub *sc, struct ctl_damage *dmg)
 {
 	json_object *o = json_object_new_object(), *rebuild, *devs, *speed;
 	struct rc_info info;
@@ -224,6 +224,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "rebuild", rebuild);
 	json_object_object_add(o, "replace", replace_json(&info));
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
+	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);

@@ -325,6 +325,33 @@ int fs_statfs(struct fs *fs, struct statvfs *st);
 uint64_t fs_space_avail(struct fs *fs);
 int fs_syncfs(struct fs *fs);
 
+/* ---- Damage (report.c) --------------------------------------------------- */
+/*
+ * A path of ino, for messages: each inode's name from the entry it was
+ * last reached through (a directory's from its parent pointer), up to the
+ * root.  -ENOENT (buf "") when no name is known, as for an unlinked file.
+ * Caller holds no lock.
+ */
+int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len);
+/* The same, and when no name is remembered (a file not looked up since
+ * mount), a search of the directory tree for an entry naming ino: for the
+ * rare damaged file, not for a hot path.  -ENOENT (buf "") when no
+ * directory names it. */
+int fs_path_find(struct fs *fs, uint64_t ino, char *buf, size_t len);
+/*
+ * The files that hold the blocks blocks[0 .. n) (logical array blocks,
+ * sorted ascending): fn(ctx, ino, off, block) for each block that an
+ * extent of a regular file or symlink maps, off being its byte offset in
+ * the file.  A scan of every inode's map (there is no reverse map): for
+ * the rare block found unrecoverable, not for a hot path.  Caller holds no
+ * lock; fn is called with the inode's lock held (read), so it must not
+ * call the filesystem.  0, or -ENOMEM.
+ */
+int fs_blocks_owners(struct fs *fs, const uint64_t *blocks, size_t n,
+		     void (*fn)(void *ctx, uint64_t ino, uint64_t off,
+				uint64_t block),
+		     void *ctx);
+
 /*
  * Full consistency check of an idle filesystem (tests, fsck): every block
  * used once and marked so in the bitmap, inode bitmap, link counts, block

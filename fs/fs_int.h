@@ -577,13 +577,7 @@ void fs_inode_abort_new(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip);
 int fs_orphans_process(struct fs *fs);
 
 /* ---- Reports of damage (report.c) ---------------------------------------- */
-/*
- * A path of ino, for messages: each inode's name from the entry it was
- * last reached through (a directory's from its parent pointer), up to the
- * root.  -ENOENT (buf "") when no name is known, as for an unlinked file.
- * Caller holds no lock.
- */
-int fs_path(struct fs *fs, uint64_t ino, char *buf, size_t len);
+/* fs_path (report.c) is in fs.h: the daemon names damaged files too. */
 /* A read of [off, off + size) failed with -EIO: logs each unreadable run
  * of blocks with ip's number, path and byte range.  Caller holds a
  * reference on ip and no lock. */

@@ -584,6 +584,11 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		  const struct rc_row *v, bool repair);
 uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);
 void rc_state_free(uint8_t **state, uint32_t ncols);
+/* RC_EV_LOST for every data column of row `row` among which (bit c:
+ * column c) that v does not know: how reads, scrub and rebuild tell which
+ * logical blocks are lost.  Returns how many. */
+uint32_t rc_row_report_lost(struct rc_array *a, const struct rc_stripe_map *mp,
+			    uint32_t row, const struct rc_row *v, uint64_t which);
 
 /* ---- read.c: reads ---- */
 /*

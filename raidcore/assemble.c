@@ -440,6 +440,9 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		goto fail;
 	nb = newest(c, n);
 	a->sb = c[nb].sb;
+	/* The speed limits an administrator set are kept (rebuild.c). */
+	atomic_store(&a->rebuild_min_kib, a->sb.admin.rebuild_min_kib);
+	atomic_store(&a->rebuild_max_kib, a->sb.admin.rebuild_max_kib);
 	if (a->sb.feature_ro_compat & ~RC_FEATURE_RO_COMPAT_SUPP)
 		flags |= RC_ASSEMBLE_RDONLY;
 	place(a, c, n, (flags & RC_ASSEMBLE_CATCHUP) &&

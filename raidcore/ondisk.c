@@ -68,7 +68,13 @@ SB_OFF(err_csum, 288);
 SB_OFF(repaired, 296);
 SB_OFF(array_flags, 304);
 SB_OFF(reserved_flags, 308);
-SB_OFF(reserved0, 312);
+SB_OFF(admin, 312);
+SB_OFF(admin.flags, 320);
+SB_OFF(admin.scrub, 328);
+SB_OFF(admin.last, 392);
+SB_OFF(admin.rebuild_min_kib, 456);
+SB_OFF(admin.rebuild_max_kib, 464);
+SB_OFF(reserved0, 472);
 SB_OFF(slots, 512);
 SB_OFF(wi, 2048);
 SB_OFF(reserved1, 2112);
@@ -163,6 +169,59 @@ static void sb_slots_decode(const struct rc_slot_disk *d, struct rc_slot *s)
 	}
 }
 
+static void scrub_rec_encode(const struct rc_scrub_record *r,
+			     struct rc_scrub_rec_disk *d)
+{
+	d->start_ns = htole64(r->start_ns);
+	d->end_ns = htole64(r->end_ns);
+	d->stripes = htole64(r->stripes);
+	d->csum_errors = htole64(r->csum_errors);
+	d->read_errors = htole64(r->read_errors);
+	d->repaired = htole64(r->repaired);
+	d->unrecoverable = htole64(r->unrecoverable);
+	d->parity_mismatches = htole64(r->parity_mismatches);
+}
+
+static void scrub_rec_decode(const struct rc_scrub_rec_disk *d,
+			     struct rc_scrub_record *r)
+{
+	r->start_ns = le64toh(d->start_ns);
+	r->end_ns = le64toh(d->end_ns);
+	r->stripes = le64toh(d->stripes);
+	r->csum_errors = le64toh(d->csum_errors);
+	r->read_errors = le64toh(d->read_errors);
+	r->repaired = le64toh(d->repaired);
+	r->unrecoverable = le64toh(d->unrecoverable);
+	r->parity_mismatches = le64toh(d->parity_mismatches);
+}
+
+static void sb_admin_encode(const struct rc_admin *ad, struct rc_admin_disk *d)
+{
+	d->scrub_pos = htole64(ad->scrub_active ? ad->scrub_pos : 0);
+	d->flags = htole32(!ad->scrub_active ? 0 : ad->scrub_running ?
+			   RC_ADMIN_SCRUB_ACTIVE | RC_ADMIN_SCRUB_RUNNING :
+			   RC_ADMIN_SCRUB_ACTIVE);
+	if (ad->scrub_active)
+		scrub_rec_encode(&ad->scrub, &d->scrub);
+	scrub_rec_encode(&ad->last, &d->last);
+	d->rebuild_min_kib = htole64(ad->rebuild_min_kib);
+	d->rebuild_max_kib = htole64(ad->rebuild_max_kib);
+}
+
+/* Unknown flag bits (a newer minor's) are dropped: they are compat. */
+static void sb_admin_decode(const struct rc_admin_disk *d, struct rc_admin *ad)
+{
+	ad->scrub_active = le32toh(d->flags) & RC_ADMIN_SCRUB_ACTIVE;
+	ad->scrub_running = ad->scrub_active &&
+			    (le32toh(d->flags) & RC_ADMIN_SCRUB_RUNNING);
+	ad->scrub_pos = ad->scrub_active ? le64toh(d->scrub_pos) : 0;
+	if (ad->scrub_active)
+		scrub_rec_decode(&d->scrub, &ad->scrub);
+	scrub_rec_decode(&d->last, &ad->last);
+	ad->rebuild_min_kib = le64toh(d->rebuild_min_kib);
+	ad->rebuild_max_kib = le64toh(d->rebuild_max_kib);
+}
+
 /* Everything but the checksum; d must be zeroed by the caller. */
 static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 {
@@ -174,7 +233,8 @@ static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 	d->version_major = htole16(RC_SB_VERSION_MAJOR);
 	d->version_minor = htole16(RC_SB_VERSION_MINOR);
 	d->sb_size = htole32(RC_BLOCK_SIZE);
-	d->feature_compat = htole64(sb->feature_compat);
+	/* This writer's bytes always carry the admin state (zeros: none). */
+	d->feature_compat = htole64(sb->feature_compat | RC_FEATURE_COMPAT_ADMIN);
 	d->feature_ro_compat = htole64(sb->feature_ro_compat);
 	d->feature_incompat = htole64(sb->feature_incompat);
 	memcpy(d->array_uuid, sb->array_uuid, RC_UUID_SIZE);
@@ -207,6 +267,7 @@ static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 	d->err_csum = htole64(sb->err_csum);
 	d->repaired = htole64(sb->repaired);
 	d->array_flags = htole32(sb->array_flags);
+	sb_admin_encode(&sb->admin, &d->admin);
 	sb_slots_encode(sb->slots, d->slots);
 	if (sb->wi.epoch) {
 		d->wi.magic = htole64(RC_WI_HDR_MAGIC);
@@ -264,6 +325,7 @@ static void sb_fields_decode(const struct rc_sb_disk *d, struct rc_sb *sb)
 	sb->err_csum = le64toh(d->err_csum);
 	sb->repaired = le64toh(d->repaired);
 	sb->array_flags = le32toh(d->array_flags);
+	sb_admin_decode(&d->admin, &sb->admin);
 	sb_slots_decode(d->slots, sb->slots);
 	/* Anything but a whole header is no record (a full rebuild). */
 	if (le64toh(d->wi.magic) == RC_WI_HDR_MAGIC) {

@@ -28,7 +28,8 @@
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
 #define RC_SB_VERSION_MINOR 1                  /* 2.1: the write-intent record,
-						   slot flags (catch-up, REPLACING) */
+						   slot flags (catch-up, REPLACING),
+						   the admin state */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -52,8 +53,13 @@
 #define RC_FEATURE_COMPAT_REPLACE 2ull  /* 2.1: a spare entry carries
 					   RC_SLOT_F_REPLACING (set while an
 					   online replacement runs) */
+/* Bytes 312..471 hold the admin state (struct rc_admin_disk): an older
+ * raidcore ignores them and, writing its own superblocks, zeroes them -
+ * the state is then forgotten, nothing else. */
+#define RC_FEATURE_COMPAT_ADMIN 4ull
 #define RC_FEATURE_COMPAT_SUPP (RC_FEATURE_COMPAT_WRITE_INTENT | \
-				RC_FEATURE_COMPAT_REPLACE)
+				RC_FEATURE_COMPAT_REPLACE | \
+				RC_FEATURE_COMPAT_ADMIN)
 #define RC_FEATURE_RO_COMPAT_SUPP 0ull
 #define RC_FEATURE_INCOMPAT_SUPP 0ull
 
@@ -100,6 +106,37 @@ struct rc_wi_hdr_disk {
 };
 static_assert(sizeof(struct rc_wi_hdr_disk) == 64, "wi header size");
 
+/* A scrub's counts (docs/FORMAT.md, "Admin state"). */
+struct rc_scrub_rec_disk {
+	uint64_t start_ns;              /* CLOCK_REALTIME; 0: no such scrub */
+	uint64_t end_ns;                /* 0 while it is in progress */
+	uint64_t stripes;               /* stripes checked */
+	uint64_t csum_errors;
+	uint64_t read_errors;
+	uint64_t repaired;              /* blocks rewritten from redundancy */
+	uint64_t unrecoverable;         /* blocks that could not be established */
+	uint64_t parity_mismatches;
+};
+static_assert(sizeof(struct rc_scrub_rec_disk) == 64, "scrub rec size");
+
+/* What an administrator set and what the online scrub did, kept across
+ * mounts; the same on every member (the array's, like the slot table). */
+struct rc_admin_disk {
+	uint64_t scrub_pos;             /* stripes done by the scrub in
+					   progress (RC_ADMIN_SCRUB_ACTIVE) */
+	uint32_t flags;                 /* RC_ADMIN_* */
+	uint32_t reserved;              /* zero */
+	struct rc_scrub_rec_disk scrub; /* the scrub in progress, so far */
+	struct rc_scrub_rec_disk last;  /* the last one that went through */
+	uint64_t rebuild_min_kib;       /* rc_array_set_rebuild_speed; 0: none */
+	uint64_t rebuild_max_kib;
+};
+static_assert(sizeof(struct rc_admin_disk) == 160, "admin size");
+#define RC_ADMIN_SCRUB_ACTIVE 1u        /* a scrub was started and has not
+					   gone through: resumes at scrub_pos */
+#define RC_ADMIN_SCRUB_RUNNING 2u       /* ... and was running at unmount:
+					   resumed at the next mount */
+
 struct rc_sb_disk {
 	uint64_t magic;
 	uint16_t version_major;
@@ -138,7 +175,8 @@ struct rc_sb_disk {
 	uint64_t repaired;              /* ... blocks rewritten from redundancy */
 	uint32_t array_flags;           /* RC_AF_* */
 	uint32_t reserved_flags;        /* zero */
-	uint8_t reserved0[200];
+	struct rc_admin_disk admin;     /* RC_FEATURE_COMPAT_ADMIN */
+	uint8_t reserved0[40];
 	struct rc_slot_disk slots[RC_SB_SLOTS];
 	struct rc_wi_hdr_disk wi;       /* the write-intent record, or zeros */
 	uint8_t reserved1[1976];
@@ -146,6 +184,7 @@ struct rc_sb_disk {
 };
 static_assert(sizeof(struct rc_sb_disk) == RC_BLOCK_SIZE, "sb size");
 static_assert(offsetof(struct rc_sb_disk, label) == 208, "sb label");
+static_assert(offsetof(struct rc_sb_disk, admin) == 312, "sb admin");
 static_assert(offsetof(struct rc_sb_disk, slots) == 512, "sb slots");
 static_assert(offsetof(struct rc_sb_disk, wi) == 2048, "sb wi");
 static_assert(offsetof(struct rc_sb_disk, checksum) == 4088, "sb csum");
@@ -186,6 +225,7 @@ struct rc_sb {
 	char label[RC_LABEL_MAX];
 	uint64_t err_read, err_write, err_csum, repaired;   /* this device */
 	uint32_t array_flags;
+	struct rc_admin admin;
 	struct rc_slot slots[RC_SB_SLOTS];
 	struct rc_wi_hdr wi;
 };

@@ -371,12 +371,50 @@ int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev);
  * Rebuild speed, in KiB/s written to the rebuilt member (md's
  * speed_limit_min / speed_limit_max): a rebuild runs at up to max, and at
  * up to min while the array served reads or writes within the last
- * second (it yields to them).  0: no limit.  Defaults: no limits.
+ * second (it yields to them).  0: no limit.  Defaults: no limits.  Kept
+ * on the members' superblocks (struct rc_admin) across mounts: the
+ * superblocks are rewritten (0, or their write's error; a read-only or
+ * not yet activated array keeps them in memory until its next write).
  */
-void rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
-				uint64_t max_kib);
+int rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
+			       uint64_t max_kib);
 void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,
 				uint64_t *max_kib);
+
+/* ---- Admin state: kept on the members across mounts ---------------------- */
+/* One online scrub's counts (the daemon's, rc_scrub_stripes ranges added). */
+struct rc_scrub_record {
+	uint64_t start_ns, end_ns;   /* CLOCK_REALTIME; start 0: none; end 0:
+					not through yet */
+	uint64_t stripes;            /* stripes checked */
+	uint64_t csum_errors, read_errors;
+	uint64_t repaired;           /* blocks rewritten from redundancy */
+	uint64_t unrecoverable;      /* blocks that could not be established */
+	uint64_t parity_mismatches;
+};
+
+struct rc_admin {
+	bool scrub_active;           /* a scrub started and not through: a
+					start goes on at scrub_pos */
+	bool scrub_running;          /* ... and it was running when the array
+					was closed: the daemon goes on with
+					it at the next mount */
+	uint64_t scrub_pos;          /* stripes done by it */
+	struct rc_scrub_record scrub;    /* ... and its counts so far */
+	struct rc_scrub_record last;     /* the last scrub that went through */
+	uint64_t rebuild_min_kib, rebuild_max_kib;  /* rc_array_set_rebuild_speed */
+};
+
+/* The admin state as the newest superblock had it, updated since. */
+void rc_array_get_admin(struct rc_array *a, struct rc_admin *ad);
+/*
+ * Records the scrub part of ad (scrub_active, scrub_running, scrub_pos,
+ * scrub, last; the speeds are rc_array_set_rebuild_speed's) on every
+ * member's superblock.
+ * -EROFS on a read-only array (nothing recorded); else 0 or the error of
+ * the superblock write.
+ */
+int rc_array_set_scrub_state(struct rc_array *a, const struct rc_admin *ad);
 
 /* ---- Events -------------------------------------------------------------- */
 enum rc_event_kind {
@@ -394,6 +432,12 @@ enum rc_event_kind {
 	RC_EV_REPLACE_FINISHED = 8,  /* err 0: dev took slot (why: the old
 					device); else the copy stopped (-EIO:
 					a device failed; why says which) */
+	RC_EV_LOST = 9,              /* logical blocks [done, done + total)
+					of data cannot be established (a
+					read, a scrub, a rebuild found them;
+					they read as -EIO): the daemon names
+					the files.  Raised again each time
+					they are met */
 };
 
 struct rc_event {

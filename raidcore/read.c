@@ -38,6 +38,7 @@ int rc_stripe_read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			atomic_store(&a->errors_seen, true);
 			ret = -EIO;
 		}
+		rc_row_report_lost(a, mp, r0 + r, &v, want);
 	}
 	rc_state_free(state, mp->ncols);
 	return ret;

@@ -102,6 +102,9 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (ret)
 			break;
 		rc_row_apply(a, mp, cols, r, r, state, &v, true);
+		/* a survivor's read error costs the row's unknown data alone:
+		 * named (the daemon lists the files), and the rebuild goes on */
+		rc_row_report_lost(a, mp, r, &v, ~0ull);
 		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
 				      member_put, lost);
 	}
@@ -295,11 +298,18 @@ static int replace_target(struct rc_array *a, int *slotp, struct rc_dev **dev)
 	       a->m[slot].dev == *dev;
 }
 
-void rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
-				uint64_t max_kib)
+/* In effect at once; on the superblocks (admin state) with the next
+ * superblock write, forced here. */
+int rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
+			       uint64_t max_kib)
 {
 	atomic_store(&a->rebuild_min_kib, min_kib);
 	atomic_store(&a->rebuild_max_kib, max_kib);
+	pthread_mutex_lock(&a->state_lock);
+	a->sb.admin.rebuild_min_kib = min_kib;
+	a->sb.admin.rebuild_max_kib = max_kib;
+	pthread_mutex_unlock(&a->state_lock);
+	return a->rdonly ? 0 : rc_sb_write_all(a);
 }
 
 void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,

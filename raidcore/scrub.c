@@ -76,6 +76,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 {
 	bool mismatch = false;
 	struct rc_row v;
+	uint32_t lost;
 	int ret;
 
 	for (uint32_t r = 0; r < a->g.chunk_blocks; r++) {
@@ -85,11 +86,11 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		count_row(rep, map, state, r, &v, repair && !a->rdonly);
 		rc_row_apply(a, map, cols, r, r, state, &v, repair);
 		mismatch |= v.mismatch;
-		for (uint32_t c = 0; c < map->ndata; c++)
-			if (!v.known[c]) {
-				atomic_fetch_add(&a->unrecoverable, 1);
-				atomic_store(&a->errors_seen, true);
-			}
+		lost = rc_row_report_lost(a, map, r, &v, ~0ull);
+		if (lost) {
+			atomic_fetch_add(&a->unrecoverable, lost);
+			atomic_store(&a->errors_seen, true);
+		}
 		report_bad(a, map, rep, bl, r, &v);
 	}
 	if (mismatch) {

@@ -1,7 +1,9 @@
 /*
  * status: what an array is and how its members are doing
  * (rc_array_info, rc_array_member_status), read under state_lock for the
- * member states and the events counter, atomically for the error counts.
+ * member states and the events counter, atomically for the error counts;
+ * the admin state kept in the superblock template (a->sb.admin, under
+ * state_lock), rewritten on every member when it changes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,14 +53,22 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	return 0;
 }
 
-int rc_array_clear_errors(struct rc_array *a, bool counters)
+/* Before a change of the superblocks an administrator asks for. */
+static int sb_change_begin(struct rc_array *a)
 {
 	int ret;
 
 	if (a->rdonly)
 		return -EROFS;
 	ret = rc_array_activate(a);
-	if (ret < 0)
+	return ret < 0 ? ret : 0;
+}
+
+int rc_array_clear_errors(struct rc_array *a, bool counters)
+{
+	int ret = sb_change_begin(a);
+
+	if (ret)
 		return ret;
 	pthread_mutex_lock(&a->state_lock);
 	atomic_store(&a->errors_seen, false);
@@ -105,4 +115,30 @@ int rc_array_member_status(struct rc_array *a, int slot,
 	st->csum_errors = atomic_load(&m->csum_errors);
 	st->repaired = atomic_load(&m->repaired);
 	return 0;
+}
+
+void rc_array_get_admin(struct rc_array *a, struct rc_admin *ad)
+{
+	pthread_mutex_lock(&a->state_lock);
+	*ad = a->sb.admin;
+	pthread_mutex_unlock(&a->state_lock);
+	ad->rebuild_min_kib = atomic_load(&a->rebuild_min_kib);
+	ad->rebuild_max_kib = atomic_load(&a->rebuild_max_kib);
+}
+
+int rc_array_set_scrub_state(struct rc_array *a, const struct rc_admin *ad)
+{
+	struct rc_admin *to = &a->sb.admin;
+	int ret = sb_change_begin(a);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&a->state_lock);
+	to->scrub_active = ad->scrub_active;
+	to->scrub_running = ad->scrub_active && ad->scrub_running;
+	to->scrub_pos = ad->scrub_active ? ad->scrub_pos : 0;
+	to->scrub = ad->scrub;
+	to->last = ad->last;
+	pthread_mutex_unlock(&a->state_lock);
+	return rc_sb_write_all(a);
 }

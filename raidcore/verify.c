@@ -648,3 +648,19 @@ void rc_state_free(uint8_t **state, uint32_t ncols)
 		free(state[c]);
 	free(state);
 }
+
+uint32_t rc_row_report_lost(struct rc_array *a, const struct rc_stripe_map *mp,
+			    uint32_t row, const struct rc_row *v, uint64_t which)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < mp->ndata; c++) {
+		if (v->known[c] || !(which >> c & 1))
+			continue;
+		rc_event_emit(a, RC_EV_LOST, -1, NULL, NULL,
+			      mp->stripe * a->stripe_blocks +
+			      c * a->g.chunk_blocks + row, 1, -EIO);
+		n++;
+	}
+	return n;
+}

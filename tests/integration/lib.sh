@@ -161,6 +161,18 @@ t_wait_mounted() {
 	return 1
 }
 
+# t_faultfs: faultfs (tests/tools/faultfs.c; FAULTFS: the binary) serving
+# $T/back at $T/ff, unmounted at exit; skips the test when it is not built.
+t_faultfs() {
+	FAULTFS=${FAULTFS:-$(cd "$TESTS_DIR/../.." && pwd)/build/tools/faultfs}
+	[ -x "$FAULTFS" ] || t_skip "no faultfs ($FAULTFS): make build/tools/faultfs"
+	mkdir -p "$T/back" "$T/ff"
+	"$FAULTFS" -f "$T/back" "$T/ff" 2>"$T/faultfs.log" &
+	T_PIDS+=($!)
+	T_MOUNTS+=("$T/ff")
+	t_wait_mounted "$T/ff" $! || { cat "$T/faultfs.log"; t_fail "faultfs did not mount"; }
+}
+
 # t_try_mount SOURCE DIR [raidfs options...]: a foreground daemon in the
 # background, so the test knows its PID; its stderr goes to $T/daemon.log.
 # Returns the daemon's exit status when it does not mount.

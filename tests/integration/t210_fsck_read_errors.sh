@@ -12,13 +12,7 @@
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
 
-FAULTFS=${FAULTFS:-$(cd "$TESTS_DIR/../.." && pwd)/build/tools/faultfs}
-[ -x "$FAULTFS" ] || t_skip "no faultfs ($FAULTFS): make build/tools/faultfs"
-mkdir -p "$T/back" "$T/ff"
-"$FAULTFS" -f "$T/back" "$T/ff" 2>"$T/faultfs.log" &
-T_PIDS+=($!)
-T_MOUNTS+=("$T/ff")
-t_wait_mounted "$T/ff" $! || { cat "$T/faultfs.log"; t_fail "faultfs did not mount"; }
+t_faultfs
 truncate -s 4096 "$T/back/probe"
 echo "probe eio-pending 0 4096" >"$T/ff/.faultctl" 2>/dev/null ||
 	t_skip "this faultfs has no eio-pending rule"

@@ -109,8 +109,8 @@ sleep 0.3
 "$CTL" scrub status "$M" | grep -q "scrub: stopped" || t_fail "scrub status after stop"
 "$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
 "$CTL" scrub start "$M" | grep -q "scrub resumed at stripe [1-9]" || t_fail "scrub did not resume"
-for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "scrub: finished" && break; sleep 0.1; done
-"$CTL" scrub status "$M" | grep -q "finished.* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.1; done
+"$CTL" scrub status "$M" | grep -q "^  scrub: finished.* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
 	|| t_fail "scrub: $("$CTL" scrub status "$M")"
 validate
 "$PY" -c '
@@ -118,7 +118,13 @@ import json, sys
 a = json.load(open(sys.argv[1]))["arrays"][0]
 assert sum(d["errors"]["cksum"] for d in a["devices"]) == 1, a["devices"]
 assert a["scrub"]["report"]["repaired"] == 1
+last = a["scrub"]["last"]
+assert last["repaired"] == 1 and last["checksum_errors"] == 1, last
+assert last["stripes"] == a["scrub"]["total_stripes"], last
+assert 0 < last["started_ns"] <= last["ended_ns"], last
 ' "$T/status.json" || t_fail "CKSUM counter or JSON report"
+"$CTL" status "$M" | grep -q "last scrub: finished .* 1 checksum errors, 0 read errors, 1 repaired, 0 unrecoverable" \
+	|| t_fail "status shows no last scrub: $("$CTL" status "$M")"
 cmp -s "$T/rot.ref" "$M/rot" || t_fail "the damaged file reads differently"
 
 t_log "fail slot 1 under a writer: the spare is rebuilt (rebuilding -> clean)"
@@ -199,6 +205,17 @@ for i in $(seq 24); do cmp -s "$T/src" "$M/w$i" || t_fail "w$i differs without m
 	|| t_fail "no DegradedArray for a degraded assembly: $("$CTL" events "$M")"
 for i in $(seq 100); do [ -s "$T/alerts" ] && break; sleep 0.1; done
 [ "$(awk '{print $1}' "$T/alerts")" = DegradedArray ] || t_fail "program saw: $(cat "$T/alerts")"
+# the last scrub and the speed limit are kept on the members (m3 was the
+# spare then, m4 came later: both were given them)
+"$CTL" status "$M" | grep -q "last scrub: finished .* 1 repaired, 0 unrecoverable" \
+	|| t_fail "the last scrub was forgotten: $("$CTL" status "$M")"
+validate
+"$PY" -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["arrays"][0]
+assert a["scrub"]["state"] == "none" and a["scrub"]["last"]["repaired"] == 1, a["scrub"]
+assert a["rebuild_speed"]["max_kib_per_s"] == 16384, a["rebuild_speed"]
+' "$T/status.json" || t_fail "last scrub or speed limit after remount"
 head -c 4M /dev/urandom >"$M/while-m0-away" || t_fail "write while m0 is away"
 sync -f "$M/while-m0-away"                      # for m0 to catch up on
 cp "$M/while-m0-away" "$T/away.ref"
@@ -212,6 +229,15 @@ wait_state rebuilding
 sleep 0.5
 t_umount "$M"
 t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+# the limit (kept) holds the resumed rebuild: seen at its checkpoint
+"$CTL" status --json "$M" >"$T/status.json"
+"$PY" -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["arrays"][0]
+assert a["rebuild_speed"]["max_kib_per_s"] == 8192, a["rebuild_speed"]
+r = a["rebuild"]
+assert r and 0 < r["done_stripes"] < r["total_stripes"], r
+' "$T/status.json" || t_fail "not resumed from a checkpoint: $(cat "$T/status.json")"
 wait_state clean
 "$CTL" events "$M" >"$T/events"
 grep -q "RebuildStarted slot=0 .*: resumed from its checkpoint" "$T/events" \
@@ -223,6 +249,41 @@ grep -q "RebuildFinished slot=0 .*catch-up: [1-9][0-9]* regions" "$T/events" || 
 	"$CTL" events "$M" | grep -q "RebuildFinished slot=0 .*catch-up: [1-9][0-9]* regions" || \
 	t_fail "no catch-up counted: $("$CTL" events "$M")"
 
+t_log "a scrub running at unmount goes on at the next mount, from where it was"
+"$CTL" set "$M" rebuild-speed-max=4M >/dev/null || t_fail "set"
+"$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
+sleep 0.6
+"$CTL" scrub status "$M" | grep -q "scrub: running" || t_fail "scrub: $("$CTL" scrub status "$M")"
+t_umount "$M"
+t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+grep -q "the scrub running at the last unmount: scrub resumed at stripe [1-9]" "$T/daemon.log" \
+	|| t_fail "the scrub did not go on: $(grep -i scrub "$T/daemon.log")"
+"$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.1; done
+validate
+"$PY" -c '
+import json, sys
+sc = json.load(open(sys.argv[1]))["arrays"][0]["scrub"]
+assert sc["state"] == "finished", sc
+# the counts of both mounts: every stripe once
+assert sc["report"]["stripes"] == sc["total_stripes"] == sc["last"]["stripes"], sc
+assert sc["last"]["repaired"] == 0, sc
+' "$T/status.json" || t_fail "the resumed scrub: $(cat "$T/status.json")"
+# one stopped by `scrub stop` waits, across a remount, for `scrub start`
+"$CTL" set "$M" rebuild-speed-max=4M >/dev/null || t_fail "set"
+"$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
+sleep 0.4
+"$CTL" scrub stop "$M" >/dev/null || t_fail "scrub stop"
+t_umount "$M"
+t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+sleep 0.3
+"$CTL" scrub status "$M" | grep -q "^  scrub: stopped, [1-9][0-9]*/" \
+	|| t_fail "stopped scrub after remount: $("$CTL" scrub status "$M")"
+"$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
+"$CTL" scrub start "$M" | grep -q "scrub resumed at stripe [1-9]" || t_fail "scrub did not resume"
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.1; done
+"$CTL" scrub status "$M" | grep -q "^  scrub: finished" || t_fail "the resumed scrub did not finish"
+
 t_log "more events than the history keeps: the last 1024 stream out, in order"
 uuid=$("$CTL" status --json "$M" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["arrays"][0]["uuid"])')
 "$PY" -c '
@@ -233,7 +294,12 @@ for i in range(1100):
     s.send(json.dumps({"proto": 1, "cmd": "test-alert"}).encode())
     assert json.loads(s.recv(65536))["errno"] == 0
 ' "/run/raidfs/$uuid.sock" || t_fail "1100 test-alerts over one connection"
-"$CTL" events --json "$M" >"$T/events.json" || t_fail "events after 1100 more"
+# (the events thread names them after the replies: under load it lags)
+for i in $(seq 100); do
+	"$CTL" events --json "$M" >"$T/events.json" || t_fail "events after 1100 more"
+	[ "$(wc -l <"$T/events.json")" -ge 1024 ] && break
+	sleep 0.1
+done
 "$PY" -c '
 import json, sys
 seqs = [json.loads(l)["seq"] for l in open(sys.argv[1])]

@@ -623,6 +623,50 @@ static void test_rebuild_speed_limit(void **state)
 	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	assert_true(s > 0.5);
 	assert_int_equal(rc_array_close(a), 0);
+	/* the limits are kept on the members */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_get_rebuild_speed(a, &min, &max);
+	assert_int_equal(min, 1024);
+	assert_int_equal(max, 4096);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+/* The scrub's admin state is written to every member and read back by
+ * the next assembly, also from one member alone; a read-only array
+ * refuses to record it. */
+static void test_scrub_state_kept(void **state)
+{
+	struct rc_admin ad = { 0 }, got;
+	struct rc_testbed tb;
+	struct rc_array *a;
+
+	tb_init(&tb, 3, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_get_admin(a, &got);
+	assert_false(got.scrub_active);
+	assert_int_equal(got.last.start_ns, 0);
+	ad.scrub_active = ad.scrub_running = true;
+	ad.scrub_pos = 7;
+	ad.scrub = (struct rc_scrub_record){ .start_ns = 100, .stripes = 7,
+					     .repaired = 2 };
+	ad.last = (struct rc_scrub_record){ .start_ns = 10, .end_ns = 20,
+					    .stripes = 30, .csum_errors = 1,
+					    .repaired = 1 };
+	assert_int_equal(rc_array_set_scrub_state(a, &ad), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 1u << 0, 0);       /* slot 0 left out */
+	rc_array_get_admin(a, &got);
+	assert_true(got.scrub_active);
+	assert_true(got.scrub_running);
+	assert_int_equal(got.scrub_pos, 7);
+	assert_memory_equal(&got.scrub, &ad.scrub, sizeof(ad.scrub));
+	assert_memory_equal(&got.last, &ad.last, sizeof(ad.last));
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+	assert_int_equal(rc_array_set_scrub_state(a, &ad), -EROFS);
+	assert_int_equal(rc_array_close(a), 0);
 	tb_fini(&tb);
 }
 
@@ -807,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_rebuild_speed_limit),
+		cmocka_unit_test(test_scrub_state_kept),
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
 	};

@@ -201,6 +201,63 @@ static void test_unreadable_moved(void **state)
 	t->damaged = true;
 }
 
+struct owner_hits {
+	uint64_t ino[8], off[8], block[8];
+	int n;
+};
+
+static void owner_hit(void *ctx, uint64_t ino, uint64_t off, uint64_t block)
+{
+	struct owner_hits *h = ctx;
+
+	assert_true(h->n < 8);
+	h->ino[h->n] = ino;
+	h->off[h->n] = off;
+	h->block[h->n++] = block;
+}
+
+static int u64_order(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Which file holds a block, at which byte (the daemon's damage list):
+ * every block asked for that a file maps, nothing for one no file holds;
+ * and the path of a file not looked up since mount, found by search. */
+static void test_blocks_owners(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t d = tfs_mkdir(t, FS_ROOT_INO, "dir");
+	uint64_t ino = file_write(t, tfs_create(t, d, "file"));
+	uint64_t blocks[3] = { block_offset(t, 7) / FS_BLOCK_SIZE,
+			       block_offset(t, 3) / FS_BLOCK_SIZE, 0 };
+	struct owner_hits h = { .n = 0 };
+	char path[256];
+
+	qsort(blocks, 3, sizeof(blocks[0]), u64_order);
+	assert_int_equal(fs_blocks_owners(t->fs, blocks, 3, owner_hit, &h), 0);
+	assert_int_equal(h.n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(h.ino[i], ino);
+		assert_int_equal(h.block[i], h.off[i] == 3 * FS_BLOCK_SIZE ?
+				 block_offset(t, 3) / FS_BLOCK_SIZE :
+				 block_offset(t, 7) / FS_BLOCK_SIZE);
+	}
+	assert_true(h.off[0] + h.off[1] == 10 * FS_BLOCK_SIZE);
+
+	tfs_remount(t);                 /* the names it was reached by go */
+	assert_int_equal(fs_path(t->fs, ino, path, sizeof(path)), -ENOENT);
+	assert_int_equal(fs_path_find(t->fs, ino, path, sizeof(path)), 0);
+	assert_string_equal(path, "/dir/file");
+	assert_int_equal(fs_path_find(t->fs, d, path, sizeof(path)), 0);
+	assert_string_equal(path, "/dir");
+	assert_int_equal(fs_path_find(t->fs, ino + 1000, path, sizeof(path)),
+			 -ENOENT);
+	assert_string_equal(path, "");
+}
+
 /* Messages about damaged metadata reach the logger, not stderr. */
 static void test_logger_gets_messages(void **state)
 {
@@ -221,6 +278,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreadable_runs, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_moved, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_blocks_owners, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_logger_gets_messages,
 						setup, teardown),

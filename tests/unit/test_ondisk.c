@@ -140,7 +140,8 @@ static void sb_make(struct rc_sb *sb)
 	memset(sb, 0, sizeof(*sb));
 	sb->version_major = RC_SB_VERSION_MAJOR;
 	sb->version_minor = RC_SB_VERSION_MINOR;
-	sb->feature_compat = 0x8000000000000001ull;
+	/* the admin state's bit is set by every writer of this version */
+	sb->feature_compat = 0x8000000000000001ull | RC_FEATURE_COMPAT_ADMIN;
 	sb->feature_ro_compat = 0x4000000000000002ull;
 	for (int i = 0; i < RC_UUID_SIZE; i++) {
 		sb->array_uuid[i] = (uint8_t)(0x10 + i);
@@ -167,6 +168,20 @@ static void sb_make(struct rc_sb *sb)
 	sb->err_csum = 0x3333000000000003ull;
 	sb->repaired = 0x4444000000000004ull;
 	sb->array_flags = RC_AF_ERRORS;
+	sb->admin = (struct rc_admin){
+		.scrub_active = true, .scrub_running = true,
+		.scrub_pos = 0x5c5c000000000001ull,
+		.scrub = { 0x1000000000000001ull, 0, 0x1000000000000003ull,
+			   0x1000000000000004ull, 0x1000000000000005ull,
+			   0x1000000000000006ull, 0x1000000000000007ull,
+			   0x1000000000000008ull },
+		.last = { 0x2000000000000001ull, 0x2000000000000002ull,
+			  0x2000000000000003ull, 0x2000000000000004ull,
+			  0x2000000000000005ull, 0x2000000000000006ull,
+			  0x2000000000000007ull, 0x2000000000000008ull },
+		.rebuild_min_kib = 0x3000000000000001ull,
+		.rebuild_max_kib = 0x3000000000000002ull,
+	};
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++) {
 		for (int k = 0; k < RC_UUID_SIZE; k++)
 			sb->slots[i].uuid[k] = (uint8_t)(i * 16 + k + 1);
@@ -207,6 +222,7 @@ static void sb_assert_equal(const struct rc_sb *a, const struct rc_sb *b)
 	assert_int_equal(a->array_blocks, b->array_blocks);
 	assert_int_equal(a->device_blocks, b->device_blocks);
 	assert_string_equal(a->label, b->label);
+	assert_memory_equal(&a->admin, &b->admin, sizeof(a->admin));
 	for (int i = 0; i < RC_SB_SLOTS; i++) {
 		assert_memory_equal(a->slots[i].uuid, b->slots[i].uuid,
 				    RC_UUID_SIZE);
@@ -288,6 +304,19 @@ static void test_sb_bytes_little_endian(void **state)
 		{ "repaired", 296, 8, 0x4444000000000004ull },
 		{ "array_flags", 304, 4, RC_AF_ERRORS },
 		{ "reserved_flags", 308, 4, 0 },
+		{ "admin.scrub_pos", 312, 8, 0x5c5c000000000001ull },
+		{ "admin.flags", 320, 4, RC_ADMIN_SCRUB_ACTIVE | RC_ADMIN_SCRUB_RUNNING },
+		{ "admin.reserved", 324, 4, 0 },
+		{ "admin.scrub.start_ns", 328, 8, 0x1000000000000001ull },
+		{ "admin.scrub.end_ns", 336, 8, 0 },
+		{ "admin.scrub.stripes", 344, 8, 0x1000000000000003ull },
+		{ "admin.scrub.parity_mismatches", 384, 8, 0x1000000000000008ull },
+		{ "admin.last.start_ns", 392, 8, 0x2000000000000001ull },
+		{ "admin.last.end_ns", 400, 8, 0x2000000000000002ull },
+		{ "admin.last.repaired", 432, 8, 0x2000000000000006ull },
+		{ "admin.last.unrecoverable", 440, 8, 0x2000000000000007ull },
+		{ "admin.rebuild_min_kib", 456, 8, 0x3000000000000001ull },
+		{ "admin.rebuild_max_kib", 464, 8, 0x3000000000000002ull },
 		{ "slot 5 state", SLOT_OFF(5) + 16, 4, RC_MEMBER_FAULTY },
 		{ "slot 5 rebuild_pos", SLOT_OFF(5) + 24, 8, 0x0500000000000005ull },
 		{ "slot 32 state", SLOT_OFF(32) + 16, 4, RC_MEMBER_SPARE },
@@ -384,7 +413,9 @@ static void test_sb_reserved_zero(void **state)
 	sb.label[5] = '\0';
 	memset(b, 0xa5, sizeof(b));
 	rc_sb_encode(&sb, b);
-	assert_true(raw_is_zero(b, 308, 204));           /* reserved_flags, reserved0 */
+	assert_true(raw_is_zero(b, 308, 4));             /* reserved_flags */
+	assert_true(raw_is_zero(b, 324, 4));             /* admin.reserved */
+	assert_true(raw_is_zero(b, 472, 40));            /* reserved0 */
 	assert_true(raw_is_zero(b, 2048, 2040));         /* no record, reserved1 */
 	assert_true(raw_is_zero(b, 208 + 5, 64 - 5));    /* label tail */
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++)
@@ -552,6 +583,42 @@ static void test_sb_slot_flags(void **state)
 	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
 	assert_int_equal(out.slots[e].flags, RC_SLOT_F_REPLACING | 3);
 	assert_int_equal(out.slots[e + 1].flags, 0);
+}
+
+/*
+ * The admin state: a scrub that is not in progress leaves its position and
+ * record zero whatever the caller left there (so "not running" has one
+ * encoding), the last scrub and the speeds stay; unknown flag bits (a
+ * newer minor's) are dropped, and "running" means nothing without
+ * "active".
+ */
+static void test_sb_admin_inactive(void **state)
+{
+	struct rc_sb sb, out;
+	uint8_t b[BS];
+
+	sb_make(&sb);
+	sb.admin.scrub_active = false;
+	rc_sb_encode(&sb, b);
+	assert_true(raw_is_zero(b, 312, 80));            /* pos, flags, scrub */
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_false(out.admin.scrub_active);
+	assert_false(out.admin.scrub_running);
+	assert_int_equal(out.admin.scrub_pos, 0);
+	assert_int_equal(out.admin.scrub.stripes, 0);
+	assert_memory_equal(&out.admin.last, &sb.admin.last, sizeof(sb.admin.last));
+	assert_int_equal(out.admin.rebuild_max_kib, sb.admin.rebuild_max_kib);
+
+	raw_put(b, 320, 4, 0xfffffff0u | RC_ADMIN_SCRUB_RUNNING);
+	raw_reseal(b);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_false(out.admin.scrub_active);
+	assert_false(out.admin.scrub_running);
+	raw_put(b, 320, 4, 0xfffffff0u | RC_ADMIN_SCRUB_ACTIVE);
+	raw_reseal(b);
+	assert_int_equal(rc_sb_decode(b, &out, NULL), 0);
+	assert_true(out.admin.scrub_active);
+	assert_false(out.admin.scrub_running);
 }
 
 static void test_sb_label_unterminated(void **state)
@@ -1133,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(test_sb_raw_edits),
 		cmocka_unit_test(test_sb_newer_minor),
 		cmocka_unit_test(test_sb_slot_flags),
+		cmocka_unit_test(test_sb_admin_inactive),
 		cmocka_unit_test(test_sb_label_unterminated),
 		cmocka_unit_test(test_sb_consistency),
 		cmocka_unit_test(test_jhdr_roundtrip),
