@@ -102,6 +102,23 @@ static int bc_get(struct fs *fs, uint64_t blk, struct fs_buf **out)
 	return 0;
 }
 
+struct fs_buf *bc_find(struct fs *fs, uint64_t blk)
+{
+	struct fs_bcache *c = &fs->bc;
+	struct fs_buf *b = NULL;
+	struct hc_node *n;
+
+	pthread_mutex_lock(&c->lock);
+	n = hc_find(&c->hc, blk);
+	if (n) {
+		b = hc_entry(n, struct fs_buf, node);
+		hc_lru_del(&c->hc, n);
+		b->refs++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return b;
+}
+
 void bc_put(struct fs *fs, struct fs_buf *b)
 {
 	struct fs_bcache *c = &fs->bc;

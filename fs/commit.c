@@ -225,6 +225,24 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 	return err;
 }
 
+/* Caller holds j->lock, tx has no handles: drops the blocks tx both
+ * allocated and freed (fs_tx_forget) from its list. */
+static void journal_drop_forgotten(struct fs *fs, struct fs_tx *tx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tx->nbufs; i++) {
+		if (!tx->bufs[i]->forgotten) {
+			tx->bufs[n++] = tx->bufs[i];
+			continue;
+		}
+		tx->bufs[i]->forgotten = false;
+		tx->bufs[i]->tx_seq = 0;
+		bc_unpin(fs, tx->bufs[i]);
+	}
+	tx->nbufs = n;
+}
+
 /* Closes the running transaction: caller holds j->lock and commit_lock. */
 static int journal_snapshot(struct fs *fs, struct fs_tx *tx, uint8_t **out)
 {
@@ -236,6 +254,7 @@ static int journal_snapshot(struct fs *fs, struct fs_tx *tx, uint8_t **out)
 	j->barrier = true;
 	while (tx->handles)
 		pthread_cond_wait(&j->cond, &j->lock);
+	journal_drop_forgotten(fs, tx);
 	qsort(tx->bufs, tx->nbufs, sizeof(*tx->bufs), cmp_target);
 	if (tx->nbufs &&
 	    posix_memalign((void **)&copies, 4096, tx->nbufs * FS_BSIZE))

@@ -77,6 +77,10 @@ struct fs_buf {
 	int refs;               /* holders between bc_get and bc_put */
 	int jpins;              /* transactions that still need it cached */
 	uint64_t tx_seq;        /* running transaction it is listed in, or 0 */
+	uint64_t born_seq;      /* transaction that allocated the block
+				   (fs_tx_dirty_new), 0 if not known */
+	bool forgotten;         /* freed by the transaction that allocated
+				   it: listed, but not journalled */
 	enum fs_buf_kind kind;
 	bool uptodate;
 	bool verified;
@@ -102,6 +106,8 @@ int bc_read(struct fs *fs, uint64_t blk, enum fs_buf_kind kind,
 	    struct fs_buf **out);
 /* A buffer for a newly allocated block: zeroed, no read. */
 int bc_new(struct fs *fs, uint64_t blk, struct fs_buf **out);
+/* The cached buffer of blk with one more reference, or NULL. */
+struct fs_buf *bc_find(struct fs *fs, uint64_t blk);
 void bc_put(struct fs *fs, struct fs_buf *b);
 /* The superblock buffer (copy 0): the orphan tree root lives there and is
  * journalled. */
@@ -182,6 +188,12 @@ static inline bool fs_tx_held(void)
 	return fs_tx_depth > 0;
 }
 void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+/* fs_tx_dirty for the buffer of a metadata block tx has just allocated. */
+void fs_tx_dirty_new(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+/* Is blk a metadata block tx allocated (fs_tx_dirty_new)?  Then it is
+ * dropped from tx (jbd2's journal_forget) and the caller may make it
+ * allocatable at once: no transaction but tx ever held it. */
+bool fs_tx_forget(struct fs *fs, struct fs_tx *tx, uint64_t blk);
 void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		uint64_t len, bool meta);
 
