@@ -269,6 +269,7 @@ int fs_alloc_data(struct fs *fs, struct fs_tx *tx, uint64_t goal,
 		a->cursor_small = b + n;
 	}
 	err = take(fs, tx, b, n);
+	fs_tx_ordered(tx);
 	*blk = b;
 	*got = n;
 out:

@@ -175,6 +175,9 @@ struct fs_tx {
 	size_t nbufs, cap;
 	struct fs_extlist free_data;    /* reusable once committed */
 	struct fs_extlist free_meta;    /* reusable once checkpointed */
+	bool ordered;                   /* a handle wrote data that this
+					   transaction makes part of a file
+					   (fs_tx_ordered) */
 };
 
 int fs_tx_begin(struct fs *fs, struct fs_tx **out);
@@ -196,6 +199,17 @@ void fs_tx_dirty_new(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
 bool fs_tx_forget(struct fs *fs, struct fs_tx *tx, uint64_t blk);
 void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		uint64_t len, bool meta);
+/*
+ * Says that tx makes data written inside its handles part of a file: new
+ * blocks mapped, unwritten extents converted, the size grown over written
+ * bytes.  Such data must be durable before the commit record is written
+ * (ordered mode: a flush between them); a transaction without any commits
+ * with one flush (commit.c).  Every such change calls it.
+ */
+static inline void fs_tx_ordered(struct fs_tx *tx)
+{
+	__atomic_store_n(&tx->ordered, true, __ATOMIC_RELAXED);
+}
 
 /* commit.c: commit, group commit, checkpoint, commit thread. */
 struct fs_journal {

@@ -551,7 +551,8 @@ static void test_fsync_per_file(void **state)
 	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 1);
 	assert_int_equal(c1 - c0, 1);                   /* the data block */
-	/* fsync(f) must also make its new mtime durable: a commit */
+	/* fsync(f) must also make its new mtime durable: a commit (which
+	 * also holds g's allocating write: ordered data, two flushes) */
 	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
 	tfs_stats(t, &c1, NULL, &fl1);
@@ -655,6 +656,44 @@ static void test_forgotten_block_reused_for_data(void **state)
 	tfs_check(t);
 }
 
+/*
+ * fsync after an overwrite commits with one flush (no data depends on the
+ * order); what it returned for survives the power cut: the new bytes and
+ * the new mtime.  An allocating write's fsync keeps the flush between its
+ * data and the commit record.
+ */
+static void test_fsync_overwrite_one_flush_survives_crash(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr in = { .mtime = { 1234567890, 123456789 } }, a;
+	uint8_t w[4096], r[4096];
+	uint64_t f, fl0, fl1;
+
+	tfs_pattern(w, sizeof(w), 3);
+	f = tfs_create(t, ROOT, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	tfs_stats(t, NULL, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	tfs_stats(t, NULL, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 2);                 /* ordered data */
+	tfs_pattern(w, sizeof(w), 4);
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MTIME, &a), 0);
+	tfs_stats(t, NULL, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	tfs_stats(t, NULL, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 1);
+	fs_abandon(t->fs);
+	tfs_crash(t);
+	tfs_mount(t);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, w, sizeof(w));
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.mtime.tv_sec, in.mtime.tv_sec);
+	assert_int_equal(a.mtime.tv_nsec, in.mtime.tv_nsec);
+	tfs_check(t);
+}
+
 /* The commit thread makes changes durable on its own, and stays quiet
  * when there is nothing to commit. */
 static void test_background_commit(void **state)
@@ -751,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_background_commit, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_fsync_per_file, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_unlink_churn_reuses_orphan_block, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_fsync_overwrite_one_flush_survives_crash, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_forgotten_block_reused_for_data, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_check_finds_damage, tfs_setup, tfs_teardown),
 	};
