@@ -15,9 +15,6 @@ check)
 	[ -x "$EXE" ] || bench_skip "no $EXE (libfuse3-dev's examples: make bench-deps)" ;;
 up)
 	mkdir -p "$SRC"
-	# passthrough_ll holds a descriptor per inode the kernel knows: the
-	# links job's 20,000 names would pass the default limit (EMFILE).
-	ulimit -n "$(cat /proc/sys/fs/nr_open)" 2>/dev/null || true
 	"$EXE" -f -o source="$SRC",writeback "$BENCH_MNT" >/dev/null 2>>"$BENCH_TGT/log" &
 	echo $! >"$BENCH_TGT/pids"
 	bench_wait_mount "$BENCH_MNT" "$!" ;;
