@@ -7,15 +7,17 @@
 # Prints each goal's median per target and its ratio to the ceiling.
 #
 #   BENCH_REF_BIN=/tmp/old/build bench/speed.sh      as root; every
-#   setting of run.sh applies (BENCH_ROUNDS, BENCH_FILES, ...)
+#   setting of run.sh applies (BENCH_ROUNDS, BENCH_FILES, ...); the raw
+#   results and the table stay in BENCH_SPEED_OUT (default: a new
+#   /tmp/raidfs-speed.* folder, named at the end)
 #
 # Goals (issue 10): randwrite (4 KiB, fsync every 32) >= 0.5x the ceiling,
 # meta-delete >= 0.9x, fsx within 2.5x of tmpfs (the backing target),
 # dbench >= 0.8x, hard links and symlinks, CPU s per GiB written.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=$(mktemp -d /tmp/raidfs-speed.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+out=${BENCH_SPEED_OUT:-$(mktemp -d /tmp/raidfs-speed.XXXXXX)}     # kept: speed.tsv, the table
+mkdir -p "$out"
 targets="ceiling raidfs-5 backing"
 [ -z "${BENCH_REF_BIN:-}" ] || targets="ceiling raidfs-5 raidfsref-5 backing"
 : "${BENCH_SIZE_MB:=512}" "${BENCH_BONNIE_MB:=64}" "${BENCH_SEEK_MB:=64}" "${BENCH_CACHE_MB:=64}"
@@ -24,9 +26,17 @@ export BENCH_SIZE_MB BENCH_BONNIE_MB BENCH_SEEK_MB BENCH_CACHE_MB BENCH_FSX_OPS 
 	BENCH_DBENCH_S BENCH_RUNTIME BENCH_ROUNDS
 BENCH_TARGETS=${BENCH_TARGETS:-$targets} BENCH_JOBS=${BENCH_JOBS:-seqwrite randwrite meta links fsx dbench} \
 	BENCH_DEGRADED_JOBS= BENCH_REBUILD=0 BENCH_OUT="$out/speed.md" "$here/run.sh"
-python3 - "$out/speed.tsv" <<'PY'
+python3 - "$out/speed.tsv" <<'PY' | tee "$out/table.md"
 import collections, statistics, sys
 v = collections.defaultdict(list)
+
+
+def fmt(x):
+    if x >= 10000:
+        return "%.1fk" % (x / 1000)
+    return "%.0f" % x if x >= 100 else "%.3g" % x
+
+
 for line in open(sys.argv[1]):
     p = line.rstrip("\n").split("\t")
     if len(p) == 6:
@@ -50,11 +60,12 @@ for job, metric in rows:
             cells.append("")
             continue
         m = statistics.median(x)
-        c = "%.4g" % m
+        c = fmt(m) if len(x) == 1 else "%s (%s-%s)" % (fmt(m), fmt(min(x)), fmt(max(x)))
         if t.startswith("raidfs") and ceil:
-            c += " (%.2fx)" % (m / statistics.median(ceil))
+            c += " **%.2fx**" % (m / statistics.median(ceil))
         cells.append(c)
     print("| %s | %s | %s |" % (job, metric, " | ".join(cells)))
 print("\n(x: median over the rounds divided by the ceiling's; for fsx seconds and"
       " CPU, lower is better; fsx's goal is against backing, i.e. tmpfs)")
 PY
+echo "raw results: $out/speed.tsv"
