@@ -5,11 +5,16 @@
  *   bench_meta create DIR N   N files of 4 KiB in DIR (made), then syncfs
  *   bench_meta stat DIR N     stat(2) each of them
  *   bench_meta delete DIR N   unlink each, rmdir DIR, then syncfs
+ *   bench_meta link DIR N     a hard link hI to each fI, then syncfs
+ *   bench_meta symlink DIR N  a symlink sI -> fI to each, then syncfs
  *
  * Files are named f0 .. f(N-1), created in that order, as a tar or a
- * compiler would.  Exit status 1 on the first error, with its message.
+ * compiler would.  delete removes only the fI: the links phases are run
+ * on a directory of their own (jobs/links.sh), removed after.  Exit
+ * status 1 on the first error, with its message.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,12 +57,34 @@ static int meta_one(const char *phase, const char *dir, long i, const char *buf)
 	char path[4096];
 	struct stat st;
 
+	char other[4096];
+
 	snprintf(path, sizeof(path), "%s/f%ld", dir, i);
 	if (strcmp(phase, "create") == 0)
 		return meta_create_one(path, buf);
 	if (strcmp(phase, "stat") == 0)
 		return stat(path, &st) < 0 ? -errno : 0;
+	if (strcmp(phase, "link") == 0) {
+		snprintf(other, sizeof(other), "%s/h%ld", dir, i);
+		return link(path, other) < 0 ? -errno : 0;
+	}
+	if (strcmp(phase, "symlink") == 0) {
+		snprintf(other, sizeof(other), "%s/s%ld", dir, i);
+		return symlink(path + strlen(dir) + 1, other) < 0 ? -errno : 0;
+	}
 	return unlink(path) < 0 ? -errno : 0;
+}
+
+static bool meta_is_phase(const char *p)
+{
+	static const char *const phases[] = { "create", "stat", "delete",
+					      "link", "symlink" };
+	size_t i;
+
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (strcmp(p, phases[i]) == 0)
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -67,9 +94,8 @@ int main(int argc, char **argv)
 	long n, i;
 	int rc = 0;
 
-	if (argc != 4 || (strcmp(argv[1], "create") && strcmp(argv[1], "stat") &&
-			  strcmp(argv[1], "delete"))) {
-		fprintf(stderr, "usage: bench_meta create|stat|delete DIR N\n");
+	if (argc != 4 || !meta_is_phase(argv[1])) {
+		fprintf(stderr, "usage: bench_meta create|stat|delete|link|symlink DIR N\n");
 		return 2;
 	}
 	phase = argv[1], dir = argv[2], n = atol(argv[3]);

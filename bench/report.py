@@ -18,7 +18,7 @@ import subprocess
 SECTIONS = [
     ("Issue 10's jobs (fio psync, metadata, fsx, dbench)",
      ["fio-seqwrite", "fio-seqread", "fio-randread", "fio-randwrite",
-      "meta-", "fsx", "dbench"]),
+      "meta-", "links-", "fsx", "dbench"]),
     ("Degraded: one member failed", []),
     ("Scrub and rebuild, 10 % and 90 % full", ["scrub-", "rebuild-"]),
     ("The seeds' bonnie++ table", ["bonnie-"]),
@@ -255,6 +255,12 @@ and runs the reads again, tears it down, then sets up a smaller copy for
 scrub and rebuild at 10 % and 90 % full.  raidfs's scrub and rebuild are
 offline (fsck.raidfs -y -f, fsck.raidfs -y --rebuild), the peers' online.
 The raw measurements are in BENCHMARKS.tsv beside this file.
+A change is measured against what it changed with bench/speed.sh: the
+target raidfsref-LEVEL is raidfs-LEVEL run by another build
+(BENCH_REF_BIN), in the same alternating rounds, beside the ceiling and
+the backing store, on the jobs of issue 10's goals for the filesystem and
+the FUSE layer (seqwrite's CPU per GiB, randwrite, meta, links, fsx,
+dbench); it prints each goal's medians and their ratios to the ceiling.
 """
 
 

@@ -22,7 +22,9 @@
 #
 # Targets: raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 (targets/raidfs.sh),
 # ceiling (FUSE passthrough), zfs-raidz1 zfs-raidz2 (zfs-fuse), btrfs-raid5
-# btrfs-raid6 (loop devices), backing (the store itself).  A target whose
+# btrfs-raid6 (loop devices), backing (the store itself); raidfsref-LEVEL
+# (not in the default list): raidfs-LEVEL run by the build in BENCH_REF_BIN,
+# the before of a before/after measurement (bench/speed.sh).  A target whose
 # tools are missing is skipped with its reason (make bench-deps installs
 # them).  Everything a run makes lives in one temp dir and is removed at
 # the end, on Ctrl-C or failure too: mounts, loop devices, pools, daemons.
@@ -53,7 +55,7 @@ export BENCH_SIZE_MB=${BENCH_SIZE_MB:-1024} BENCH_RUNTIME=${BENCH_RUNTIME:-10} \
 ROUNDS=${BENCH_ROUNDS:-3}
 TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling \
 zfs-raidz1 zfs-raidz2 btrfs-raid5 btrfs-raid6 backing}
-JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite meta fsx dbench bonnie seeks cache}
+JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite meta links fsx dbench bonnie seeks cache}
 DEG_JOBS=${BENCH_DEGRADED_JOBS-seqread randread1 randread4 bonnie}
 OUT=${BENCH_OUT:-$BENCH_TOP/docs/BENCHMARKS.md}
 # What a target must hold at once: the fio file beside the largest other.
@@ -78,11 +80,17 @@ CURRENT= JOB_PID=
 enter() {	# NAME
 	local n=$1
 	case $n in
+	raidfsref-*) BENCH_TARGET_SCRIPT=raidfs.sh BENCH_TARGET_ARG=${n#*-} ;;
 	raidfs-* | zfs-* | btrfs-*) BENCH_TARGET_SCRIPT=${n%%-*}.sh BENCH_TARGET_ARG=${n#*-} ;;
 	ceiling | backing) BENCH_TARGET_SCRIPT=$n.sh BENCH_TARGET_ARG= ;;
 	*) echo "bench: no target $n" >&2; exit 2 ;;
 	esac
 	BENCH_TARGET_SCRIPT=$BENCH_SUITE/targets/$BENCH_TARGET_SCRIPT
+	# raidfsref-LEVEL: the same target run by another build of raidfs
+	# (BENCH_REF_BIN), to measure a change against what it changed.
+	BENCH_RAIDFS_BIN=$BENCH_BIN
+	case $n in raidfsref-*) BENCH_RAIDFS_BIN=${BENCH_REF_BIN:-} ;; esac
+	export BENCH_RAIDFS_BIN
 	export BENCH_TARGET=$n BENCH_TGT=$BENCH_RUN/t/$n BENCH_MNT=$BENCH_RUN/mnt/$n \
 		BENCH_TARGET_SCRIPT BENCH_TARGET_ARG
 	mkdir -p "$BENCH_TGT" "$BENCH_MNT"

@@ -269,6 +269,7 @@ int fs_alloc_data(struct fs *fs, struct fs_tx *tx, uint64_t goal,
 		a->cursor_small = b + n;
 	}
 	err = take(fs, tx, b, n);
+	fs_tx_ordered(tx);
 	*blk = b;
 	*got = n;
 out:
@@ -301,10 +302,16 @@ out:
 	return err;
 }
 
+/*
+ * A metadata block the running transaction itself allocated is free at
+ * once (fs_tx_forget says why that is safe); every other block waits for
+ * the journal (the commit, or the checkpoint for metadata).
+ */
 void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		    uint64_t len, bool meta)
 {
 	struct fs_alloc *a = &fs->alloc;
+	bool now = meta && len == 1 && fs_tx_forget(fs, tx, blk);
 	uint64_t i;
 	int err;
 
@@ -314,9 +321,17 @@ void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 	err = disk_bits(fs, tx, fs_le64(fs->sb.bbitmap_start), FS_BT_BBITMAP,
 			blk, len, false);
 	FS_ASSERT(!err);
-	a->pending_blocks += len;
+	if (now) {
+		BIT_CLR(a->bmap, blk);
+		a->free_blocks++;
+		if (blk < a->cursor_small)
+			a->cursor_small = blk;
+	} else {
+		a->pending_blocks += len;
+	}
 	pthread_mutex_unlock(&a->lock);
-	fs_tx_free(fs, tx, blk, len, meta);
+	if (!now)
+		fs_tx_free(fs, tx, blk, len, meta);
 }
 
 bool fs_alloc_has_space(struct fs *fs, uint64_t want)

@@ -77,29 +77,52 @@ static int buf_alloc(uint64_t blk, struct fs_buf **out)
 	return 0;
 }
 
+/* Caller holds c->lock.  The cached buffer of blk with one more
+ * reference (off the LRU), or NULL. */
+static struct fs_buf *bc_take_locked(struct fs_bcache *c, uint64_t blk)
+{
+	struct hc_node *n = hc_find(&c->hc, blk);
+	struct fs_buf *b;
+
+	if (!n)
+		return NULL;
+	b = hc_entry(n, struct fs_buf, node);
+	hc_lru_del(&c->hc, n);
+	b->refs++;
+	return b;
+}
+
 /* Finds or creates the buffer of blk with one more reference. */
 static int bc_get(struct fs *fs, uint64_t blk, struct fs_buf **out)
 {
 	struct fs_bcache *c = &fs->bc;
-	struct hc_node *n;
 	struct fs_buf *b;
 
 	pthread_mutex_lock(&c->lock);
-	n = hc_find(&c->hc, blk);
-	if (n) {
-		b = hc_entry(n, struct fs_buf, node);
-		hc_lru_del(&c->hc, n);
-	} else if (buf_alloc(blk, &b)) {
-		pthread_mutex_unlock(&c->lock);
-		return -ENOMEM;
-	} else {
+	b = bc_take_locked(c, blk);
+	if (!b) {
+		if (buf_alloc(blk, &b)) {
+			pthread_mutex_unlock(&c->lock);
+			return -ENOMEM;
+		}
 		hc_insert(&c->hc, &b->node, blk);
+		b->refs++;
 	}
-	b->refs++;
 	bc_evict(c, c->limit);
 	pthread_mutex_unlock(&c->lock);
 	*out = b;
 	return 0;
+}
+
+struct fs_buf *bc_find(struct fs *fs, uint64_t blk)
+{
+	struct fs_bcache *c = &fs->bc;
+	struct fs_buf *b;
+
+	pthread_mutex_lock(&c->lock);
+	b = bc_take_locked(c, blk);
+	pthread_mutex_unlock(&c->lock);
+	return b;
 }
 
 void bc_put(struct fs *fs, struct fs_buf *b)

@@ -107,7 +107,7 @@ static int node_new(struct fs_bt *t, struct fs_tx *tx, unsigned lvl,
 	n->level = fs_cpu16((uint16_t)lvl);
 	n->rec_size = fs_cpu16((uint16_t)rsize(t, lvl));
 	n->tree = fs_cpu16(t->kind);
-	fs_tx_dirty(t->fs, tx, *out);
+	fs_tx_dirty_new(t->fs, tx, *out);
 	return 0;
 }
 

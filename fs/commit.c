@@ -11,7 +11,9 @@
  *
  *   1. descriptors + block copies into the ring  (data writes of the
  *      transaction were issued before its handles ended: ordered mode)
- *   2. flush                   data and journal blocks durable
+ *   2. flush                   data and journal blocks durable; only when
+ *                              the transaction has ordered data
+ *                              (fs_tx_ordered), see journal_write_ring
  *   3. commit record, flush    THE COMMIT POINT
  *   4. copies written home     (durable at the next flush)
  *
@@ -146,24 +148,46 @@ static void journal_build(struct fs *fs, struct fs_tx *tx, uint8_t *jb,
 	*tx_csum = acc;
 }
 
-static int journal_write_commit(struct fs *fs, struct fs_tx *tx,
-				uint64_t pos, uint64_t tx_csum)
+/* The commit record of tx at ring position pos, in c. */
+static void journal_build_commit(struct fs *fs, struct fs_tx *tx, uint8_t *c,
+				 uint64_t pos, uint64_t tx_csum)
 {
-	struct fs_jcommit_disk *c;
+	struct fs_jcommit_disk *r = (struct fs_jcommit_disk *)c;
+
+	memset(r, 0, FS_BSIZE);
+	fs_bhdr_init(r, FS_BT_JCOMMIT, fs_jring_blk(&fs->j.g, pos),
+		     fs->j.g.id);
+	r->seq = fs_cpu64(tx->seq);
+	r->nblocks = fs_cpu64(tx->nbufs);
+	r->tx_csum = fs_cpu64(tx_csum);
+	r->commit_ns = fs_cpu64(fs_now_ns());
+	fs_bhdr_seal(r);
+}
+
+/*
+ * Descriptors, copies and commit record (n blocks in jb) into the ring at
+ * pos.  With ordered data (tx->ordered) a flush comes before the commit
+ * record, so that the data is durable before anything points to it.
+ * Without, all go in one write and one flush (step 2 merged into 3):
+ * replay checks every copy against its descriptor and the descriptors'
+ * sequence numbers, so a commit record that reached the disk without all
+ * of its transaction is a torn transaction, never replayed (jbd2's
+ * async_commit, used only where no data depends on the order).  An fsync
+ * after overwrites - the mtime changed, no block was mapped - costs one
+ * flush less.
+ */
+static int journal_write_ring(struct fs *fs, struct fs_tx *tx, uint8_t *jb,
+			      uint64_t pos, uint64_t n)
+{
 	int err;
 
-	if (posix_memalign((void **)&c, 4096, FS_BSIZE))
-		return -ENOMEM;
-	memset(c, 0, FS_BSIZE);
-	fs_bhdr_init(c, FS_BT_JCOMMIT, fs_jring_blk(&fs->j.g, pos),
-		     fs->j.g.id);
-	c->seq = fs_cpu64(tx->seq);
-	c->nblocks = fs_cpu64(tx->nbufs);
-	c->tx_csum = fs_cpu64(tx_csum);
-	c->commit_ns = fs_cpu64(fs_now_ns());
-	fs_bhdr_seal(c);
-	err = ring_write(fs, pos, (uint8_t *)c, 1);
-	free(c);
+	if (!__atomic_load_n(&tx->ordered, __ATOMIC_RELAXED))
+		return ring_write(fs, pos, jb, n);
+	err = ring_write(fs, pos, jb, n - 1);
+	if (!err)
+		err = fs_bdev_flush(fs->bdev);
+	if (!err)
+		err = ring_write(fs, pos + n - 1, jb + (n - 1) * FS_BSIZE, 1);
 	return err;
 }
 
@@ -204,15 +228,13 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 		if (err)
 			return err;
 	}
-	if (posix_memalign((void **)&jb, 4096, (need - 1) * FS_BSIZE))
+	if (posix_memalign((void **)&jb, 4096, need * FS_BSIZE))
 		return -ENOMEM;
 	pos = j->head;
 	journal_build(fs, tx, jb, copies, pos, &tx_csum);
-	err = ring_write(fs, pos, jb, need - 1);
-	if (!err)
-		err = fs_bdev_flush(fs->bdev);
-	if (!err)
-		err = journal_write_commit(fs, tx, pos + need - 1, tx_csum);
+	journal_build_commit(fs, tx, jb + (need - 1) * FS_BSIZE,
+			     pos + need - 1, tx_csum);
+	err = journal_write_ring(fs, tx, jb, pos, need);
 	if (!err)
 		err = fs_bdev_flush(fs->bdev);
 	/* Committed: replay would redo it from here on. */
@@ -223,6 +245,24 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 	}
 	free(jb);
 	return err;
+}
+
+/* Caller holds j->lock, tx has no handles: drops the blocks tx both
+ * allocated and freed (fs_tx_forget) from its list. */
+static void journal_drop_forgotten(struct fs *fs, struct fs_tx *tx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tx->nbufs; i++) {
+		if (!tx->bufs[i]->forgotten) {
+			tx->bufs[n++] = tx->bufs[i];
+			continue;
+		}
+		tx->bufs[i]->forgotten = false;
+		tx->bufs[i]->tx_seq = 0;
+		bc_unpin(fs, tx->bufs[i]);
+	}
+	tx->nbufs = n;
 }
 
 /* Closes the running transaction: caller holds j->lock and commit_lock. */
@@ -236,6 +276,7 @@ static int journal_snapshot(struct fs *fs, struct fs_tx *tx, uint8_t **out)
 	j->barrier = true;
 	while (tx->handles)
 		pthread_cond_wait(&j->cond, &j->lock);
+	journal_drop_forgotten(fs, tx);
 	qsort(tx->bufs, tx->nbufs, sizeof(*tx->bufs), cmp_target);
 	if (tx->nbufs &&
 	    posix_memalign((void **)&copies, 4096, tx->nbufs * FS_BSIZE))

@@ -333,6 +333,7 @@ static int ext_convert(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 				   (uint32_t)(end - t), FS_EXT_UNWRITTEN };
 	int err;
 
+	fs_tx_ordered(tx);              /* the data written there shows now */
 	if (s == e.lblk) {
 		err = map_delete(fs, tx, ip, e.lblk);
 	} else {

@@ -98,8 +98,10 @@ static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			break;
 		err = fs_ext_fill(fs, tx, ip, from, from + chunk, true);
 		if (!err && !keep_size && from + chunk == to &&
-		    off + len > ip->d.size)
+		    off + len > ip->d.size) {
 			ip->d.size = off + len;
+			fs_tx_ordered(tx);
+		}
 		fs_inode_touch(ip, false, !keep_size, true);
 		if (fs_inode_dirty(fs, tx, ip) && !err)
 			err = -EIO;

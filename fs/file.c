@@ -213,6 +213,8 @@ static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			ip->d.size = off + size;
 			mapped = true;
 		}
+		if (mapped)
+			fs_tx_ordered(tx);
 		fs_inode_touch(ip, false, true, true);
 	}
 	/* Even after an error: blocks may have been mapped. */
@@ -308,6 +310,8 @@ int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size)
 			break;
 		if (size < ip->d.size)
 			ip->shrink_seq = tx->seq;
+		else
+			fs_tx_ordered(tx);      /* the zeroed tail becomes file */
 		ip->d.size = size;
 		more = false;
 		if (shrink)

@@ -77,6 +77,10 @@ struct fs_buf {
 	int refs;               /* holders between bc_get and bc_put */
 	int jpins;              /* transactions that still need it cached */
 	uint64_t tx_seq;        /* running transaction it is listed in, or 0 */
+	uint64_t born_seq;      /* transaction that allocated the block
+				   (fs_tx_dirty_new), 0 if not known */
+	bool forgotten;         /* freed by the transaction that allocated
+				   it: listed, but not journalled */
 	enum fs_buf_kind kind;
 	bool uptodate;
 	bool verified;
@@ -102,6 +106,8 @@ int bc_read(struct fs *fs, uint64_t blk, enum fs_buf_kind kind,
 	    struct fs_buf **out);
 /* A buffer for a newly allocated block: zeroed, no read. */
 int bc_new(struct fs *fs, uint64_t blk, struct fs_buf **out);
+/* The cached buffer of blk with one more reference, or NULL. */
+struct fs_buf *bc_find(struct fs *fs, uint64_t blk);
 void bc_put(struct fs *fs, struct fs_buf *b);
 /* The superblock buffer (copy 0): the orphan tree root lives there and is
  * journalled. */
@@ -169,6 +175,9 @@ struct fs_tx {
 	size_t nbufs, cap;
 	struct fs_extlist free_data;    /* reusable once committed */
 	struct fs_extlist free_meta;    /* reusable once checkpointed */
+	bool ordered;                   /* a handle wrote data that this
+					   transaction makes part of a file
+					   (fs_tx_ordered) */
 };
 
 int fs_tx_begin(struct fs *fs, struct fs_tx **out);
@@ -182,8 +191,25 @@ static inline bool fs_tx_held(void)
 	return fs_tx_depth > 0;
 }
 void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+/* fs_tx_dirty for the buffer of a metadata block tx has just allocated. */
+void fs_tx_dirty_new(struct fs *fs, struct fs_tx *tx, struct fs_buf *b);
+/* Is blk a metadata block tx allocated (fs_tx_dirty_new)?  Then it is
+ * dropped from tx (jbd2's journal_forget) and the caller may make it
+ * allocatable at once: no transaction but tx ever held it. */
+bool fs_tx_forget(struct fs *fs, struct fs_tx *tx, uint64_t blk);
 void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		uint64_t len, bool meta);
+/*
+ * Says that tx makes data written inside its handles part of a file: new
+ * blocks mapped, unwritten extents converted, the size grown over written
+ * bytes.  Such data must be durable before the commit record is written
+ * (ordered mode: a flush between them); a transaction without any commits
+ * with one flush (commit.c).  Every such change calls it.
+ */
+static inline void fs_tx_ordered(struct fs_tx *tx)
+{
+	__atomic_store_n(&tx->ordered, true, __ATOMIC_RELAXED);
+}
 
 /* commit.c: commit, group commit, checkpoint, commit thread. */
 struct fs_journal {

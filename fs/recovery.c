@@ -12,9 +12,10 @@
  * Replay applies every committed transaction from the journal superblock
  * on, in order.  A transaction is committed when its descriptors, its block
  * copies (each matching the checksum its descriptor records) and a commit
- * record with its sequence number and block count are all in the ring; a
- * missing or torn block, a wrong sequence number or a foreign journal id
- * ends replay there (what follows was never committed).  Applying a copy
+ * record with its sequence number, block count and the checksum of those
+ * entries (tx_csum) are all in the ring; a missing or torn block, a wrong
+ * sequence number, a record over other copies or a foreign journal id ends
+ * replay there (what follows was never committed).  Applying a copy
  * writes it home, or hands it to fn (a read-only mount caches it instead).
  * After writing home, the blocks are flushed and the journal superblock is
  * moved past what was replayed, so the ring is empty again.
@@ -84,6 +85,7 @@ struct replay_tx {
 	uint64_t *target;
 	uint8_t *data;
 	size_t n, cap;
+	uint64_t acc;                   /* tx_csum of the entries read */
 };
 
 static int replay_grow(struct replay_tx *r)
@@ -110,6 +112,7 @@ static int replay_desc(struct fs_bdev *bdev, const struct fs_jgeom *g,
 {
 	struct fs_jdesc_disk *d = (struct fs_jdesc_disk *)blk;
 	uint32_t i, count;
+	uint64_t csum;
 	int err;
 
 	if (fs_bhdr_check(blk, FS_BT_JDESC, fs_jring_blk(g, *pos)) ||
@@ -127,10 +130,11 @@ static int replay_desc(struct fs_bdev *bdev, const struct fs_jgeom *g,
 				   r->data + r->n * FS_BSIZE);
 		if (err)
 			return err;
+		csum = fs_le64(d->e[i].csum);
 		if (target >= bdev->blocks ||
-		    fs_csum(r->data + r->n * FS_BSIZE, FS_BSIZE, target) !=
-		    fs_le64(d->e[i].csum))
+		    fs_csum(r->data + r->n * FS_BSIZE, FS_BSIZE, target) != csum)
 			return -EAGAIN;
+		r->acc = fs_csum(&csum, sizeof(csum), r->acc);
 		r->target[r->n++] = target;
 	}
 	*pos += 1 + count;
@@ -145,7 +149,8 @@ static bool replay_commit_ok(const struct fs_jgeom *g, const uint8_t *blk,
 
 	return !fs_bhdr_check(blk, FS_BT_JCOMMIT, fs_jring_blk(g, pos)) &&
 	       fs_le64(c->h.owner) == g->id &&
-	       fs_le64(c->seq) == seq && fs_le64(c->nblocks) == r->n;
+	       fs_le64(c->seq) == seq && fs_le64(c->nblocks) == r->n &&
+	       fs_le64(c->tx_csum) == r->acc;
 }
 
 /* Reads one transaction at *pos; 1 if complete, 0 if not there. */
@@ -157,6 +162,7 @@ static int replay_read_tx(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	int err;
 
 	r->n = 0;
+	r->acc = 0;
 	for (;;) {
 		if (p - *pos > g->ring_blocks)
 			return 0;

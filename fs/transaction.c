@@ -93,15 +93,14 @@ void fs_tx_end(struct fs *fs, struct fs_tx *tx)
 	pthread_mutex_unlock(&j->lock);
 }
 
-void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
+/* Caller holds j->lock. */
+static void tx_list(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
 {
-	struct fs_journal *j = &fs->j;
 	void *v;
 
-	pthread_mutex_lock(&j->lock);
-	FS_ASSERT(tx == j->running && tx->handles > 0);
+	b->forgotten = false;
 	if (b->tx_seq == tx->seq)
-		goto out;
+		return;
 	if (tx->nbufs == tx->cap) {
 		v = realloc(tx->bufs, (tx->cap * 2 + 64) * sizeof(*tx->bufs));
 		FS_ASSERT(v);
@@ -111,8 +110,58 @@ void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
 	tx->bufs[tx->nbufs++] = b;
 	b->tx_seq = tx->seq;
 	bc_pin(fs, b);
-out:
+}
+
+void fs_tx_dirty(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
+{
+	struct fs_journal *j = &fs->j;
+
+	pthread_mutex_lock(&j->lock);
+	FS_ASSERT(tx == j->running && tx->handles > 0);
+	tx_list(fs, tx, b);
 	pthread_mutex_unlock(&j->lock);
+}
+
+void fs_tx_dirty_new(struct fs *fs, struct fs_tx *tx, struct fs_buf *b)
+{
+	struct fs_journal *j = &fs->j;
+
+	pthread_mutex_lock(&j->lock);
+	FS_ASSERT(tx == j->running && tx->handles > 0);
+	tx_list(fs, tx, b);
+	b->born_seq = tx->seq;
+	pthread_mutex_unlock(&j->lock);
+}
+
+/*
+ * A block allocated and freed by the running transaction: no earlier
+ * transaction has a copy of it that replay could write (a metadata block
+ * becomes allocatable only after the checkpoint that retired its last
+ * copy) and it was never written home (that happens after the commit).
+ * Unless the commit skips its buffer, it would be journalled with the
+ * freed node's bytes, and replay or the home write would put those over
+ * whatever reuses the block - file data included.  With the buffer
+ * dropped, the block is free at once: an orphan list that empties and
+ * fills again on every unlink reuses one block instead of a fresh one per
+ * file, each of which the commit wrote twice.
+ */
+bool fs_tx_forget(struct fs *fs, struct fs_tx *tx, uint64_t blk)
+{
+	struct fs_journal *j = &fs->j;
+	struct fs_buf *b = bc_find(fs, blk);
+	bool gone = false;
+
+	if (!b)
+		return false;
+	pthread_mutex_lock(&j->lock);
+	FS_ASSERT(tx == j->running && tx->handles > 0);
+	if (b->tx_seq == tx->seq && b->born_seq == tx->seq) {
+		b->forgotten = true;
+		gone = true;
+	}
+	pthread_mutex_unlock(&j->lock);
+	bc_put(fs, b);
+	return gone;
 }
 
 void fs_tx_free(struct fs *fs, struct fs_tx *tx, uint64_t blk, uint64_t len,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # targets/raidfs.sh VERB LEVEL: raidfs at RAID LEVEL (0, 1, 5, 6, 10) on
 # image files in BENCH_STORE, mounted by the release daemon in the
-# foreground (its PID in BENCH_TGT/pids, so its CPU is charged).
+# foreground (its PID in BENCH_TGT/pids, so its CPU is charged): the build
+# in BENCH_RAIDFS_BIN (run.sh: BENCH_BIN, or BENCH_REF_BIN for raidfsref-*).
 #
 #   check    exits 77 when the build is missing
 #   scrubs   exits 0: this target has scrub and rebuild (below)
@@ -24,10 +25,12 @@ case $LEVEL in	# members, of which hold data
 esac
 MB=$(( BENCH_CAP_MB * 115 / 100 / D + 64 ))
 SOURCE_FILE=$BENCH_TGT/source
+BIN=${BENCH_RAIDFS_BIN-$BENCH_BIN}
+IMG=$BENCH_TARGET-m     # member images: BENCH_STORE/IMG0.img ...
 
 raidfs_mount() {
 	local pid
-	"$BENCH_BIN/raidfs" -f "$(cat "$SOURCE_FILE")" "$BENCH_MNT" >/dev/null 2>>"$BENCH_TGT/log" &
+	"$BIN/raidfs" -f "$(cat "$SOURCE_FILE")" "$BENCH_MNT" >/dev/null 2>>"$BENCH_TGT/log" &
 	pid=$!
 	echo "$pid" >"$BENCH_TGT/pids"
 	bench_wait_mount "$BENCH_MNT" "$pid" || { tail -5 "$BENCH_TGT/log" >&2; return 1; }
@@ -43,29 +46,29 @@ raidfs_unmount() {
 
 raidfs_up() {
 	local imgs
-	imgs=$(bench_images "raidfs$LEVEL-m" "$N" "$MB")
+	imgs=$(bench_images "$IMG" "$N" "$MB")
 	# shellcheck disable=SC2086
-	"$BENCH_BIN/mkfs.raidfs" -q -f -l "$LEVEL" $imgs
+	"$BIN/mkfs.raidfs" -q -f -l "$LEVEL" $imgs
 	echo "$imgs" | paste -sd: >"$SOURCE_FILE"
 	raidfs_mount
 }
 
 raidfs_down() {
 	raidfs_unmount
-	rm -f "$BENCH_STORE/raidfs$LEVEL-m"*.img "$BENCH_STORE/raidfs$LEVEL-m"*.failed
+	rm -f "$BENCH_STORE/$IMG"*.img "$BENCH_STORE/$IMG"*.failed
 }
 
 raidfs_degrade() {
 	[ "$LEVEL" != 0 ] || bench_skip "RAID 0 has no redundancy"
 	raidfs_unmount
-	mv "$BENCH_STORE/raidfs$LEVEL-m1.img" "$BENCH_STORE/raidfs$LEVEL-m1.failed"
+	mv "$BENCH_STORE/${IMG}1.img" "$BENCH_STORE/${IMG}1.failed"
 	raidfs_mount
-	grep -q DEGRADED "$BENCH_TGT/log" || bench_log "raidfs-$LEVEL: no DEGRADED in the log"
+	grep -q DEGRADED "$BENCH_TGT/log" || bench_log "$BENCH_TARGET: no DEGRADED in the log"
 }
 
 # fsck.raidfs VERB...: exit 1 ("errors corrected") is what a rebuild says.
 raidfs_fsck() {
-	bench_measure sh -c '"$0" "$@" || [ $? -le 1 ]' "$BENCH_BIN/fsck.raidfs" "$@"
+	bench_measure sh -c '"$0" "$@" || [ $? -le 1 ]' "$BIN/fsck.raidfs" "$@"
 }
 
 raidfs_scrub() {
@@ -76,7 +79,7 @@ raidfs_scrub() {
 }
 
 raidfs_rebuild() {
-	local img="$BENCH_STORE/raidfs$LEVEL-m1.img"
+	local img="$BENCH_STORE/${IMG}1.img"
 	[ "$LEVEL" != 0 ] || bench_skip "RAID 0 has no redundancy"
 	raidfs_unmount
 	rm -f "$img" && truncate -s "${MB}M" "$img"
@@ -87,7 +90,7 @@ raidfs_rebuild() {
 
 case $VERB in
 scrubs) ;;
-check) [ -x "$BENCH_BIN/raidfs" ] || bench_skip "no $BENCH_BIN/raidfs (make)" ;;
+check) [ -x "$BIN/raidfs" ] || bench_skip "no ${BIN:-BENCH_REF_BIN}/raidfs (make; raidfsref-* needs BENCH_REF_BIN)" ;;
 up) raidfs_up ;;
 down) raidfs_down ;;
 degrade) raidfs_degrade ;;

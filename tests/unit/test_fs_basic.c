@@ -551,7 +551,8 @@ static void test_fsync_per_file(void **state)
 	tfs_stats(t, &c1, NULL, &fl1);
 	assert_int_equal(fl1 - fl0, 1);
 	assert_int_equal(c1 - c0, 1);                   /* the data block */
-	/* fsync(f) must also make its new mtime durable: a commit */
+	/* fsync(f) must also make its new mtime durable: a commit (which
+	 * also holds g's allocating write: ordered data, two flushes) */
 	tfs_stats(t, &c0, NULL, &fl0);
 	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
 	tfs_stats(t, &c1, NULL, &fl1);
@@ -569,6 +570,128 @@ static void test_fsync_per_file(void **state)
 	tfs_stats(t, &c1, NULL, &fl1);
 	assert_true(fl1 - fl0 >= 2);
 	assert_true(c1 - c0 >= 3);
+}
+
+/*
+ * Unlinked files wait on the orphan list until their last reference goes;
+ * when that list empties and fills again inside one transaction, its one
+ * block is reused instead of a fresh block per file, each of which the
+ * commit would have journalled and written home.
+ */
+static void test_unlink_churn_reuses_orphan_block(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t ino[64], n0, n1;
+	char name[16];
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ino[i] = tfs_create(t, ROOT, name);
+	}
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	n0 = t->fs->j.running->nbufs;
+	for (i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(fs_unlink(t->fs, ROOT, name), 0);
+		assert_int_equal(tfs_lookup(t, ROOT, name), 0);
+	}
+	n1 = t->fs->j.running->nbufs;
+	/* the directory, 4 inode blocks, the bitmap, the superblock, a few
+	 * tree nodes: not one block per file */
+	assert_true(n1 - n0 < 24);
+	tfs_remount(t);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(fs_getattr(t->fs, ino[i], &(struct fs_attr){ 0 }),
+				 -ENOENT);
+}
+
+/* The orphan list's block of a file that came and went is reused at once,
+ * here for file data in the same transaction: the commit must not journal
+ * the freed node, or replay would write it over the data. */
+static uint64_t orphan_root(struct tfs *t)
+{
+	struct fs_buf *b;
+	uint64_t root;
+
+	assert_int_equal(fs_sb_get(t->fs, &b), 0);
+	root = fs_le64(((struct fs_sb_disk *)b->data)->orphan_root);
+	bc_put(t->fs, b);
+	return root;
+}
+
+static void test_forgotten_block_reused_for_data(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_inode *ip;
+	struct fs_extent e;
+	struct fs_attr a;
+	uint64_t keep, fh, node;
+	uint8_t w[4096], r[4096];
+	bool found;
+
+	tfs_pattern(w, sizeof(w), 7);
+	keep = tfs_create(t, ROOT, "keep");
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	assert_int_equal(fs_create(t->fs, &t->ctx, ROOT, "gone", 0644, O_RDWR,
+				   &a, &fh), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "gone"), 0);
+	node = orphan_root(t);
+	assert_int_not_equal(node, 0);
+	fs_release(t->fs, a.ino, fh);
+	fs_forget(t->fs, a.ino, 1);                     /* freed: list empty */
+	assert_int_equal(orphan_root(t), 0);
+	assert_int_equal(fs_write(t->fs, keep, 0, sizeof(w), w, 0), sizeof(w));
+	assert_int_equal(fs_iget(t->fs, keep, &ip), 0);
+	assert_int_equal(fs_ext_map(t->fs, ip, 0, &e, &found), 0);
+	fs_iput(t->fs, ip);
+	assert_true(found);
+	assert_int_equal(e.pblk, node);                 /* the reuse happened */
+	assert_int_equal(fs_fsync(t->fs, keep, 0), 0);
+	fs_abandon(t->fs);
+	tfs_crash(t);
+	tfs_mount(t);
+	assert_int_equal(fs_read(t->fs, keep, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, w, sizeof(w));
+	tfs_check(t);
+}
+
+/*
+ * fsync after an overwrite commits with one flush (no data depends on the
+ * order); what it returned for survives the power cut: the new bytes and
+ * the new mtime.  An allocating write's fsync keeps the flush between its
+ * data and the commit record.
+ */
+static void test_fsync_overwrite_one_flush_survives_crash(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr in = { .mtime = { 1234567890, 123456789 } }, a;
+	uint8_t w[4096], r[4096];
+	uint64_t f, fl0, fl1;
+
+	tfs_pattern(w, sizeof(w), 3);
+	f = tfs_create(t, ROOT, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	tfs_stats(t, NULL, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	tfs_stats(t, NULL, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 2);                 /* ordered data */
+	tfs_pattern(w, sizeof(w), 4);
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MTIME, &a), 0);
+	tfs_stats(t, NULL, NULL, &fl0);
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+	tfs_stats(t, NULL, NULL, &fl1);
+	assert_int_equal(fl1 - fl0, 1);
+	fs_abandon(t->fs);
+	tfs_crash(t);
+	tfs_mount(t);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, w, sizeof(w));
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.mtime.tv_sec, in.mtime.tv_sec);
+	assert_int_equal(a.mtime.tv_nsec, in.mtime.tv_nsec);
+	tfs_check(t);
 }
 
 /* The commit thread makes changes durable on its own, and stays quiet
@@ -666,6 +789,9 @@ int main(void)
 		cmocka_unit_test(test_file_bdev),
 		cmocka_unit_test_setup_teardown(test_background_commit, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_fsync_per_file, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_unlink_churn_reuses_orphan_block, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_fsync_overwrite_one_flush_survives_crash, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_forgotten_block_reused_for_data, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_check_finds_damage, tfs_setup, tfs_teardown),
 	};
 

@@ -272,7 +272,8 @@ static void test_replay_to_callback_writes_nothing(void **state)
 }
 
 /* Damage to the last transaction: replay ends before it. */
-enum damage { TORN_COMMIT, MISSING_COMMIT, TORN_COPY, FOREIGN_COMMIT };
+enum damage { TORN_COMMIT, MISSING_COMMIT, TORN_COPY, FOREIGN_COMMIT,
+	      OTHER_COPY };
 
 static void damage_last(struct journal_fixture *jf, struct img *im,
 			enum damage how)
@@ -281,6 +282,7 @@ static void damage_last(struct journal_fixture *jf, struct img *im,
 	uint64_t commit = fs_jring_blk(&jf->g, last);
 	uint64_t copy = fs_jring_blk(&jf->g, jf->head[0] + 1);
 	struct fs_jcommit_disk *c = (void *)img_blk(im, commit);
+	struct fs_jdesc_disk *d = (void *)img_blk(im, copy - 1);
 
 	switch (how) {
 	case TORN_COMMIT:
@@ -297,6 +299,16 @@ static void damage_last(struct journal_fixture *jf, struct img *im,
 		c->seq = fs_cpu64(fs_le64(c->seq) + 1);
 		fs_bhdr_seal(c);
 		break;
+	case OTHER_COPY:                /* descriptor and copy agree, but not
+					   with the commit record: a stale
+					   record of a torn transaction met
+					   by a later one of the same number
+					   (commits with one flush, commit.c) */
+		img_blk(im, copy)[FS_BSIZE - 1] ^= 0x01;
+		d->e[0].csum = fs_cpu64(fs_csum(img_blk(im, copy), FS_BSIZE,
+						fs_le64(d->e[0].target)));
+		fs_bhdr_seal(d);
+		break;
 	}
 }
 
@@ -304,6 +316,7 @@ static void test_damaged_last_transaction_ends_replay(void **state)
 {
 	static const enum damage cases[] = {
 		TORN_COMMIT, MISSING_COMMIT, TORN_COPY, FOREIGN_COMMIT,
+		OTHER_COPY,
 	};
 	struct journal_fixture jf;
 	struct fs_replay r;
