@@ -10,6 +10,7 @@
 #                   settings: bench/run.sh --help).  Not part of make test.
 #   make bench-deps installs the peers and tools the suite compares with
 #   make bench-micro parity and raidcore micro-benchmarks
+#   make bench-online  rebuild, catch-up and scrub figures of a mounted array (bench/online.sh)
 #   make deps       installs missing Debian packages (as root)
 #   make install    PREFIX=/usr/local DESTDIR=  (layout: docs/DESIGN.md,
 #                   "Installed layout"; manual pages in $PREFIX/share/man,
@@ -117,7 +118,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl
 
-.PHONY: all test unit integration faults demo bench bench-micro install
+.PHONY: all test unit integration faults demo bench bench-micro bench-online install
 all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
 	$(addprefix build/,$(PROGS)) $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -279,6 +280,10 @@ bench: all build/tools/fsx $(CEILING)
 bench-micro: all
 	build/bench/bench_parity
 	build/bench/bench_array
+
+# issue 9's online figures: rebuild, catch-up, a reader's cost (bench/online.sh)
+bench-online: all
+	bench/online.sh
 
 # The helper links to the daemon by its final, absolute path: a relative
 # link from /sbin breaks where /sbin is itself a link (merged /usr).
