@@ -59,14 +59,17 @@ fill() {
 	done
 	sync -f "$M"
 }
-# rebuild: member 3 failed, removed, blanked and added back as a new
-# device; ms from add to clean
-rebuild() {
-	local t0 t1
+# blank3: member 3 failed, removed and blanked (a new disk in its place)
+blank3() {
 	"$CTL" fail "$M" 3 >/dev/null
 	"$CTL" remove "$M" 3 >/dev/null
 	truncate -s 0 "$W/m3.img"
 	truncate -s "${MB}M" "$W/m3.img"
+}
+# rebuild: the new disk added and rebuilt; ms from add to clean
+rebuild() {
+	local t0 t1
+	blank3
 	t0=$(now)
 	"$CTL" add "$M" "$W/m3.img" >/dev/null
 	wait_clean
@@ -118,8 +121,7 @@ grep 'catch-up' "$W/daemon.log" | tail -2 || true
 # a concurrent fio reader: alone, during a rebuild, during a scrub
 alone=$(fio_read 2)
 say "fio seq read alone" "$alone" MiB/s
-"$CTL" fail "$M" 3 >/dev/null; "$CTL" remove "$M" 3 >/dev/null
-truncate -s 0 "$W/m3.img"; truncate -s "${MB}M" "$W/m3.img"
+blank3
 "$CTL" add "$M" "$W/m3.img" >/dev/null
 during=$(fio_read 2)
 say "fio seq read during a rebuild" "$during" "MiB/s ($(state) at its end)"
@@ -127,8 +129,7 @@ wait_clean
 # md's speed_limit_min: while the array serves I/O the rebuild yields to
 # the minimum
 "$CTL" set "$M" rebuild-speed-min=100M >/dev/null
-"$CTL" fail "$M" 3 >/dev/null; "$CTL" remove "$M" 3 >/dev/null
-truncate -s 0 "$W/m3.img"; truncate -s "${MB}M" "$W/m3.img"
+blank3
 "$CTL" add "$M" "$W/m3.img" >/dev/null
 during=$(fio_read 2)
 say "fio ... during a rebuild, min 100M" "$during" "MiB/s ($(state) at its end)"

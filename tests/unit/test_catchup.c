@@ -117,6 +117,19 @@ static void cu_verify_without(struct rc_testbed *tb, const struct cu_model *m,
 	assert_int_equal(rc_array_close(a), 0);
 }
 
+/* A RAID 5 of 4 memory members, filled; assembled (the caller closes). */
+static struct rc_array *cu_setup(struct rc_testbed *tb, struct cu_model *m)
+{
+	struct rc_array *a;
+
+	tb_init(tb, 4, CU_DEV_BYTES);
+	tb_create(tb, RC_RAID5, CU_CHUNK, 0);
+	a = tb_assemble(tb, 0, 0);
+	cu_model_init(m, a);
+	cu_fill(a, m);
+	return a;
+}
+
 /* Away at one assembly (missing), back at the next: a catch-up there. */
 static void test_catchup_at_assembly(void **state)
 {
@@ -125,11 +138,7 @@ static void test_catchup_at_assembly(void **state)
 	struct rc_array *a;
 	struct cu_model m;
 
-	tb_init(&tb, 4, CU_DEV_BYTES);
-	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
-	a = tb_assemble(&tb, 0, 0);
-	cu_model_init(&m, a);
-	cu_fill(a, &m);
+	a = cu_setup(&tb, &m);
 	assert_int_equal(rc_array_close(a), 0);
 
 	a = tb_assemble(&tb, 1u << 2, 0);              /* member 2 away */
@@ -159,11 +168,7 @@ static void test_catchup_readd(void **state)
 	struct rc_array *a;
 	struct cu_model m;
 
-	tb_init(&tb, 4, CU_DEV_BYTES);
-	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
-	a = tb_assemble(&tb, 0, 0);
-	cu_model_init(&m, a);
-	cu_fill(a, &m);
+	a = cu_setup(&tb, &m);
 	/* closed and assembled again: nothing written since the last
 	 * checkpoint, which a member leaving now might have lost */
 	assert_int_equal(rc_array_close(a), 0);
@@ -206,11 +211,7 @@ static void test_catchup_damaged_record(void **state)
 	struct rc_array *a;
 	struct cu_model m;
 
-	tb_init(&tb, 4, CU_DEV_BYTES);
-	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
-	a = tb_assemble(&tb, 0, 0);
-	cu_model_init(&m, a);
-	cu_fill(a, &m);
+	a = cu_setup(&tb, &m);
 	assert_int_equal(rc_array_close(a), 0);
 	a = tb_assemble(&tb, 1u << 1, 0);
 	cu_write_burst(a, &m);
@@ -244,11 +245,7 @@ static void cu_resume(bool damage)
 	struct rc_array *a;
 	struct cu_model m;
 
-	tb_init(&tb, 4, CU_DEV_BYTES);
-	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
-	a = tb_assemble(&tb, 0, 0);
-	cu_model_init(&m, a);
-	cu_fill(a, &m);
+	a = cu_setup(&tb, &m);
 	assert_int_equal(rc_array_close(a), 0);
 	a = tb_assemble(&tb, 1u << 0, 0);
 	cu_write_burst(a, &m);
