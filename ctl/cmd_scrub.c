@@ -72,6 +72,12 @@ void ctl_scrub_print(json_object *sc)
 	       ctl_json_u64(rep, "checksum_errors"), ctl_json_u64(rep, "read_errors"),
 	       ctl_json_u64(rep, "repaired"), ctl_json_u64(rep, "unrecoverable"),
 	       ctl_json_u64(rep, "parity_mismatches"));
+	if (json_object_object_get_ex(sc, "rate_bytes_per_s", &st) && st)
+		printf("  scrub rate: %.1f MiB/s, %" PRIu64 ":%02" PRIu64 ":%02"
+		       PRIu64 " left\n", (double)json_object_get_uint64(st) /
+		       1048576.0, ctl_json_u64(sc, "seconds_left") / 3600,
+		       ctl_json_u64(sc, "seconds_left") / 60 % 60,
+		       ctl_json_u64(sc, "seconds_left") % 60);
 	if (last)
 		last_print(last);
 }

@@ -44,6 +44,9 @@ struct ctl_scrub {
 	uint64_t pos, total;            /* stripes scrubbed, of total */
 	struct rc_scrub_report rep;     /* since the scrub began */
 	uint64_t started_ns, ended_ns;  /* CLOCK_REALTIME */
+	uint64_t run_t0, run_from;      /* this run's start (CLOCK_MONOTONIC)
+					   and position then: the rate */
+	uint64_t stripe_bytes;          /* data bytes per stripe */
 	int err;                        /* of the last range, or 0 */
 	struct rc_scrub_record last;    /* the last one through (start 0: none) */
 	atomic_bool stop;
@@ -294,6 +297,9 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len)
 	sc->state = SCRUB_RUNNING;
 	sc->err = 0;
 	from = sc->pos;
+	sc->run_t0 = now_ns(CLOCK_MONOTONIC);
+	sc->run_from = from;
+	sc->stripe_bytes = (uint64_t)info.stripe_blocks * RC_BLOCK_SIZE;
 	pthread_mutex_unlock(&sc->lock);
 	atomic_store(&sc->stop, false);
 	atomic_store(&sc->unmounting, false);
@@ -362,6 +368,23 @@ static json_object *report_json(const struct rc_scrub_report *r)
 	return o;
 }
 
+/* A running scrub's rate (data bytes a second, since this run began) and
+ * the time left at it; null while there is nothing to tell.  sc->lock. */
+static void rate_add(json_object *o, const struct ctl_scrub *sc)
+{
+	uint64_t t = now_ns(CLOCK_MONOTONIC), rate = 0;
+
+	if (sc->state == SCRUB_RUNNING && t > sc->run_t0 &&
+	    sc->pos > sc->run_from)
+		rate = (uint64_t)((double)(sc->pos - sc->run_from) *
+				  (double)sc->stripe_bytes * 1e9 /
+				  (double)(t - sc->run_t0));
+	json_object_object_add(o, "rate_bytes_per_s", rate ?
+			       json_object_new_uint64(rate) : NULL);
+	json_object_object_add(o, "seconds_left", rate ? json_object_new_uint64(
+		(sc->total - sc->pos) * sc->stripe_bytes / rate) : NULL);
+}
+
 /* The last scrub that went through, as the members keep it; NULL: none. */
 static json_object *last_json(const struct rc_scrub_record *r)
 {
@@ -391,6 +414,7 @@ json_object *ctl_scrub_json(struct ctl_scrub *sc)
 	json_object_object_add(o, "state", json_object_new_string(names[sc->state]));
 	add_u64(o, "done_stripes", sc->pos);
 	add_u64(o, "total_stripes", sc->total);
+	rate_add(o, sc);
 	json_object_object_add(o, "started_ns", sc->state == SCRUB_NONE ? NULL :
 			       json_object_new_uint64(sc->started_ns));
 	json_object_object_add(o, "ended_ns", sc->state == SCRUB_FINISHED ||

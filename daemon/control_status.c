@@ -68,7 +68,6 @@ static json_object *device_json(int slot, bool spare,
 	return o;
 }
 
-/* The rebuild of slot: how far, how fast, how long still. */
 /* A returning member's catch-up: what it resynced so far (raidcore wi.c). */
 static json_object *catchup_json(const struct rc_member_status *st)
 {
@@ -79,6 +78,7 @@ static json_object *catchup_json(const struct rc_member_status *st)
 	return o;
 }
 
+/* The rebuild of slot: how far, how fast, how long still. */
 static json_object *rebuild_json(const struct rc_info *info, int slot,
 				 const struct rc_member_status *st,
 				 struct ctl_events *ev)

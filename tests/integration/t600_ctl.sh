@@ -254,6 +254,17 @@ t_log "a scrub running at unmount goes on at the next mount, from where it was"
 "$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
 sleep 0.6
 "$CTL" scrub status "$M" | grep -q "scrub: running" || t_fail "scrub: $("$CTL" scrub status "$M")"
+# its rate and time left, as a rebuild's (held at 4 MiB/s by the limit)
+validate
+"$PY" -c '
+import json, sys
+sc = json.load(open(sys.argv[1]))["arrays"][0]["scrub"]
+assert sc["state"] == "running", sc
+assert 1 << 20 <= sc["rate_bytes_per_s"] <= 64 << 20, sc
+assert sc["seconds_left"] > 0, sc
+' "$T/status.json" || t_fail "a running scrub's rate: $(cat "$T/status.json")"
+"$CTL" status "$M" | grep -q "^  scrub rate: [0-9.]* MiB/s, [0-9]*:[0-9][0-9]:[0-9][0-9] left" \
+	|| t_fail "status shows no scrub rate: $("$CTL" status "$M")"
 t_umount "$M"
 t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
 grep -q "the scrub running at the last unmount: scrub resumed at stripe [1-9]" "$T/daemon.log" \
