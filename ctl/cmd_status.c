@@ -51,18 +51,28 @@ static void print_space(json_object *sp)
 	       size ? used * 100 / size : 0, c);
 }
 
+/* A copy's rate_bytes_per_s and seconds_left as text ("?", "unknown"
+ * while the daemon cannot tell yet); 32 bytes each. */
+static void rate_left(json_object *o, char *rate, char *left)
+{
+	uint64_t s = U64(o, "seconds_left");
+
+	snprintf(rate, 32, "?");
+	snprintf(left, 32, "unknown");
+	if (HAS(o, "seconds_left"))
+		snprintf(left, 32, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64,
+			 s / 3600, s / 60 % 60, s % 60);
+	if (HAS(o, "rate_bytes_per_s"))
+		human(U64(o, "rate_bytes_per_s"), rate, 32);
+}
+
 static void print_rebuild(json_object *rb, json_object *speed, bool verbose)
 {
 	json_object *p;
-	char rate[32] = "?", left[32] = "unknown";
-	uint64_t s = U64(rb, "seconds_left");
+	char rate[32], left[32];
 
 	json_object_object_get_ex(rb, "percent", &p);
-	if (HAS(rb, "seconds_left"))
-		snprintf(left, sizeof(left), "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64,
-			 s / 3600, s / 60 % 60, s % 60);
-	if (HAS(rb, "rate_bytes_per_s"))
-		human(U64(rb, "rate_bytes_per_s"), rate, sizeof(rate));
+	rate_left(rb, rate, left);
 	printf("  rebuild: slot %" PRIu64 " (%s) %.1f%% (%" PRIu64 "/%" PRIu64
 	       " stripes), %s/s, %s left\n", U64(rb, "slot"), STR(rb, "device"),
 	       p ? json_object_get_double(p) : 0.0, U64(rb, "done_stripes"),
@@ -80,13 +90,15 @@ static void print_rebuild(json_object *rb, json_object *speed, bool verbose)
 static void print_replace(json_object *rp)
 {
 	json_object *p;
+	char rate[32], left[32];
 
 	json_object_object_get_ex(rp, "percent", &p);
+	rate_left(rp, rate, left);
 	printf("  replacing: slot %" PRIu64 " by %s, %.1f%% (%" PRIu64 "/%"
-	       PRIu64 " stripes); the old device serves meanwhile\n",
-	       U64(rp, "slot"), STR(rp, "device"),
+	       PRIu64 " stripes), %s/s, %s left; the old device serves "
+	       "meanwhile\n", U64(rp, "slot"), STR(rp, "device"),
 	       p ? json_object_get_double(p) : 0.0, U64(rp, "done_stripes"),
-	       U64(rp, "total_stripes"));
+	       U64(rp, "total_stripes"), rate, left);
 }
 
 /* The files with unrepaired damage, as zpool status -v lists them. */

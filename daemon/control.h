@@ -108,6 +108,9 @@ uint64_t ctl_events_last_seq(struct ctl_events *ev);
  * from which stripe; false when none was seen starting. */
 bool ctl_events_rebuild_start(struct ctl_events *ev, int slot,
 			      uint64_t *mono_ns, uint64_t *from);
+/* The same for the online replacement's copy. */
+bool ctl_events_replace_start(struct ctl_events *ev, uint64_t *mono_ns,
+			      uint64_t *from);
 
 /* ---- control_alert.c ---- */
 struct ctl_alert;

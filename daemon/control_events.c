@@ -48,10 +48,10 @@ struct ctl_events {
 	uint64_t pdropped;
 	struct ctl_event hist[EV_HISTORY];   /* seq s at hist[(s - 1) % N] */
 	uint64_t last_seq;
-	struct {
+	struct ev_run {
 		bool valid;
 		uint64_t mono_ns, from;
-	} rebuild[RC_MAX_MEMBERS];
+	} rebuild[RC_MAX_MEMBERS], replace;     /* where each started */
 	struct ctl_damage *damage;      /* where RC_EV_LOST go (ev->lock) */
 	bool stop;
 	pthread_t thread;
@@ -104,6 +104,11 @@ static void ctl_events_raidcore(void *ctx, const struct rc_event *rc)
 	if (rc->kind == RC_EV_REBUILD_FINISHED && rc->slot >= 0 &&
 	    rc->slot < RC_MAX_MEMBERS)
 		ev->rebuild[rc->slot].valid = false;
+	if (rc->kind == RC_EV_REPLACE_STARTED)
+		ev->replace = (struct ev_run){ true, clock_ns(CLOCK_MONOTONIC),
+					       rc->done };
+	if (rc->kind == RC_EV_REPLACE_FINISHED)
+		ev->replace.valid = false;
 	pending_push(ev, &p);
 	pthread_mutex_unlock(&ev->lock);
 }
@@ -130,19 +135,31 @@ void ctl_events_set_damage(struct ctl_events *ev, struct ctl_damage *d)
 	pthread_mutex_unlock(&ev->lock);
 }
 
-bool ctl_events_rebuild_start(struct ctl_events *ev, int slot,
-			      uint64_t *mono_ns, uint64_t *from)
+static bool run_start(struct ctl_events *ev, const struct ev_run *r,
+		      uint64_t *mono_ns, uint64_t *from)
 {
 	bool valid;
 
-	if (slot < 0 || slot >= RC_MAX_MEMBERS)
-		return false;
 	pthread_mutex_lock(&ev->lock);
-	valid = ev->rebuild[slot].valid;
-	*mono_ns = ev->rebuild[slot].mono_ns;
-	*from = ev->rebuild[slot].from;
+	valid = r->valid;
+	*mono_ns = r->mono_ns;
+	*from = r->from;
 	pthread_mutex_unlock(&ev->lock);
 	return valid;
+}
+
+bool ctl_events_rebuild_start(struct ctl_events *ev, int slot,
+			      uint64_t *mono_ns, uint64_t *from)
+{
+	if (slot < 0 || slot >= RC_MAX_MEMBERS)
+		return false;
+	return run_start(ev, &ev->rebuild[slot], mono_ns, from);
+}
+
+bool ctl_events_replace_start(struct ctl_events *ev, uint64_t *mono_ns,
+			      uint64_t *from)
+{
+	return run_start(ev, &ev->replace, mono_ns, from);
 }
 
 size_t ctl_events_since(struct ctl_events *ev, uint64_t seq,

@@ -78,35 +78,45 @@ static json_object *catchup_json(const struct rc_member_status *st)
 	return o;
 }
 
+/* How far a copy onto a member has come (done of the array's stripes),
+ * and, when its start was seen (timed: at t0, CLOCK_MONOTONIC, from
+ * stripe from), its rate in member bytes a second and the time left. */
+static void progress_add(json_object *o, const struct rc_info *info,
+			 uint64_t done, bool timed, uint64_t t0, uint64_t from)
+{
+	uint64_t bytes_per_stripe = (uint64_t)info->chunk_blocks * RC_BLOCK_SIZE;
+	uint64_t now, rate = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	add_u64(o, "done_stripes", done);
+	add_u64(o, "total_stripes", info->stripes);
+	json_object_object_add(o, "percent", json_object_new_double(
+		info->stripes ? 100.0 * (double)done / (double)info->stripes :
+		100.0));
+	if (timed && now > t0 && done > from)
+		rate = (uint64_t)((double)(done - from) *
+				  (double)bytes_per_stripe * 1e9 /
+				  (double)(now - t0));
+	json_object_object_add(o, "rate_bytes_per_s", rate ?
+			       json_object_new_uint64(rate) : NULL);
+	json_object_object_add(o, "seconds_left", rate ? json_object_new_uint64(
+		(info->stripes - done) * bytes_per_stripe / rate) : NULL);
+}
+
 /* The rebuild of slot: how far, how fast, how long still. */
 static json_object *rebuild_json(const struct rc_info *info, int slot,
 				 const struct rc_member_status *st,
 				 struct ctl_events *ev)
 {
 	json_object *o = json_object_new_object();
-	uint64_t t0, from, now, bytes_per_stripe, rate = 0;
-	struct timespec ts;
+	uint64_t t0, from;
 	bool timed = ctl_events_rebuild_start(ev, slot, &t0, &from);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	bytes_per_stripe = (uint64_t)info->chunk_blocks * RC_BLOCK_SIZE;
 	json_object_object_add(o, "slot", json_object_new_int(slot));
 	json_object_object_add(o, "device", json_object_new_string(st->name));
-	add_u64(o, "done_stripes", st->rebuild_done);
-	add_u64(o, "total_stripes", info->stripes);
-	json_object_object_add(o, "percent", json_object_new_double(
-		info->stripes ? 100.0 * (double)st->rebuild_done /
-		(double)info->stripes : 100.0));
-	if (timed && now > t0 && st->rebuild_done > from)
-		rate = (uint64_t)((double)(st->rebuild_done - from) *
-				  (double)bytes_per_stripe * 1e9 /
-				  (double)(now - t0));
-	json_object_object_add(o, "rate_bytes_per_s", rate ?
-			       json_object_new_uint64(rate) : NULL);
-	json_object_object_add(o, "seconds_left", rate ? json_object_new_uint64(
-		(info->stripes - st->rebuild_done) * bytes_per_stripe / rate) :
-		NULL);
+	progress_add(o, info, st->rebuild_done, timed, t0, from);
 	json_object_object_add(o, "catch_up", st->catchup ? catchup_json(st) :
 			       NULL);
 	return o;
@@ -127,22 +137,22 @@ static json_object *replacement_json(const struct rc_info *info)
 }
 
 /* The replacement's progress (done_stripes of total_stripes copied). */
-static json_object *replace_json(const struct rc_info *info)
+static json_object *replace_json(const struct rc_info *info,
+				 struct ctl_events *ev)
 {
+	uint64_t t0, from;
 	json_object *o;
+	bool timed;
 
 	if (!info->replacing)
 		return NULL;
+	timed = ctl_events_replace_start(ev, &t0, &from);
 	o = json_object_new_object();
 	json_object_object_add(o, "slot", json_object_new_int(
 		(int)info->replace_slot));
 	json_object_object_add(o, "device", json_object_new_string(
 		info->replace_dev));
-	add_u64(o, "done_stripes", info->replace_done);
-	add_u64(o, "total_stripes", info->stripes);
-	json_object_object_add(o, "percent", json_object_new_double(
-		info->stripes ? 100.0 * (double)info->replace_done /
-		(double)info->stripes : 100.0));
+	progress_add(o, info, info->replace_done, timed, t0, from);
 	return o;
 }
 
@@ -222,7 +232,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	add_u64(o, "events_counter", info.events);
 	json_object_object_add(o, "space", space_json(&info, fs));
 	json_object_object_add(o, "rebuild", rebuild);
-	json_object_object_add(o, "replace", replace_json(&info));
+	json_object_object_add(o, "replace", replace_json(&info, ev));
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
 	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
 	rc_array_get_rebuild_speed(a, &min, &max);

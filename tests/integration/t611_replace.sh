@@ -53,6 +53,17 @@ r = [d for d in a["devices"] if d["role"] == "replacement"]
 assert r and r[0]["state"] == "replacing" and r[0]["slot"] == 1, a["devices"]
 ' "$T/status.json" || t_fail "replace in status --json: $(cat "$T/status.json")"
 "$CTL" status "$M" | grep -q "replacing: slot 1 by .*new0.img" || t_fail "status text"
+# its rate and time left, as a rebuild's (held at 4 MiB/s by the limit)
+sleep 0.5
+validate
+"$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["arrays"][0]["replace"]
+assert r and 1 << 20 <= r["rate_bytes_per_s"] <= 64 << 20, r
+assert r["seconds_left"] >= 0, r
+' "$T/status.json" || t_fail "the replacement's rate: $(cat "$T/status.json")"
+"$CTL" status "$M" | grep -q "replacing: slot 1 .* [0-9.]*[KMG]*i*B/s, [0-9]*:[0-9][0-9]:[0-9][0-9] left" \
+	|| t_fail "status shows no replacement rate: $("$CTL" status "$M")"
 expect_rc 1 "$CTL" replace "$M" 2 "$T/x1.img"
 wait "$writer" || t_fail "the writer failed during the replacement"
 "$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
