@@ -46,6 +46,10 @@ struct ctl_events {
 	struct ev_pending pend[EV_PENDING];
 	unsigned phead, pcount;
 	uint64_t pdropped;
+	/* pushed to the queue, and handled by the events thread: drained
+	 * is signalled as handled moves */
+	uint64_t pushed, handled;
+	pthread_cond_t drained;
 	struct ctl_event hist[EV_HISTORY];   /* seq s at hist[(s - 1) % N] */
 	uint64_t last_seq;
 	struct ev_run {
@@ -78,6 +82,7 @@ static void pending_push(struct ctl_events *ev, const struct ev_pending *p)
 		return;
 	}
 	ev->pend[(ev->phead + ev->pcount++) % EV_PENDING] = *p;
+	ev->pushed++;
 	pthread_cond_signal(&ev->cond);
 }
 
@@ -176,11 +181,21 @@ size_t ctl_events_since(struct ctl_events *ev, uint64_t seq,
 	return n;
 }
 
+/* Waits (a second at most: a syslog socket may block the events thread)
+ * until what was queued before the call is in the history: whoever saw a
+ * state (status) then reads the history finds the events that led to it. */
 uint64_t ctl_events_last_seq(struct ctl_events *ev)
 {
-	uint64_t seq;
+	uint64_t seq, want, t = clock_ns(CLOCK_REALTIME) + 1000000000ull;
+	struct timespec ts;
 
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
 	pthread_mutex_lock(&ev->lock);
+	want = ev->pushed;
+	while (ev->handled < want && !ev->stop)
+		if (pthread_cond_timedwait(&ev->drained, &ev->lock, &ts))
+			break;
 	seq = ev->last_seq;
 	pthread_mutex_unlock(&ev->lock);
 	return seq;
@@ -369,6 +384,8 @@ static void *events_main(void *arg)
 		else
 			event_from_raidcore(ev, &p.rc, p.time_ns);
 		pthread_mutex_lock(&ev->lock);
+		ev->handled++;
+		pthread_cond_broadcast(&ev->drained);
 	}
 	pthread_mutex_unlock(&ev->lock);
 	return NULL;
@@ -410,6 +427,7 @@ int ctl_events_new(struct rc_array *a, const char *mountpoint,
 		goto out_free;
 	pthread_mutex_init(&ev->lock, NULL);
 	pthread_cond_init(&ev->cond, NULL);
+	pthread_cond_init(&ev->drained, NULL);
 	ret = -pthread_create(&ev->thread, NULL, events_main, ev);
 	if (ret)
 		goto out_alert;
@@ -418,6 +436,7 @@ int ctl_events_new(struct rc_array *a, const char *mountpoint,
 	*out = ev;
 	return 0;
 out_alert:
+	pthread_cond_destroy(&ev->drained);
 	pthread_cond_destroy(&ev->cond);
 	pthread_mutex_destroy(&ev->lock);
 	if (ev->alert)
@@ -439,6 +458,7 @@ void ctl_events_free(struct ctl_events *ev)
 	pthread_join(ev->thread, NULL);
 	if (ev->alert)
 		ctl_alert_free(ev->alert);
+	pthread_cond_destroy(&ev->drained);
 	pthread_cond_destroy(&ev->cond);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev);

@@ -238,8 +238,32 @@ static bool member_is_rebuilding(struct rc_array *a, int slot)
 	return yes;
 }
 
+/* What RebuildFinished says: lost blocks, and what a catch-up resynced
+ * (logged by the caller). */
+static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
+				 uint64_t lost, char *why, size_t len)
+{
+	const struct rc_member *m = &a->m[slot];
+
+	why[0] = 0;
+	if (catchup) {
+		snprintf(why, len, "catch-up: %llu regions (%llu stripes) "
+			 "resynced of %llu regions",
+			 (unsigned long long)m->resync_regions,
+			 (unsigned long long)m->resync_stripes,
+			 (unsigned long long)a->wi.nregions);
+	}
+	if (lost)
+		snprintf(why + strlen(why), len - strlen(why), "%s%s",
+			 why[0] ? "; " : "", "some blocks could not be rebuilt");
+}
+
+/* The last batch puts the slot in sync and queues RebuildFinished under
+ * the same state_lock (the handler is a leaf): nobody sees the array
+ * redundant before the event is on its way (*finished). */
 static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
-			 uint64_t s1, uint8_t **cols, uint64_t *lost)
+			 uint64_t s1, uint8_t **cols, uint64_t *lost,
+			 bool *finished)
 {
 	int ret = 0;
 
@@ -255,11 +279,19 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	if (ret == 0)
 		ret = rc_tables_put(a, slot, member_put);
 	if (ret == 0 && s1 == a->stripes) {
+		char why[160];
+
+		rebuild_finished_why(a, slot, a->m[slot].catchup, *lost, why,
+				     sizeof(why));
 		pthread_mutex_lock(&a->state_lock);
 		if (a->m[slot].state == RC_MEMBER_REBUILDING) {
 			a->m[slot].state = RC_MEMBER_ACTIVE;
 			a->m[slot].catchup = false;
 			a->m[slot].rebuild_pos = 0;
+			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot,
+				      a->m[slot].dev->name, why[0] ? why : NULL,
+				      a->stripes, a->stripes, *lost ? -EIO : 0);
+			*finished = true;
 		} else {
 			ret = -EIO;     /* it failed in this batch */
 		}
@@ -390,7 +422,7 @@ static void rebuild_progress_event(struct rc_array *a, int slot,
 }
 
 static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
-		       uint64_t *lost,
+		       uint64_t *lost, bool *finished,
 		       void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		       void *ctx)
 {
@@ -410,7 +442,7 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
 		bool catchup = a->m[slot].catchup;
 		uint64_t done0 = a->m[slot].resync_stripes;
 
-		ret = rebuild_batch(a, slot, s, end, cols, lost);
+		ret = rebuild_batch(a, slot, s, end, cols, lost, finished);
 		rebuild_progress_event(a, slot, s, end);
 		if (progress)
 			progress(ctx, end, a->stripes);
@@ -419,29 +451,8 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
 		s = end;
 	}
 	if (ret == 0 && a->stripes == 0)
-		ret = rebuild_batch(a, slot, 0, 0, cols, lost);
+		ret = rebuild_batch(a, slot, 0, 0, cols, lost, finished);
 	return ret;
-}
-
-/* What RebuildFinished says: lost blocks, and what a catch-up resynced
- * (logged too). */
-static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
-				 uint64_t lost, char *why, size_t len)
-{
-	const struct rc_member *m = &a->m[slot];
-
-	why[0] = 0;
-	if (catchup) {
-		snprintf(why, len, "catch-up: %llu regions (%llu stripes) "
-			 "resynced of %llu regions",
-			 (unsigned long long)m->resync_regions,
-			 (unsigned long long)m->resync_stripes,
-			 (unsigned long long)a->wi.nregions);
-		rc_log("slot %d: %s", slot, why);
-	}
-	if (lost)
-		snprintf(why + strlen(why), len - strlen(why), "%s%s",
-			 why[0] ? "; " : "", "some blocks could not be rebuilt");
 }
 
 /* The slot's device given by the caller is the array's once in the slot;
@@ -478,18 +489,20 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 			ret = -ENOMEM;
 	if (ret == 0) {
 		bool catchup = a->m[slot].catchup;
+		bool finished = false;
 		char why[160];
 
 		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name,
 			      catchup ? "catch-up" : NULL,
 			      a->m[slot].rebuild_pos, a->stripes, 0);
-		ret = rebuild_run(a, slot, cols, &lost, progress, ctx);
+		ret = rebuild_run(a, slot, cols, &lost, &finished, progress, ctx);
 		rebuild_finished_why(a, slot, catchup, lost, why, sizeof(why));
-		rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
-			      why[0] ? why : NULL,
-			      ret == 0 ? a->stripes : a->m[slot].rebuild_pos,
-			      a->stripes,
-			      ret < 0 ? ret : lost ? -EIO : 0);
+		if (catchup)
+			rc_log("slot %d: %s", slot, why);
+		if (!finished)
+			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
+				      why[0] ? why : NULL, a->m[slot].rebuild_pos,
+				      a->stripes, ret < 0 ? ret : -EIO);
 	}
 	if (lost)
 		rc_log("rebuild of slot %d: %llu blocks could not be rebuilt "

@@ -237,7 +237,10 @@ static void slot_take(struct rc_array *a)
 	__atomic_store_n(&a->repl.dst, NULL, __ATOMIC_SEQ_CST);
 }
 
-static int replace_swap(struct rc_array *a)
+/* The swap queues ReplaceFinished under the state_lock that makes dst the
+ * slot's: nobody sees the slot replaced before the event is on its way. */
+static int replace_swap(struct rc_array *a, const char *dstname,
+			const char *srcname, uint64_t lost)
 {
 	int slot = a->repl.slot, ret;
 	struct rc_dev *src = a->repl.src;
@@ -257,8 +260,11 @@ static int replace_swap(struct rc_array *a)
 	if (ret == 0 && (a->m[slot].dev != src ||
 			 a->m[slot].state != RC_MEMBER_ACTIVE))
 		ret = -EIO;             /* src failed at the last moment */
-	if (ret == 0)
+	if (ret == 0) {
 		slot_take(a);
+		rc_event_emit(a, RC_EV_REPLACE_FINISHED, slot, dstname,
+			      srcname, a->stripes, a->stripes, lost ? -EIO : 0);
+	}
 	taken = ret == 0;
 	pthread_mutex_unlock(&a->state_lock);
 	if (ret == 0) {
@@ -310,16 +316,18 @@ static void replace_drop(struct rc_array *a, bool keep)
 	rc_member_state_changed(a);
 }
 
-/* ReplaceFinished of slot at pos, named after both devices. */
+/* Logged, and ReplaceFinished of slot at pos unless the swap told it
+ * (done). */
 static void replace_told(struct rc_array *a, int slot, uint64_t pos,
-			 const char *dst, const char *src, int err)
+			 const char *dst, const char *src, int err, bool done)
 {
 	rc_log("replacement of slot %d (%s) by %s: %s", slot, src, dst,
-	       err == 0 ? "done, the old device is let go" :
-	       err == -EINTR ? "interrupted: it resumes" :
-	       "stopped");
-	rc_event_emit(a, RC_EV_REPLACE_FINISHED, slot, dst, src, pos,
-		      a->stripes, err);
+	       done && err == 0 ? "done, the old device is let go" :
+	       done ? "done, some blocks could not be copied" :
+	       err == -EINTR ? "interrupted: it resumes" : "stopped");
+	if (!done)
+		rc_event_emit(a, RC_EV_REPLACE_FINISHED, slot, dst, src, pos,
+			      a->stripes, err);
 }
 
 /* Why the copy cannot go on, or 0. */
@@ -388,6 +396,7 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 	char dst[256], src[256];
 	uint64_t lost = 0, pos;
 	int ret, slot = a->repl.slot;
+	bool done = false;
 
 	if (!buf)
 		return -ENOMEM;
@@ -397,10 +406,12 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 	ret = copy_run(a, may_yield, buf, &lost, &p);
 	free(buf);
 	pos = atomic_load(&a->repl.pos);
-	if (ret == 0)
-		ret = replace_swap(a);
+	if (ret == 0) {
+		ret = replace_swap(a, dst, src, lost);
+		done = !rc_replace_pending(a);
+	}
 	if (ret == -EAGAIN || ret == -EINTR) {
-		replace_told(a, slot, pos, dst, src, -EINTR);
+		replace_told(a, slot, pos, dst, src, -EINTR, false);
 		return ret;
 	}
 	if (ret < 0 && ret != -ENOMEM && rc_replace_pending(a))
@@ -409,6 +420,7 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 		rc_log("replacement of slot %d: %llu blocks could not be read "
 		       "from any member: they read as errors on %s too",
 		       slot, (unsigned long long)lost, dst);
-	replace_told(a, slot, pos, dst, src, ret < 0 ? -EIO : lost ? -EIO : 0);
+	replace_told(a, slot, pos, dst, src, ret < 0 ? -EIO : lost ? -EIO : 0,
+		     done);
 	return ret < 0 ? -EIO : 0;
 }
