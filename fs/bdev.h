@@ -2,8 +2,8 @@
  * bdev: the block device the filesystem is stored on.
  *
  * A small vtable with a context pointer (as littlefs's struct lfs_config),
- * in 4 KiB blocks.  The filesystem calls only these four operations; it
- * never sees raidcore members.
+ * in 4 KiB blocks.  The filesystem calls only these operations; it never
+ * sees raidcore members.
  *
  * Semantics every backend provides:
  *   read/write   transfer all count blocks or fail; 0 or -errno.  A write
@@ -39,6 +39,12 @@ struct fs_bdev_ops {
 		     const void *buf);
 	int (*flush)(struct fs_bdev *b);
 	void (*close)(struct fs_bdev *b);       /* frees b */
+	/* Optional: a write of blocks whose old contents nothing needs and
+	 * that nothing references until the next flush returned (blocks
+	 * allocated in an uncommitted transaction): a backend may then skip
+	 * its journal copy (raidcore's RC_WRITE_FRESH).  Without it, write. */
+	int (*write_fresh)(struct fs_bdev *b, uint64_t block, uint32_t count,
+			   const void *buf);
 };
 
 struct fs_bdev {
@@ -58,6 +64,13 @@ static inline int fs_bdev_write(struct fs_bdev *b, uint64_t block,
 				uint32_t count, const void *buf)
 {
 	return b->ops->write(b, block, count, buf);
+}
+
+static inline int fs_bdev_write_fresh(struct fs_bdev *b, uint64_t block,
+				      uint32_t count, const void *buf)
+{
+	return b->ops->write_fresh ? b->ops->write_fresh(b, block, count, buf) :
+				     b->ops->write(b, block, count, buf);
 }
 
 static inline int fs_bdev_flush(struct fs_bdev *b)

@@ -25,6 +25,12 @@ static int array_write(struct fs_bdev *b, uint64_t block, uint32_t count,
 	return rc_write(array_of(b), block, count, buf);
 }
 
+static int array_write_fresh(struct fs_bdev *b, uint64_t block,
+			     uint32_t count, const void *buf)
+{
+	return rc_write_flags(array_of(b), block, count, buf, RC_WRITE_FRESH);
+}
+
 static int array_flush(struct fs_bdev *b)
 {
 	return rc_flush(array_of(b));
@@ -40,6 +46,7 @@ static const struct fs_bdev_ops array_ops = {
 	.write = array_write,
 	.flush = array_flush,
 	.close = array_close,
+	.write_fresh = array_write_fresh,
 };
 
 int fs_bdev_from_array(struct rc_array *a, struct fs_bdev **out)

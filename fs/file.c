@@ -64,9 +64,11 @@ static int file_read_blocks(struct fs *fs, struct fs_inode *ip,
 	return 0;
 }
 
-/* Writes file blocks [lblk, lblk + n), which are all mapped, from buf. */
+/* Writes file blocks [lblk, lblk + n), which are all mapped, from buf;
+ * fresh: they were all holes before this transaction mapped them. */
 static int file_write_blocks(struct fs *fs, struct fs_inode *ip,
-			     uint64_t lblk, uint64_t n, const uint8_t *buf)
+			     uint64_t lblk, uint64_t n, const uint8_t *buf,
+			     bool fresh)
 {
 	uint64_t end = lblk + n, k;
 	struct fs_extent e;
@@ -79,8 +81,8 @@ static int file_write_blocks(struct fs *fs, struct fs_inode *ip,
 			return err;
 		FS_ASSERT(found);
 		k = (e.lblk + e.len < end ? e.lblk + e.len : end) - lblk;
-		err = fs_bdev_write(fs->bdev, e.pblk + (lblk - e.lblk),
-				    (uint32_t)k, buf);
+		err = (fresh ? fs_bdev_write_fresh : fs_bdev_write)(fs->bdev,
+			e.pblk + (lblk - e.lblk), (uint32_t)k, buf);
 		if (err)
 			return err;
 		buf += k * FS_BSIZE;
@@ -187,22 +189,48 @@ static int write_prepare(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	return err;
 }
 
+/* Does [from, to) hold nothing a reader sees: holes and unwritten
+ * extents only (false when the map cannot tell)? */
+static bool range_is_fresh(struct fs *fs, struct fs_inode *ip, uint64_t from,
+			   uint64_t to)
+{
+	struct fs_extent e;
+	bool found;
+
+	while (from < to) {
+		if (fs_ext_map(fs, ip, from, &e, &found))
+			return false;
+		if (found && !(e.flags & FS_EXT_UNWRITTEN))
+			return false;
+		if (!found && (!e.len || e.lblk >= to))
+			return true;
+		from = found ? e.lblk + e.len : e.lblk;
+	}
+	return true;
+}
+
 /* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered). */
 static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			size_t size, const uint8_t *blocks, uint64_t b0,
 			uint64_t nb)
 {
 	uint64_t blocks_before = ip->d.blocks;
-	bool mapped = false;
+	bool mapped = false, fresh;
 	struct fs_tx *tx;
 	int err;
 
 	err = fs_tx_begin(fs, &tx);
 	if (err)
 		return err;
+	/* Holes are allocated by this transaction and unwritten extents read
+	 * as zeros until it commits their conversion: nothing shows what is
+	 * written there before that commit, which flushes first (ordered),
+	 * and their old contents are free space - raidcore may write their
+	 * full stripes once, without its journal copy. */
+	fresh = range_is_fresh(fs, ip, b0, b0 + nb);
 	err = fs_ext_fill(fs, tx, ip, b0, b0 + nb, false);
 	if (!err)
-		err = file_write_blocks(fs, ip, b0, nb, blocks);
+		err = file_write_blocks(fs, ip, b0, nb, blocks, fresh);
 	if (!err)
 		err = fs_ext_mark_written(fs, tx, ip, b0, b0 + nb);
 	if (err > 0)

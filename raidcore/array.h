@@ -85,6 +85,9 @@ struct rc_stripe {
 					   under cache_lock */
 	uint8_t *data;                  /* stripe_blocks blocks, column-major */
 	uint64_t *dirty;                /* bitmap over stripe_blocks */
+	bool stale;                     /* some dirty block was written
+					   without RC_WRITE_FRESH: its old
+					   contents may be live */
 };
 
 struct rc_csum_cache;
@@ -193,6 +196,10 @@ struct rc_array {
 	uint64_t jseq;                  /* last committed transaction */
 	uint64_t jcheckpoint;           /* last checkpointed transaction */
 	uint64_t journal_blocks;
+	/* Direct stripes were written in place since the last flush of every
+	 * member (commit_lock): rc_flush flushes once more. */
+	bool direct_unsynced;
+	uint64_t direct_stripes;        /* written so (statistics) */
 
 	/* Replayed journal blocks of an unclean journal, until the first
 	 * write puts them in place (activate.c; a read-only array keeps them
@@ -501,8 +508,8 @@ struct rc_stripe *rc_stripe_lock(struct rc_array *a, uint64_t stripe);
 void rc_stripe_unlock(struct rc_array *a, struct rc_stripe *st);
 int rc_stripe_ensure_data(struct rc_array *a, struct rc_stripe *st);
 bool rc_stripe_block_dirty(const struct rc_stripe *st, uint32_t i);
-void rc_stripe_mark_dirty(struct rc_array *a, struct rc_stripe *st,
-			  uint32_t i);
+void rc_stripe_mark_dirty_run(struct rc_array *a, struct rc_stripe *st,
+			      uint32_t i, uint32_t n);
 /* Removes up to max dirty stripes from the dirty list (ascending order),
  * returning their numbers. */
 uint32_t rc_stripe_take_dirty(struct rc_array *a, uint64_t *out,
@@ -609,7 +616,9 @@ int rc_stripe_read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 
 /* ---- journal.c: the write journal ---- */
 struct rc_jwrite {
-	uint64_t target;                /* absolute member block */
+	uint64_t target;                /* absolute member block, or
+					   RC_JENT_DIRECT | stripe (data NULL:
+					   after the member's payload ones) */
 	const void *data;
 	uint64_t csum;                  /* rc_block_csum(data, target), 0: compute */
 };
@@ -620,7 +629,6 @@ struct rc_jwrite {
  * member (nred members) can be lost without losing a transaction. */
 int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
 		     const uint32_t *n);
-bool rc_journal_fits(struct rc_array *a, const uint32_t *n);
 /* Flushes, checks every member's size (a shrunk one is faulty), moves the
  * tails to the heads and writes the superblocks.  Caller holds
  * commit_lock. */
@@ -710,6 +718,12 @@ int rc_gaps_rebuild(struct rc_array *a, struct rc_gap_row *rows, uint32_t n,
 		    uint64_t torn);
 /* The members not all there (missing, faulty, rebuilding), as a mask. */
 uint64_t rc_gaps_out(const struct rc_array *a);
+
+/* ---- replay_direct.c: direct stripes a crash may have torn ---- */
+/* Each of stripes[0 .. n) (ascending) is made consistent as found, into
+ * the overlay: missing columns recovered from the parity, the parity made
+ * again from the data, every present cell's table entry its content's. */
+int rc_direct_settle(struct rc_array *a, const uint64_t *stripes, uint32_t n);
 /* *conflict: rows old[] owed so far and a batch's rows add[] leave some
  * row owed by more of its stripe's columns than the redundancy covers. */
 int rc_gaps_conflict(struct rc_array *a, const struct rc_gap_row *old,
@@ -740,6 +754,13 @@ static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 }
 
 /* Member block of ring block pos of the journal. */
+/* Levels whose full stripes may be written direct (commit.c): parity. */
+static inline bool rc_direct_capable(const struct rc_array *a)
+{
+	return a->g.level == RC_RAID4 || a->g.level == RC_RAID5 ||
+	       a->g.level == RC_RAID6;
+}
+
 static inline uint64_t rc_ring_block(const struct rc_array *a, uint64_t pos)
 {
 	return a->sb.journal_offset + pos;

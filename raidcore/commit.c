@@ -8,6 +8,14 @@
  *                       flush (commit point), write in place, unlock
  *   rc_flush            rc_commit of everything
  *
+ * A stripe whose data blocks are all dirty and all fresh (RC_WRITE_FRESH)
+ * is a direct stripe: its columns are not copied into the journal; each
+ * participant's records name it (RC_JENT_DIRECT) and it is written in
+ * place after the commit point with the rest.  Its table blocks are
+ * journaled as always.  Replay makes the direct stripes of the last batch
+ * consistent as they are found (replay.c, docs/DESIGN.md "Direct
+ * stripes"); rc_flush flushes once more after them.
+ *
  * For each run of rows of a stripe with the same set of dirty columns the
  * new parity is computed from full data (all dirty), by reconstruct-write
  * (read the clean columns) or by read-modify-write (read old dirty columns
@@ -29,12 +37,15 @@ struct wrun {
 	uint32_t count;
 	const uint8_t *data;
 	bool abs;
+	bool direct;            /* of a direct stripe: not journaled */
 	uint64_t *csum;         /* per block, filled by wset_checksum */
 };
 
 struct wset {
 	struct wrun *runs;
 	uint32_t n, cap;
+	uint64_t *direct;       /* the direct stripes, ascending */
+	uint32_t ndirect;
 	uint8_t **bufs;         /* buffers to free after the commit */
 	uint32_t nbufs, capbufs;
 };
@@ -77,6 +88,7 @@ static void wset_free(struct wset *w)
 		free(w->bufs[i]);
 	free(w->bufs);
 	free(w->runs);
+	free(w->direct);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -200,6 +212,13 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 	return 0;
 }
 
+/* Does the stripe go direct: full, fresh, a parity level? */
+static bool stripe_direct(const struct rc_array *a, const struct rc_stripe *st)
+{
+	return rc_direct_capable(a) && !st->stale &&
+	       st->ndirty == a->stripe_blocks;
+}
+
 /* Queues every write of one locked dirty stripe. */
 static int stripe_prepare(struct rc_array *a, struct wset *w,
 			  struct rc_stripe *st)
@@ -307,9 +326,17 @@ static int wset_journal(struct rc_array *a, struct wset *w)
 	uint32_t n[RC_MAX_MEMBERS] = { 0 };
 	int ret = 0;
 
-	for (uint32_t i = 0; i < w->n; i++)
-		n[w->runs[i].member] += w->runs[i].count;
+	uint64_t named = 0;     /* members a direct run goes to */
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		if (w->runs[i].direct)
+			named |= 1ull << w->runs[i].member;
+		else
+			n[w->runs[i].member] += w->runs[i].count;
+	}
 	for (uint32_t m = 0; m < a->g.members; m++) {
+		if (named >> m & 1)
+			n[m] += w->ndirect;
 		if (!n[m])
 			continue;
 		jw[m] = malloc(n[m] * sizeof(**jw));
@@ -322,13 +349,19 @@ static int wset_journal(struct rc_array *a, struct wset *w)
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct wrun *run = &w->runs[i];
 
-		for (uint32_t b = 0; b < run->count; b++)
+		for (uint32_t b = 0; b < run->count && !run->direct; b++)
 			jw[run->member][n[run->member]++] = (struct rc_jwrite){
 				.target = run->abs ? run->mblock + b :
 					  rc_abs(a, run->mblock + b),
 				.data = BLK(run->data, b),
 				.csum = run->csum ? run->csum[b] : 0 };
 	}
+	/* After the payload: every member the direct stripes write to names
+	 * them all, so losing nred members' records hides none. */
+	for (uint32_t m = 0; m < a->g.members; m++)
+		for (uint32_t k = 0; (named >> m & 1) && k < w->ndirect; k++)
+			jw[m][n[m]++] = (struct rc_jwrite){
+				.target = RC_JENT_DIRECT | w->direct[k] };
 	ret = rc_journal_write(a, jw, n);
 out:
 	for (uint32_t m = 0; m < a->g.members; m++)
@@ -358,6 +391,17 @@ static void wset_write_in_place(struct rc_array *a, struct wset *w)
 	free(io);
 }
 
+/* Flushes every member; earlier direct stripes are durable after it. */
+static int commit_sync(struct rc_array *a)
+{
+	bool direct = a->direct_unsynced;
+	int ret = rc_member_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
+
+	if (ret == 0 && direct)
+		a->direct_unsynced = false;
+	return ret;
+}
+
 static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 			uint32_t n)
 {
@@ -367,9 +411,20 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 
 	for (uint32_t i = 0; i < n; i++)
 		st[i] = rc_stripe_lock(a, stripes[i]);
-	for (uint32_t i = 0; i < n && ret == 0; i++)
-		if (st[i]->data && st[i]->ndirty)
-			ret = stripe_prepare(a, &w, st[i]);
+	if (n && !(w.direct = malloc(n * sizeof(*w.direct))))
+		ret = -ENOMEM;
+	for (uint32_t i = 0; i < n && ret == 0; i++) {
+		uint32_t first = w.n;
+
+		if (!st[i]->data || !st[i]->ndirty)
+			continue;
+		ret = stripe_prepare(a, &w, st[i]);
+		if (ret == 0 && stripe_direct(a, st[i])) {
+			w.direct[w.ndirect++] = stripes[i];
+			for (; first < w.n; first++)
+				w.runs[first].direct = true;
+		}
+	}
 	if (ret == 0)
 		ret = wset_checksum(a, &w);
 	if (ret == 0)
@@ -382,10 +437,15 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 	if (ret == 0 && w.n)
 		ret = wset_journal(a, &w);
 	if (ret == 0 && w.n)
-		ret = rc_member_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
-	/* Committed: the new state is durable in the journal. */
+		ret = commit_sync(a);
+	/* Committed: the new state is durable in the journal, but for the
+	 * direct stripes, which only the next flush makes durable. */
 	if (ret == 0)
 		wset_write_in_place(a, &w);
+	if (ret == 0 && w.ndirect) {
+		a->direct_unsynced = true;
+		a->direct_stripes += w.ndirect;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (ret == 0)
 			rc_stripe_clean(a, st[i]);
@@ -431,6 +491,9 @@ int rc_commit(struct rc_array *a, bool all)
 	/* Table entries fixed by repairs, when nothing else carried them. */
 	if (ret == 0 && all)
 		ret = commit_batch(a, NULL, 0);
+	/* A flush: the direct stripes are durable once it returns. */
+	if (ret == 0 && all && a->direct_unsynced)
+		ret = commit_sync(a);
 	pthread_mutex_unlock(&a->commit_lock);
 	return ret;
 }
@@ -448,13 +511,13 @@ int rc_flush(struct rc_array *a)
 	return ret;
 }
 
-int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
-	     const void *buf)
+int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
+		   const void *buf, unsigned flags)
 {
 	const uint8_t *in = buf;
 	struct rc_stripe *st;
 	uint64_t stripe;
-	uint32_t col, r, i;
+	uint32_t col, r, i, k;
 	int ret = 0;
 
 	if (a->rdonly)
@@ -466,20 +529,30 @@ int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
 		i = col * a->g.chunk_blocks + r;
+		/* consecutive blocks are consecutive in the stripe's data */
+		k = a->stripe_blocks - i < count ? a->stripe_blocks - i : count;
 		st = rc_stripe_lock(a, stripe);
 		ret = rc_stripe_ensure_data(a, st);
-		for (; ret == 0 && count && i < a->stripe_blocks; i++) {
-			memcpy(BLK(st->data, i), in, RC_BLOCK_SIZE);
-			rc_stripe_mark_dirty(a, st, i);
-			in += RC_BLOCK_SIZE;
-			block++;
-			count--;
+		if (ret == 0) {
+			memcpy(BLK(st->data, i), in, (size_t)k * RC_BLOCK_SIZE);
+			if (!(flags & RC_WRITE_FRESH))
+				st->stale = true;
+			rc_stripe_mark_dirty_run(a, st, i, k);
+			in += (size_t)k * RC_BLOCK_SIZE;
+			block += k;
+			count -= k;
 		}
 		rc_stripe_unlock(a, st);
 	}
 	if (ret == 0 && a->ndirty_stripes > a->max_dirty_stripes)
 		ret = rc_commit(a, false);
 	return ret;
+}
+
+int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
+	     const void *buf)
+{
+	return rc_write_flags(a, block, count, buf, 0);
 }
 
 /*

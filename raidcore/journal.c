@@ -12,7 +12,9 @@
  * blocks left for it gets an empty record), and there are at least
  * nred + 1 of them, so that losing the journal of nred members never
  * hides a transaction from replay.  Records never wrap: one that does not
- * fit before the end of the ring starts at block 0.  Caller holds
+ * fit before the end of the ring starts at block 0.  A member's entries
+ * without data are direct-stripe entries (RC_JENT_DIRECT): they come after
+ * its payload entries and take no payload block.  Caller holds
  * commit_lock.
  */
 #include <errno.h>
@@ -47,6 +49,17 @@ static uint32_t ntx_of(const uint32_t *n, uint32_t members)
 	return ntx;
 }
 
+/* Member m's payload entries: the ones before its first direct one. */
+static uint32_t payload_of(struct rc_jwrite *const *w, const uint32_t *n,
+			   uint32_t m)
+{
+	uint32_t p = 0;
+
+	while (p < n[m] && w[m][p].data)
+		p++;
+	return p;
+}
+
 static uint32_t tx_entries(uint32_t n, uint32_t k)
 {
 	uint32_t first = k * RC_JHDR_MAX_ENTRIES;
@@ -78,7 +91,8 @@ static uint64_t batch_participants(struct rc_array *a, const uint32_t *n)
 	return part;
 }
 
-bool rc_journal_fits(struct rc_array *a, const uint32_t *n)
+static bool journal_fits(struct rc_array *a, const uint32_t *n,
+			 const uint32_t *np)
 {
 	uint32_t ntx = ntx_of(n, a->g.members);
 	uint64_t part = batch_participants(a, n);
@@ -89,7 +103,7 @@ bool rc_journal_fits(struct rc_array *a, const uint32_t *n)
 		if (!(part >> m & 1))
 			continue;
 		for (uint32_t k = 0; k < ntx; k++) {
-			e = tx_entries(n[m], k);
+			e = tx_entries(np[m], k);
 			head = ring_place(a, head, 1 + e, &used) + 1 + e;
 		}
 		if (used > a->journal_blocks)
@@ -149,7 +163,12 @@ static uint8_t *record_build(struct rc_array *a, uint32_t idx, uint32_t m,
 			     uint64_t participants, uint64_t pos)
 {
 	struct rc_jhdr *h = calloc(1, sizeof(*h));
-	uint8_t *rec = jbuf_get(a, idx, (size_t)(1 + nent) * RC_BLOCK_SIZE);
+	uint32_t np = 0;
+	uint8_t *rec;
+
+	while (np < nent && w[np].data)
+		np++;
+	rec = jbuf_get(a, idx, (size_t)(1 + np) * RC_BLOCK_SIZE);
 
 	if (!h || !rec) {
 		free(h);
@@ -164,6 +183,8 @@ static uint8_t *record_build(struct rc_array *a, uint32_t idx, uint32_t m,
 	h->batch_end = batch_end;
 	for (uint32_t i = 0; i < nent; i++) {
 		h->target[i] = w[i].target;
+		if (!w[i].data)
+			continue;       /* direct: no payload, csum 0 */
 		h->csum[i] = w[i].csum ? w[i].csum :
 			     rc_block_csum(w[i].data, w[i].target);
 		memcpy(BLK(rec, 1 + i), w[i].data, RC_BLOCK_SIZE);
@@ -174,7 +195,7 @@ static uint8_t *record_build(struct rc_array *a, uint32_t idx, uint32_t m,
 }
 
 static int records_write(struct rc_array *a, struct rc_jwrite **w,
-			 const uint32_t *n, uint32_t ntx)
+			 const uint32_t *n, const uint32_t *np, uint32_t ntx)
 {
 	uint64_t part = batch_participants(a, n);
 	uint32_t nrec = (uint32_t)__builtin_popcountll(part) * ntx, i = 0;
@@ -186,15 +207,15 @@ static int records_write(struct rc_array *a, struct rc_jwrite **w,
 		return -ENOMEM;
 	for (uint32_t k = 0; k < ntx; k++) {
 		for (uint32_t m = 0; m < a->g.members; m++) {
-			uint32_t e = tx_entries(n[m], k);
+			uint32_t e = tx_entries(n[m], k), p = tx_entries(np[m], k);
 			uint64_t pos;
 
 			if (!(part >> m & 1))
 				continue;
-			pos = ring_place(a, a->m[m].jhead, 1 + e, &a->m[m].jused);
-			a->m[m].jhead = pos + 1 + e;
+			pos = ring_place(a, a->m[m].jhead, 1 + p, &a->m[m].jused);
+			a->m[m].jhead = pos + 1 + p;
 			io[i] = (struct rc_io){ .member = (int)m, .write = true,
-				.block = rc_ring_block(a, pos), .count = 1 + e };
+				.block = rc_ring_block(a, pos), .count = 1 + p };
 			io[i].buf = record_build(a, i, m,
 				e ? w[m] + k * RC_JHDR_MAX_ENTRIES : NULL, e,
 				a->jseq + 1 + k, a->jseq + ntx, part, pos);
@@ -219,16 +240,19 @@ static int records_write(struct rc_array *a, struct rc_jwrite **w,
 int rc_journal_write(struct rc_array *a, struct rc_jwrite **w,
 		     const uint32_t *n)
 {
+	uint32_t np[RC_MAX_MEMBERS] = { 0 };
 	int ret;
 
-	if (!rc_journal_fits(a, n)) {
+	for (uint32_t m = 0; m < a->g.members; m++)
+		np[m] = payload_of(w, n, m);
+	if (!journal_fits(a, n, np)) {
 		ret = rc_journal_checkpoint(a, false);
 		if (ret < 0)
 			return ret;
-		if (!rc_journal_fits(a, n))
+		if (!journal_fits(a, n, np))
 			return -ENOSPC;
 	}
-	return records_write(a, w, n, ntx_of(n, a->g.members));
+	return records_write(a, w, n, np, ntx_of(n, a->g.members));
 }
 
 int rc_journal_checkpoint(struct rc_array *a, bool clean)
@@ -240,8 +264,10 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 		return ret;
 	/* Every member took every write so far: none that leaves now lost
 	 * one unrecorded (wi.c). */
-	if (ret == 0)
+	if (ret == 0) {
 		rc_wi_checkpointed(a);
+		a->direct_unsynced = false;
+	}
 	/* A member that shrank is no longer where its blocks were written. */
 	for (uint32_t m = 0; m < a->g.members; m++)
 		if (rc_member_present(a, (int)m))
@@ -254,6 +280,12 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 		a->m[m].jused = 0;
 	}
 	a->sb.array_state = clean ? RC_STATE_CLEAN : RC_STATE_ACTIVE;
+	/* Direct entries may follow in the journal: an older raidcore, which
+	 * would replay them as payload, must not take the array. */
+	if (clean || !rc_direct_capable(a))
+		a->sb.feature_incompat &= ~RC_FEATURE_INCOMPAT_DIRECT;
+	else
+		a->sb.feature_incompat |= RC_FEATURE_INCOMPAT_DIRECT;
 	pthread_mutex_unlock(&a->state_lock);
 	return rc_sb_write_all(a);
 }

@@ -571,6 +571,11 @@ int rc_jhdr_decode(const void *block, struct rc_jhdr *h)
 	for (uint32_t i = 0; i < n; i++) {
 		h->target[i] = le64toh(d.entries[i].target);
 		h->csum[i] = le64toh(d.entries[i].csum);
+		if (!(h->target[i] & RC_JENT_DIRECT)) {
+			if (h->npayload != i)
+				return -EINVAL;
+			h->npayload++;
+		}
 	}
 	return 0;
 }

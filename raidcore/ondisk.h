@@ -27,9 +27,10 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 1                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 2                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
-						   the admin state */
+						   the admin state; 2.2: direct
+						   stripes in the journal */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -61,7 +62,12 @@
 				RC_FEATURE_COMPAT_REPLACE | \
 				RC_FEATURE_COMPAT_ADMIN)
 #define RC_FEATURE_RO_COMPAT_SUPP 0ull
-#define RC_FEATURE_INCOMPAT_SUPP 0ull
+/* 2.2: the journal may hold direct-stripe entries (RC_JENT_DIRECT): set
+ * by the checkpoint that makes the array active, cleared by the clean one
+ * (the journal is empty then), so an older raidcore refuses only an
+ * array it would misreplay. */
+#define RC_FEATURE_INCOMPAT_DIRECT 1ull
+#define RC_FEATURE_INCOMPAT_SUPP RC_FEATURE_INCOMPAT_DIRECT
 
 enum rc_array_state {
 	RC_STATE_CLEAN = 0,     /* closed cleanly: the journal is empty */
@@ -293,9 +299,15 @@ int rc_wi_block_merge(const void *block, const uint8_t *array_uuid,
  * a batch may split one stripe's new columns over several transactions.
  */
 #define RC_JHDR_MAX_ENTRIES 251
+/* An entry whose target has this bit names a stripe (the low 63 bits)
+ * written in place without a journal copy (a direct stripe: docs/DESIGN.md
+ * "Direct stripes"); it has no payload block and csum 0.  Such entries
+ * follow every payload entry of their record. */
+#define RC_JENT_DIRECT (1ull << 63)
 
 struct rc_jentry_disk {
-	uint64_t target;                /* absolute member block */
+	uint64_t target;                /* absolute member block, or
+					   RC_JENT_DIRECT | stripe */
 	uint64_t csum;                  /* rc_block_csum(payload, target) */
 };
 
@@ -325,10 +337,13 @@ struct rc_jhdr {
 	uint64_t batch_end;
 	uint64_t target[RC_JHDR_MAX_ENTRIES];
 	uint64_t csum[RC_JHDR_MAX_ENTRIES];
+	uint32_t npayload;              /* decoded: the entries before the
+					   first direct one, payload blocks */
 };
 
 void rc_jhdr_encode(const struct rc_jhdr *h, void *block);
-/* 0, -ENODATA (no magic), -EBADMSG (checksum), -EINVAL (nentries). */
+/* 0, -ENODATA (no magic), -EBADMSG (checksum), -EINVAL (nentries, or a
+ * payload entry after a direct one). */
 int rc_jhdr_decode(const void *block, struct rc_jhdr *h);
 
 /*

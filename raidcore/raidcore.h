@@ -216,6 +216,19 @@ int rc_array_close(struct rc_array *a);
 int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf);
 int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 	     const void *buf);
+/*
+ * rc_write with flags.  RC_WRITE_FRESH: the caller promises that, until
+ * the next rc_flush returns, nothing it keeps depends on what
+ * [block, block + count) held before nor on this write (blocks allocated
+ * since its last commit, whose references it commits only after a
+ * flush).  A stripe whose every data block is dirty and fresh is then
+ * written in place once, without a journal copy (docs/DESIGN.md "Direct
+ * stripes"); a crash before the flush may leave it holding any mix of old
+ * and new blocks, always consistent with its parity and checksums.
+ */
+#define RC_WRITE_FRESH 1u
+int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
+		   const void *buf, unsigned flags);
 int rc_flush(struct rc_array *a);
 /*
  * The filesystem no longer needs [block, block + count): whole stripes in
@@ -270,6 +283,8 @@ struct rc_info {
 	bool rdonly;
 	bool was_unclean;          /* the journal was replayed at assembly */
 	uint64_t replayed_txns;
+	uint64_t direct_stripes;   /* full stripes written without a journal
+				      copy since assembly (RC_WRITE_FRESH) */
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */

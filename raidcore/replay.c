@@ -18,6 +18,9 @@
  *                           every batch is in, the lost participants'
  *                           columns are rebuilt from the others, with their
  *                           table entries, into the overlay too
+ *     direct_settle         the direct stripes of the last batch replayed,
+ *                           which a crash may have left torn, made
+ *                           consistent as found (replay_direct.c)
  *
  * Replay stops at the first batch with more gaps, or one whose transactions
  * are not all known: it was not committed.  Nothing reaches the media here:
@@ -60,7 +63,7 @@ static bool header_at(struct rc_array *a, uint32_t m, uint64_t pos,
 	       rc_jhdr_decode(blk, h) == 0 &&
 	       memcmp(h->array_uuid, a->sb.array_uuid, RC_UUID_SIZE) == 0 &&
 	       h->role == m && h->ring_pos == pos && h->seq > min_seq &&
-	       pos + 1 + h->nentries <= a->journal_blocks;
+	       pos + 1 + h->npayload <= a->journal_blocks;
 }
 
 static int scan_add(struct jscan *js, uint64_t pos, struct rc_jhdr *h)
@@ -129,8 +132,8 @@ static int scan_member(struct rc_array *a, uint32_t m, struct jscan *js,
 		if (ret)
 			goto out;
 		min_seq = h->seq;
-		scanned += 1 + h->nentries;
-		pos += 1 + h->nentries;
+		scanned += 1 + h->npayload;
+		pos += 1 + h->npayload;
 		h = malloc(sizeof(*h));
 		if (!h) {
 			ret = -ENOMEM;
@@ -210,7 +213,7 @@ static bool seq_info(struct rc_array *a, struct jscan *js, uint64_t seq,
  * corrupt (or out of memory: then it is not replayed either). */
 static bool record_complete(struct rc_array *a, uint32_t m, struct jrec *r)
 {
-	uint32_t n = r->h->nentries;
+	uint32_t n = r->h->npayload;
 	uint8_t *p;
 
 	if (r->loaded)
@@ -294,7 +297,7 @@ static int batch_apply(struct rc_array *a, struct jscan *js, uint64_t seq,
 			if (!r || !rc_member_present(a, (int)m) ||
 			    !record_complete(a, m, r))
 				continue;
-			for (uint32_t i = 0; i < r->h->nentries && ret == 0; i++) {
+			for (uint32_t i = 0; i < r->h->npayload && ret == 0; i++) {
 				uint64_t t = r->h->target[i];
 
 				ret = rc_overlay_put(a, (int)m, t, BLK(r->payload, i));
@@ -327,6 +330,20 @@ static int gap_rows_add(struct gap_rows *gr, struct rc_gap_row r)
 	return 0;
 }
 
+/* The rows of a direct stripe a record names: the member wrote them in
+ * place when its record (with its table blocks) is complete. */
+static int direct_rows(struct rc_array *a, uint64_t stripe, uint64_t seq,
+		       uint64_t gaps, uint64_t wrote, struct gap_rows *gr)
+{
+	int ret = 0;
+
+	for (uint32_t row = 0; stripe < a->stripes && row < a->g.chunk_blocks &&
+	     ret == 0; row++)
+		ret = gap_rows_add(gr, (struct rc_gap_row){ .stripe = stripe,
+			.seq = seq, .row = row, .lost = gaps, .wrote = wrote });
+	return ret;
+}
+
 /*
  * Every data-region row batch seq .. end names (headers are checked, so
  * those of incomplete records count too), with the batch's gap members as
@@ -349,6 +366,12 @@ static int batch_rows(struct rc_array *a, struct jscan *js, uint64_t seq,
 			     i++) {
 				uint64_t t = r->h->target[i];
 
+				if (i >= r->h->npayload) {
+					ret = direct_rows(a, t & ~RC_JENT_DIRECT,
+							  seq, gaps, r->complete ?
+							  1ull << m : 0, gr);
+					continue;
+				}
 				if (t < d0 || rc_geom_reverse(&a->g, m, t - d0,
 							     &stripe, &col))
 					continue;
@@ -435,6 +458,55 @@ static int torn_last_skip(struct rc_array *a, struct jscan *js, uint64_t seq,
 	return ret;
 }
 
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+
+	return (p > q) - (p < q);
+}
+
+/*
+ * The direct stripes the batch seq .. end names, in any member's record,
+ * made consistent as found (replay_direct.c).  Called for the last batch
+ * replayed only: the flush that committed any later batch made an earlier
+ * batch's in-place writes durable, so only the last one's may be torn.
+ */
+static int direct_settle(struct rc_array *a, struct jscan *js, uint64_t seq,
+			 uint64_t end)
+{
+	uint64_t *v = NULL, *nv;
+	uint32_t n = 0, cap = 0, u = 0;
+	int ret = 0;
+
+	for (uint32_t m = 0; m < a->g.members && ret == 0; m++)
+		for (uint32_t i = 0; i < js[m].n && ret == 0; i++) {
+			const struct rc_jhdr *h = js[m].rec[i].h;
+
+			if (js[m].rec[i].seq < seq || js[m].rec[i].seq > end)
+				continue;
+			for (uint32_t e = h->npayload; e < h->nentries; e++) {
+				if (n == cap) {
+					cap = cap ? 2 * cap : 64;
+					if (!(nv = realloc(v, cap * sizeof(*v)))) {
+						ret = -ENOMEM;
+						break;
+					}
+					v = nv;
+				}
+				v[n++] = h->target[e] & ~RC_JENT_DIRECT;
+			}
+		}
+	if (ret == 0 && n) {
+		qsort(v, n, sizeof(*v), u64_cmp);
+		for (uint32_t i = 0; i < n; i++)
+			if (v[i] < a->stripes && (u == 0 || v[u - 1] != v[i]))
+				v[u++] = v[i];
+		ret = rc_direct_settle(a, v, u);
+	}
+	free(v);
+	return ret;
+}
+
 /*
  * Replays every batch after the checkpoint that can be, in order, and
  * stops at the first that cannot.  Then moves the sequence past every
@@ -446,6 +518,7 @@ int rc_journal_replay(struct rc_array *a)
 	struct jscan js[RC_MAX_MEMBERS] = { 0 };
 	struct gap_rows gr = { 0 };
 	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
+	uint64_t last_seq = 0, last_end = 0;
 	uint64_t maxseen = a->jseq, first_gap_end[RC_MAX_MEMBERS] = { 0 };
 	int ret = scan_all(a, js, &maxseen);
 	bool skip;
@@ -486,6 +559,8 @@ int rc_journal_replay(struct rc_array *a)
 			ret = batch_rows(a, js, seq, end, gaps, &gr);
 		batch_release(a, js, seq, end);
 		a->replayed_txns += end - seq + 1;
+		last_seq = seq;
+		last_end = end;
 		seq = end + 1;
 	}
 	/* Only now, with every batch in the overlay: rows rebuilt halfway
@@ -494,6 +569,8 @@ int rc_journal_replay(struct rc_array *a)
 	if (ret == 0 && gr.n)
 		ret = rc_gaps_rebuild(a, gr.v, gr.n,
 				      torn_members(a, js, first_gap_end));
+	if (ret == 0 && last_seq)
+		ret = direct_settle(a, js, last_seq, last_end);
 	free(gr.v);
 	for (uint32_t m = 0; m < a->g.members; m++)
 		scan_free(&js[m]);

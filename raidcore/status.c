@@ -41,6 +41,7 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->rdonly = a->rdonly;
 	info->was_unclean = a->was_unclean;
 	info->replayed_txns = a->replayed_txns;
+	info->direct_stripes = a->direct_stripes;
 	info->unrecoverable = atomic_load(&a->unrecoverable);
 	info->tables_unverified = rc_csum_unknown_blocks(a);
 	info->stripes = a->stripes;

@@ -159,14 +159,23 @@ bool rc_stripe_block_dirty(const struct rc_stripe *st, uint32_t i)
 	return st->dirty && (st->dirty[i / 64] >> (i % 64) & 1);
 }
 
-/* Caller holds the stripe lock. */
-void rc_stripe_mark_dirty(struct rc_array *a, struct rc_stripe *st,
-			  uint32_t i)
+/* Blocks [i, i + n) of the stripe; caller holds the stripe lock. */
+void rc_stripe_mark_dirty_run(struct rc_array *a, struct rc_stripe *st,
+			      uint32_t i, uint32_t n)
 {
-	if (rc_stripe_block_dirty(st, i))
+	uint32_t added = 0;
+
+	for (uint32_t e = i + n; i < e; ) {
+		uint32_t w = i / 64, b = i % 64, k = e - i < 64 - b ? e - i : 64 - b;
+		uint64_t bits = (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
+
+		added += (uint32_t)__builtin_popcountll(bits & ~st->dirty[w]);
+		st->dirty[w] |= bits;
+		i += k;
+	}
+	if (!added)
 		return;
-	st->dirty[i / 64] |= 1ull << (i % 64);
-	st->ndirty++;
+	st->ndirty += added;
 	if (st->dirty_listed)
 		return;
 	pthread_mutex_lock(&a->cache_lock);
@@ -222,6 +231,7 @@ void rc_stripe_clean(struct rc_array *a, struct rc_stripe *st)
 	st->data = NULL;
 	st->dirty = NULL;
 	st->ndirty = 0;
+	st->stale = false;
 	pthread_mutex_lock(&a->cache_lock);
 	st->dirty_listed = false;
 	pthread_mutex_unlock(&a->cache_lock);
@@ -256,4 +266,5 @@ void rc_stripe_forget(struct rc_array *a, struct rc_stripe *st)
 	st->data = NULL;
 	st->dirty = NULL;
 	st->ndirty = 0;
+	st->stale = false;
 }

@@ -6,7 +6,12 @@
  * each member (for RAID 6 each pair) missing as well: every block flushed
  * before the cut reads back exactly, and every other block holds one of
  * the values written to it - nothing outside the in-flight writes changed;
- * and no member is counted an error: the crash damaged none.
+ * and no member is counted an error: the crash damaged none.  The fresh
+ * configurations write new blocks (RC_WRITE_FRESH) beside live ones, so
+ * that full fresh stripes go direct (no journal copy): a cut can tear them;
+ * replay settles them, scrub finds them consistent, every flushed block
+ * still reads back exactly with any member (pair) missing, and without the
+ * settling the reads fail.
  *
  * Journal damage: an unclean image whose journal holds committed batches
  * (the last one's in-place writes lost), then garbage or zeros over one
@@ -40,91 +45,127 @@ struct cfg {
 	uint32_t chunk;
 	enum rc_power_mode mode;
 	bool pairs;
+	bool fresh;             /* fresh_work, not workload */
 };
 
 static const struct cfg cfgs[] = {
-	{ RC_RAID5, 4, 16384, RC_POWER_DROP, false },
-	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false },
-	{ RC_RAID4, 3, 8192, RC_POWER_REORDER, false },
-	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true },
-	{ RC_RAID1, 2, 16384, RC_POWER_REORDER, false },
-	{ RC_RAID10, 3, 8192, RC_POWER_REORDER, false },
-	{ RC_RAID0, 2, 8192, RC_POWER_REORDER, false },
+	{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
+	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, false },
+	{ RC_RAID4, 3, 8192, RC_POWER_REORDER, false, false },
+	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, false },
+	{ RC_RAID1, 2, 16384, RC_POWER_REORDER, false, false },
+	{ RC_RAID10, 3, 8192, RC_POWER_REORDER, false, false },
+	{ RC_RAID0, 2, 8192, RC_POWER_REORDER, false, false },
+	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, true },
+	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, true },
 };
 
 struct op {
 	uint32_t start, len;    /* len 0: flush */
+	bool fresh;             /* RC_WRITE_FRESH */
 };
 
 /* Full stripes, partial stripes, single blocks, overlaps, flushes. */
 static const struct op workload[] = {
-	{ 0, 24 }, { 30, 3 }, { 0, 0 }, { 7, 1 }, { 100, 36 }, { 50, 5 },
-	{ 0, 0 }, { 31, 1 }, { 200, 9 }, { 24, 12 }, { 5, 2 }, { 0, 0 },
-	{ 130, 40 }, { 61, 1 }, { 62, 1 }, { 0, 0 }, { 250, 3 }, { 0, 48 },
+	{ 0, 24, false }, { 30, 3, false }, { 0, 0, false }, { 7, 1, false }, { 100, 36, false }, { 50, 5, false },
+	{ 0, 0, false }, { 31, 1, false }, { 200, 9, false }, { 24, 12, false }, { 5, 2, false }, { 0, 0, false },
+	{ 130, 40, false }, { 61, 1, false }, { 62, 1, false }, { 0, 0, false }, { 250, 3, false }, { 0, 48, false },
 };
 #define NOPS (sizeof(workload) / sizeof(workload[0]))
+
+/*
+ * Fresh writes (the filesystem's new blocks: RC_WRITE_FRESH) beside live
+ * ones: full fresh stripes go direct, without a journal copy.  Until the
+ * next flush nothing may depend on them, so after a crash with a member
+ * missing they may read as anything; with every member there, each
+ * block still holds its flushed value or one written to it, and scrub
+ * finds the stripes consistent.  RAID 5 of 4 (chunk 4 blocks): the
+ * stripes of 12 blocks from 324 on are full.
+ */
+static const struct op fresh_work[] = {
+	{ 324, 24, true }, { 0, 0, false }, { 348, 12, true }, { 360, 3, true },
+	{ 30, 3, false }, { 0, 0, false }, { 324, 12, true }, { 336, 24, true },
+	{ 100, 36, false }, { 0, 0, false }, { 372, 12, true }, { 7, 1, false },
+};
+#define FRESH_OPS (sizeof(fresh_work) / sizeof(fresh_work[0]))
 
 struct model {
 	uint32_t durable[BASE_BLOCKS + 64];
 	uint32_t pend[BASE_BLOCKS + 64][MAX_PEND];
 	uint8_t npend[BASE_BLOCKS + 64];
+	bool fresh[BASE_BLOCKS + 64];   /* a fresh write pends */
 };
 
 static void write_gen(struct rc_array *a, uint32_t start, uint32_t len,
-		      uint32_t gen, int *ret)
+		      uint32_t gen, unsigned flags, int *ret)
 {
 	uint8_t *buf = malloc((size_t)len * RC_BLOCK_SIZE);
 
 	for (uint32_t i = 0; i < len; i++)
 		tb_pattern(buf + (size_t)i * RC_BLOCK_SIZE, start + i, gen);
-	*ret = rc_write(a, start, len, buf);
+	*ret = rc_write_flags(a, start, len, buf, flags);
 	free(buf);
 }
 
-/* Runs the workload until the power goes; fills the model. */
-static void run_workload(struct rc_testbed *tb, struct rc_array *a,
-			 struct model *m)
+static void model_flushed(struct model *m)
+{
+	for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++) {
+		if (m->npend[b])
+			m->durable[b] = m->pend[b][m->npend[b] - 1];
+		m->npend[b] = 0;
+		m->fresh[b] = false;
+	}
+}
+
+/* Runs ops until the power goes; fills the model. */
+static void run_ops(struct rc_testbed *tb, struct rc_array *a,
+		    struct model *m, const struct op *ops, size_t nops)
 {
 	int ret = 0;
 
 	for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++) {
 		m->durable[b] = b < BASE_BLOCKS ? 1 : 0;
 		m->npend[b] = 0;
+		m->fresh[b] = false;
 	}
-	for (size_t i = 0; i < NOPS && ret == 0; i++) {
-		const struct op *o = &workload[i];
+	for (size_t i = 0; i < nops && ret == 0; i++) {
+		const struct op *o = &ops[i];
 		uint32_t gen = 10 + (uint32_t)i;
 
 		if (o->len == 0) {
 			ret = rc_flush(a);
-			if (ret == 0 && !rc_power_is_off(tb->power)) {
-				for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++) {
-					if (m->npend[b])
-						m->durable[b] =
-						   m->pend[b][m->npend[b] - 1];
-					m->npend[b] = 0;
-				}
-			}
+			if (ret == 0 && !rc_power_is_off(tb->power))
+				model_flushed(m);
 			continue;
 		}
-		for (uint32_t b = o->start; b < o->start + o->len; b++)
+		for (uint32_t b = o->start; b < o->start + o->len; b++) {
 			m->pend[b][m->npend[b]++] = gen;
-		write_gen(a, o->start, o->len, gen, &ret);
+			m->fresh[b] |= o->fresh;
+		}
+		write_gen(a, o->start, o->len, gen,
+			  o->fresh ? RC_WRITE_FRESH : 0, &ret);
 	}
 	/* The end of the run: one more flush, like a clean unmount. */
-	if (ret == 0 && rc_flush(a) == 0 && !rc_power_is_off(tb->power)) {
-		for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++) {
-			if (m->npend[b])
-				m->durable[b] = m->pend[b][m->npend[b] - 1];
-			m->npend[b] = 0;
-		}
-	}
+	if (ret == 0 && rc_flush(a) == 0 && !rc_power_is_off(tb->power))
+		model_flushed(m);
 }
 
-static bool block_ok(const struct model *m, uint32_t b, const uint8_t *p)
+static void run_workload(struct rc_testbed *tb, struct rc_array *a,
+			 struct model *m, bool fresh)
+{
+	if (fresh)
+		run_ops(tb, a, m, fresh_work, FRESH_OPS);
+	else
+		run_ops(tb, a, m, workload, NOPS);
+}
+
+static bool block_ok(const struct model *m, uint32_t b, const uint8_t *p,
+		     bool degraded)
 {
 	static const uint8_t zero[RC_BLOCK_SIZE];
 
+	if (degraded && m->fresh[b])
+		return true;
 	if (m->durable[b] ? tb_check(p, b, m->durable[b])
 			  : !memcmp(p, zero, RC_BLOCK_SIZE))
 		return true;
@@ -180,7 +221,8 @@ static void verify(struct rc_testbed *tb, const struct model *m,
 			assert_int_equal(rc_read(a, b, 64, buf), 0);
 			for (uint32_t i = 0; i < 64; i++)
 				if (!block_ok(m, b + i,
-					      buf + (size_t)i * RC_BLOCK_SIZE))
+					      buf + (size_t)i * RC_BLOCK_SIZE,
+					      false))
 					fail_msg("cut %zu, read-only: block %u "
 						 "wrong", cut, b + i);
 		}
@@ -195,7 +237,8 @@ static void verify(struct rc_testbed *tb, const struct model *m,
 	for (uint32_t b = 0; b < BASE_BLOCKS + 64; b += 64) {
 		assert_int_equal(rc_read(a, b, 64, buf), 0);
 		for (uint32_t i = 0; i < 64; i++)
-			if (!block_ok(m, b + i, buf + (size_t)i * RC_BLOCK_SIZE))
+			if (!block_ok(m, b + i, buf + (size_t)i * RC_BLOCK_SIZE,
+				      skip != 0))
 				fail_msg("cut %zu, members missing %x: block %u "
 					 "is neither its flushed value nor an "
 					 "in-flight one", cut, skip, b + i);
@@ -218,7 +261,7 @@ static void base_fill(struct rc_testbed *tb)
 	struct rc_array *a = tb_assemble(tb, 0, 0);
 	int ret;
 
-	write_gen(a, 0, BASE_BLOCKS, 1, &ret);
+	write_gen(a, 0, BASE_BLOCKS, 1, 0, &ret);
 	assert_int_equal(ret, 0);
 	assert_int_equal(rc_array_close(a), 0);
 }
@@ -235,8 +278,17 @@ static uint64_t count_writes(struct rc_testbed *tb, const struct cfg *c)
 	tb_devs_power(tb, devs, c->mode, 1, 0);
 	assert_int_equal(tb_try_assemble(tb, devs, 0, &a, err, sizeof(err)), 0);
 	n = rc_power_writes(tb->power);
-	run_workload(tb, a, m);
+	run_workload(tb, a, m, c->fresh);
 	n = rc_power_writes(tb->power) - n;
+	if (c->fresh) {
+		struct rc_info info;
+
+		/* 324..347, 336..359, 372..383: whole fresh stripes */
+		assert_int_equal(rc_array_info(a, &info), 0);
+		if (info.direct_stripes < 3)
+			fail_msg("only %llu stripes went direct",
+				 (unsigned long long)info.direct_stripes);
+	}
 	rc_array_close(a);
 	free(m);
 	return n;
@@ -255,7 +307,7 @@ static void crash_one(struct rc_testbed *tb, const struct cfg *c,
 	tb_devs_power(tb, devs, c->mode, cut * 7 + 1, 0);
 	assert_int_equal(tb_try_assemble(tb, devs, 0, &a, err, sizeof(err)), 0);
 	rc_power_cut_after(tb->power, cut);
-	run_workload(tb, a, m);
+	run_workload(tb, a, m, c->fresh);
 	assert_true(rc_power_is_off(tb->power));
 	rc_array_close(a);             /* fails: the power is off */
 	image = tb_snapshot(tb);
@@ -289,9 +341,10 @@ static void test_power_cut_every_write(void **state)
 		assert_true(writes > 10);
 		for (size_t cut = 1; cut <= writes; cut++)
 			crash_one(&tb, c, base, cut);
-		fprintf(stderr, "%s/%d %s: %llu cut points verified\n",
+		fprintf(stderr, "%s/%d %s%s: %llu cut points verified\n",
 			rc_level_name(c->level), c->members,
 			c->mode == RC_POWER_DROP ? "drop" : "reorder",
+			c->fresh ? " fresh" : "",
 			(unsigned long long)writes);
 		tb_snapshot_free(&tb, base);
 		tb_fini(&tb);
@@ -305,8 +358,8 @@ static void test_power_cut_every_write(void **state)
 /* Batches of writes, each flushed: committed, and every batch but the last
  * in place too when the power goes. */
 static const struct op jwork[] = {
-	{ 0, 24 }, { 30, 3 }, { 0, 0 }, { 100, 36 }, { 50, 5 }, { 0, 0 },
-	{ 7, 1 }, { 200, 9 }, { 130, 40 }, { 300, 30 }, { 0, 0 },
+	{ 0, 24, false }, { 30, 3, false }, { 0, 0, false }, { 100, 36, false }, { 50, 5, false }, { 0, 0, false },
+	{ 7, 1, false }, { 200, 9, false }, { 130, 40, false }, { 300, 30, false }, { 0, 0, false },
 };
 #define JOPS (sizeof(jwork) / sizeof(jwork[0]))
 
@@ -352,7 +405,7 @@ static void jimage_make(struct rc_testbed *tb, enum rc_power_mode mode,
 				memcpy(m->before, m->now, sizeof(m->now));
 			continue;
 		}
-		write_gen(a, o->start, o->len, 10 + (uint32_t)i, &ret);
+		write_gen(a, o->start, o->len, 10 + (uint32_t)i, 0, &ret);
 		assert_int_equal(ret, 0);
 		for (uint32_t b = o->start; b < o->start + o->len; b++)
 			m->now[b] = 10 + (uint32_t)i;
@@ -401,11 +454,11 @@ static void jrecords(struct rc_testbed *tb, int i, const struct rc_sb *sb,
 			*first = pos;
 		any = true;
 		*last = pos;
-		*payload = h->nentries > 0;
+		*payload = h->npayload > 0;
 		seq = h->seq;
 		if (lastseq)
 			*lastseq = seq;
-		pos += 1 + h->nentries;
+		pos += 1 + h->npayload;
 	}
 	free(h);
 	assert_true(any);
@@ -559,7 +612,7 @@ static void jverify(struct rc_testbed *tb, struct jmodel *m, bool either,
 			fail_msg("%s: an assembly that only read wrote", what);
 	}
 	a = jassemble(tb, 0, what);
-	write_gen(a, JBLOCKS - 1, 1, 99, &ret);
+	write_gen(a, JBLOCKS - 1, 1, 99, 0, &ret);
 	assert_int_equal(ret, 0);
 	assert_int_equal(rc_flush(a), 0);
 	assert_int_equal(rc_array_close(a), 0);
@@ -601,9 +654,9 @@ static void jverify_torn(struct rc_testbed *tb, const struct jmodel *m,
 static void test_journal_damage_torn_last(void **state)
 {
 	static const struct cfg tcfgs[] = {
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false },
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
+		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false },
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false },
 	};
 	uint32_t tried = 0;
 
@@ -643,11 +696,11 @@ static void test_journal_damage_torn_last(void **state)
 static void test_journal_damage(void **state)
 {
 	static const struct cfg jcfgs[] = {
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false },
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false },
-		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true },
-		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false },
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false },
+		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
+		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, false },
+		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, false },
 	};
 
 	for (size_t c = 0; c < sizeof(jcfgs) / sizeof(jcfgs[0]); c++) {
@@ -755,7 +808,7 @@ static void test_rw_assembly_writes_nothing(void **state)
 		}
 		a = jassemble(&tb, 0, "read-write, then a write");
 		before = tb_media_hash(&tb);
-		write_gen(a, JBLOCKS - 1, 1, 99, &ret);
+		write_gen(a, JBLOCKS - 1, 1, 99, 0, &ret);
 		assert_int_equal(ret, 0);
 		/* Activated by the write itself: superblocks active, and
 		 * with an unclean journal, the replay in place. */

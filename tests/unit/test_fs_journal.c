@@ -58,7 +58,8 @@ static void img_close(struct fs_bdev *b)
 }
 
 static const struct fs_bdev_ops img_ops = {
-	img_read, img_write, img_flush, img_close,
+	.read = img_read, .write = img_write, .flush = img_flush,
+	.close = img_close,
 };
 
 static struct img *img_new(const struct img *from)

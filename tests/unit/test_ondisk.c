@@ -272,7 +272,7 @@ static void test_sb_bytes_little_endian(void **state)
 	const struct raw_field f[] = {
 		{ "magic", 0, 8, RC_SB_MAGIC },
 		{ "version_major", 8, 2, 2 },
-		{ "version_minor", 10, 2, 1 },
+		{ "version_minor", 10, 2, RC_SB_VERSION_MINOR },
 		{ "sb_size", 12, 4, 4096 },
 		{ "feature_compat", 16, 8, sb.feature_compat },
 		{ "feature_ro_compat", 24, 8, sb.feature_ro_compat },
@@ -488,7 +488,7 @@ static const struct raw_case raw_cases[] = {
 	/* format 1 trusted all-zero tables: refused, with what to do */
 	{ "format 1", 8, 2, 1, 0, 0, 0, true, -EPROTONOSUPPORT, "format 1" },
 	{ "major 0xffff", 8, 2, 0xffff, 0, 0, 0, true, -EPROTONOSUPPORT, "major" },
-	{ "incompat bit 0", 32, 8, 1, 0, 0, 0, true, -EPROTONOSUPPORT, "incompat" },
+	{ "incompat bit 1", 32, 8, 2, 0, 0, 0, true, -EPROTONOSUPPORT, "incompat" },
 	{ "incompat bit 63", 32, 8, 1ull << 63, 0, 0, 0, true,
 	  -EPROTONOSUPPORT, "incompat" },
 	/* version is judged before consistency: a 2.x sb may mean other things */
@@ -509,6 +509,8 @@ static const struct raw_case raw_cases[] = {
 	{ "newer minor", 10, 2, 0xffff, 0, 0, 0, true, 0, NULL },
 	{ "all compat bits", 16, 8, ~0ull, 0, 0, 0, true, 0, NULL },
 	{ "all ro_compat bits", 24, 8, ~0ull, 0, 0, 0, true, 0, NULL },
+	{ "incompat DIRECT (2.2)", 32, 8, RC_FEATURE_INCOMPAT_DIRECT, 0, 0, 0,
+	  true, 0, NULL },
 	{ "reserved0 used", 312, 8, ~0ull, 504, 8, ~0ull, true, 0, NULL },
 	{ "reserved_flags used", 308, 4, ~0u, 0, 0, 0, true, 0, NULL },
 	{ "reserved1 used", 2048, 8, ~0ull, 4080, 8, ~0ull, true, 0, NULL },
@@ -939,6 +941,38 @@ static void test_jhdr_corrupt(void **state)
 	}
 }
 
+/* 2.2: direct-stripe entries follow the payload ones; npayload counts
+ * those before them, and a payload entry after one is refused. */
+static void test_jhdr_direct_entries(void **state)
+{
+	struct rc_jhdr h, out;
+	uint8_t b[BS];
+
+	jh_make(&h, 10);
+	for (uint32_t i = 6; i < 10; i++)
+		h.target[i] = RC_JENT_DIRECT | (77 + i);
+	rc_jhdr_encode(&h, b);
+	assert_int_equal(rc_jhdr_decode(b, &out), 0);
+	jh_assert_equal(&h, &out);
+	assert_int_equal(out.npayload, 6);
+	assert_int_equal(raw_get(b, JENTRY_OFF(6), 8), RC_JENT_DIRECT | 83);
+	/* only direct entries: no payload block */
+	for (uint32_t i = 0; i < 10; i++)
+		h.target[i] = RC_JENT_DIRECT | i;
+	rc_jhdr_encode(&h, b);
+	assert_int_equal(rc_jhdr_decode(b, &out), 0);
+	assert_int_equal(out.npayload, 0);
+	/* a payload entry after a direct one */
+	h.target[9] = 5000;
+	rc_jhdr_encode(&h, b);
+	assert_int_equal(rc_jhdr_decode(b, &out), -EINVAL);
+	/* none: every entry is payload */
+	jh_make(&h, 10);
+	rc_jhdr_encode(&h, b);
+	assert_int_equal(rc_jhdr_decode(b, &out), 0);
+	assert_int_equal(out.npayload, 10);
+}
+
 static void test_jhdr_nentries_limit(void **state)
 {
 	static const struct {
@@ -1207,6 +1241,7 @@ int main(void)
 		cmocka_unit_test(test_jhdr_bytes),
 		cmocka_unit_test(test_jhdr_corrupt),
 		cmocka_unit_test(test_jhdr_nentries_limit),
+		cmocka_unit_test(test_jhdr_direct_entries),
 		cmocka_unit_test(test_block_csum),
 		cmocka_unit_test(test_block_csum_never_zero),
 		cmocka_unit_test(test_csum_entries),
