@@ -18,8 +18,9 @@
  *                           every batch is in, the lost participants'
  *                           columns are rebuilt from the others, with their
  *                           table entries, into the overlay too
- *     direct_settle         the direct stripes of the last batch replayed,
- *                           which a crash may have left torn, made
+ *     direct_to_settle      the direct stripes of the last batch replayed
+ *                           and of the one replay stopped at, which may be
+ *                           torn: left out of the gaps rebuilt, made
  *                           consistent as found (replay_direct.c)
  *
  * Replay stops at the first batch with more gaps, or one whose transactions
@@ -465,46 +466,81 @@ static int u64_cmp(const void *x, const void *y)
 	return (p > q) - (p < q);
 }
 
-/*
- * The direct stripes the batch seq .. end names, in any member's record,
- * made consistent as found (replay_direct.c).  Called for the last batch
- * replayed only: the flush that committed any later batch made an earlier
- * batch's in-place writes durable, so only the last one's may be torn.
- */
-static int direct_settle(struct rc_array *a, struct jscan *js, uint64_t seq,
-			 uint64_t end)
-{
-	uint64_t *v = NULL, *nv;
-	uint32_t n = 0, cap = 0, u = 0;
-	int ret = 0;
+/* A growing list of stripe numbers. */
+struct stripe_list {
+	uint64_t *v;
+	uint32_t n, cap;
+};
 
-	for (uint32_t m = 0; m < a->g.members && ret == 0; m++)
-		for (uint32_t i = 0; i < js[m].n && ret == 0; i++) {
+/* The direct stripes the batch seq .. end names, in any member's record,
+ * added to l. */
+static int direct_collect(struct rc_array *a, struct jscan *js, uint64_t seq,
+			  uint64_t end, struct stripe_list *l)
+{
+	uint64_t *nv;
+
+	for (uint32_t m = 0; m < a->g.members; m++)
+		for (uint32_t i = 0; i < js[m].n; i++) {
 			const struct rc_jhdr *h = js[m].rec[i].h;
 
 			if (js[m].rec[i].seq < seq || js[m].rec[i].seq > end)
 				continue;
 			for (uint32_t e = h->npayload; e < h->nentries; e++) {
-				if (n == cap) {
-					cap = cap ? 2 * cap : 64;
-					if (!(nv = realloc(v, cap * sizeof(*v)))) {
-						ret = -ENOMEM;
-						break;
-					}
-					v = nv;
+				if (l->n == l->cap) {
+					l->cap = l->cap ? 2 * l->cap : 64;
+					nv = realloc(l->v, l->cap * sizeof(*nv));
+					if (!nv)
+						return -ENOMEM;
+					l->v = nv;
 				}
-				v[n++] = h->target[e] & ~RC_JENT_DIRECT;
+				l->v[l->n++] = h->target[e] & ~RC_JENT_DIRECT;
 			}
 		}
-	if (ret == 0 && n) {
-		qsort(v, n, sizeof(*v), u64_cmp);
-		for (uint32_t i = 0; i < n; i++)
-			if (v[i] < a->stripes && (u == 0 || v[u - 1] != v[i]))
-				v[u++] = v[i];
-		ret = rc_direct_settle(a, v, u);
-	}
-	free(v);
+	return 0;
+}
+
+/*
+ * The direct stripes to settle (replay_direct.c), ascending, each once:
+ * those of the last batch replayed, and of the batch replay stopped at,
+ * if any.  Only they may be torn: the flush that committed any later
+ * batch made an earlier batch's in-place writes durable.  A batch that
+ * was not replayed may still have gone in place (its records damaged
+ * after its commit), so its stripes are taken as found too.
+ */
+static int direct_to_settle(struct rc_array *a, struct jscan *js,
+			    uint64_t last_seq, uint64_t last_end,
+			    uint64_t stop, struct stripe_list *l)
+{
+	uint64_t part, end;
+	uint32_t u = 0;
+	int ret = 0;
+
+	if (last_seq)
+		ret = direct_collect(a, js, last_seq, last_end, l);
+	if (ret == 0 && seq_info(a, js, stop, &part, &end) && end >= stop)
+		ret = direct_collect(a, js, stop, end, l);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), u64_cmp);
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i] < a->stripes && (u == 0 || l->v[u - 1] != l->v[i]))
+			l->v[u++] = l->v[i];
+	l->n = ret ? 0 : u;
 	return ret;
+}
+
+/* Drops the rows of the stripes to settle from the gaps to rebuild: a
+ * settled stripe is taken whole as found, and rebuilding a column of it
+ * from torn others would blame members that did nothing wrong. */
+static void rows_drop_settled(struct gap_rows *gr, const uint64_t *v,
+			      uint32_t n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; n && i < gr->n; i++)
+		if (!bsearch(&gr->v[i].stripe, v, n, sizeof(*v), u64_cmp))
+			gr->v[k++] = gr->v[i];
+	if (n)
+		gr->n = k;
 }
 
 /*
@@ -519,6 +555,7 @@ int rc_journal_replay(struct rc_array *a)
 	struct gap_rows gr = { 0 };
 	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
 	uint64_t last_seq = 0, last_end = 0;
+	struct stripe_list settle = { 0 };
 	uint64_t maxseen = a->jseq, first_gap_end[RC_MAX_MEMBERS] = { 0 };
 	int ret = scan_all(a, js, &maxseen);
 	bool skip;
@@ -566,11 +603,15 @@ int rc_journal_replay(struct rc_array *a)
 	/* Only now, with every batch in the overlay: rows rebuilt halfway
 	 * would mix in the in-place writes of later batches already on the
 	 * media. */
+	if (ret == 0)
+		ret = direct_to_settle(a, js, last_seq, last_end, seq, &settle);
+	rows_drop_settled(&gr, settle.v, settle.n);
 	if (ret == 0 && gr.n)
 		ret = rc_gaps_rebuild(a, gr.v, gr.n,
 				      torn_members(a, js, first_gap_end));
-	if (ret == 0 && last_seq)
-		ret = direct_settle(a, js, last_seq, last_end);
+	if (ret == 0 && settle.n)
+		ret = rc_direct_settle(a, settle.v, settle.n);
+	free(settle.v);
 	free(gr.v);
 	for (uint32_t m = 0; m < a->g.members; m++)
 		scan_free(&js[m]);
