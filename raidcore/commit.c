@@ -324,9 +324,8 @@ static int wset_journal(struct rc_array *a, struct wset *w)
 {
 	struct rc_jwrite *jw[RC_MAX_MEMBERS] = { 0 };
 	uint32_t n[RC_MAX_MEMBERS] = { 0 };
-	int ret = 0;
-
 	uint64_t named = 0;     /* members a direct run goes to */
+	int ret = 0;
 
 	for (uint32_t i = 0; i < w->n; i++) {
 		if (w->runs[i].direct)
@@ -394,10 +393,9 @@ static void wset_write_in_place(struct rc_array *a, struct wset *w)
 /* Flushes every member; earlier direct stripes are durable after it. */
 static int commit_sync(struct rc_array *a)
 {
-	bool direct = a->direct_unsynced;
 	int ret = rc_member_sync_all(a) < 0 && rc_array_failed(a) ? -EIO : 0;
 
-	if (ret == 0 && direct)
+	if (ret == 0)
 		a->direct_unsynced = false;
 	return ret;
 }
