@@ -95,6 +95,7 @@ void rc_array_free(struct rc_array *a)
 	rc_recovery_stop(a);
 	rc_io_stop(a);
 	rc_journal_fini(a);
+	rc_arena_fini(&a->commit_arena);
 	rc_csum_fini(a);
 	rc_stripe_table_fini(a);
 	rc_overlay_free(a);

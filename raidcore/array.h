@@ -138,6 +138,20 @@ struct rc_replace {
 	uint64_t *touched;
 };
 
+/* arena.c: scratch memory handed out in pieces and taken back at once. */
+struct rc_arena {
+	struct rc_arena_chunk {
+		uint8_t *base;
+		size_t size, used;
+	} *c;
+	uint32_t n, cur;        /* chunks; the one being filled */
+};
+
+void *rc_arena_alloc(struct rc_arena *ar, size_t bytes);
+/* Takes every piece back; keeps at most keep bytes of chunks. */
+void rc_arena_reset(struct rc_arena *ar, size_t keep);
+void rc_arena_fini(struct rc_arena *ar);
+
 struct rc_array {
 	struct rc_geom g;
 	struct rc_sb sb;                /* template: the newest superblock */
@@ -180,6 +194,8 @@ struct rc_array {
 	pthread_mutex_t pool_lock;
 	void **pool;
 	uint32_t npool, pool_max;
+	/* The commit's scratch buffers (arena.c, commit_lock). */
+	struct rc_arena commit_arena;
 	/* Journal record buffers, reused by every commit (commit_lock). */
 	uint8_t **jbuf;
 	size_t *jbuf_cap;

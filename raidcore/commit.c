@@ -46,7 +46,8 @@ struct wset {
 	uint32_t n, cap;
 	uint64_t *direct;       /* the direct stripes, ascending */
 	uint32_t ndirect;
-	uint8_t **bufs;         /* buffers to free after the commit */
+	struct rc_arena *arena; /* scratch, taken back after the commit */
+	uint8_t **bufs;         /* other buffers to free after the commit */
 	uint32_t nbufs, capbufs;
 };
 
@@ -67,20 +68,28 @@ static int wset_add(struct wset *w, struct wrun r)
 
 static uint8_t *wset_alloc(struct wset *w, size_t bytes)
 {
-	uint8_t **nb, *p;
+	return rc_arena_alloc(w->arena, bytes);
+}
+
+/* w frees buf (malloc'd elsewhere) with the rest. */
+static int wset_adopt(struct wset *w, uint8_t *buf)
+{
+	uint8_t **nb;
 
 	if (w->nbufs == w->capbufs) {
-		w->capbufs = w->capbufs ? w->capbufs * 2 : 64;
+		w->capbufs = w->capbufs ? w->capbufs * 2 : 16;
 		nb = realloc(w->bufs, w->capbufs * sizeof(*nb));
 		if (!nb)
-			return NULL;
+			return -ENOMEM;
 		w->bufs = nb;
 	}
-	p = rc_buf_alloc(bytes);
-	if (p)
-		w->bufs[w->nbufs++] = p;
-	return p;
+	w->bufs[w->nbufs++] = buf;
+	return 0;
 }
+
+/* Scratch kept between commits: a RAID 6 batch of full 64 KiB-chunk
+ * stripes needs about this much. */
+#define ARENA_KEEP (48u << 20)
 
 static void wset_free(struct wset *w)
 {
@@ -89,6 +98,7 @@ static void wset_free(struct wset *w)
 	free(w->bufs);
 	free(w->runs);
 	free(w->direct);
+	rc_arena_reset(w->arena, ARENA_KEEP);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -304,12 +314,11 @@ static int wset_add_tables(struct rc_array *a, struct wset *w)
 		ret = rc_csum_take_dirty(a, (int)m, &blocks, &targets, &n);
 		if (ret < 0 || n == 0)
 			continue;
-		if (w->nbufs == w->capbufs && !wset_alloc(w, 1)) {
+		if (wset_adopt(w, blocks) < 0) {
 			free(blocks);
 			free(targets);
 			return -ENOMEM;
 		}
-		w->bufs[w->nbufs++] = blocks;
 		for (uint32_t i = 0; i < n && ret == 0; i++)
 			ret = wset_add(w, (struct wrun){ .member = (int)m,
 				.mblock = targets[i], .count = 1,
@@ -404,7 +413,7 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 			uint32_t n)
 {
 	struct rc_stripe *st[BATCH_MAX];
-	struct wset w = { 0 };
+	struct wset w = { .arena = &a->commit_arena };
 	int ret = 0;
 
 	for (uint32_t i = 0; i < n; i++)
