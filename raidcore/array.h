@@ -194,6 +194,14 @@ struct rc_array {
 	pthread_mutex_t pool_lock;
 	void **pool;
 	uint32_t npool, pool_max;
+	/* The rebuild's blocks for the new device not yet written: one
+	 * contiguous run, written at once (rebuild.c, commit_lock). */
+	struct rc_put_run {
+		int slot;
+		uint64_t block;
+		uint32_t n;
+		const uint8_t *data;
+	} rebuild_run;
 	/* The commit's scratch buffers (arena.c, commit_lock). */
 	struct rc_arena commit_arena;
 	/* Journal record buffers, reused by every commit (commit_lock). */

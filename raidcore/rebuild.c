@@ -27,6 +27,18 @@
 #include "array.h"
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+/* Read by the rebuild per member at once (rebuild_rows_batch). */
+#define REBUILD_READ_BYTES (2u << 20)
+#define REBUILD_READ_MAX 512
+
+/* Stripes read at once: REBUILD_READ_BYTES of each member. */
+static uint64_t rebuild_read_stripes(const struct rc_array *a)
+{
+	uint64_t per = REBUILD_READ_BYTES /
+		       ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
+
+	return per < 1 ? 1 : per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
+}
 #define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 
 static int col_of(const struct rc_stripe_map *mp, int slot)
@@ -83,6 +95,42 @@ static int member_put(struct rc_array *a, int slot, uint64_t block,
 	return rc_io_member_write(a, slot, block, 1, data);
 }
 
+/* Writes the rebuild's pending run (caller holds commit_lock). */
+static int run_flush(struct rc_array *a)
+{
+	struct rc_put_run *run = &a->rebuild_run;
+	int ret = 0;
+
+	if (run->n)
+		ret = rc_io_member_write(a, run->slot, run->block, run->n,
+					 run->data);
+	run->n = 0;
+	return ret;
+}
+
+/* member_put, gathered: a block that continues the pending run on the
+ * member and in memory joins it, so a stripe's column is one write, not
+ * one per block.  Its table entry is updated at once (by the caller), as
+ * before the write; the tables reach the device only after run_flush
+ * (rebuild_batch), and a failed write fails the rebuild. */
+static int run_put(struct rc_array *a, int slot, uint64_t block,
+		   const void *data)
+{
+	struct rc_put_run *run = &a->rebuild_run;
+	int ret = 0;
+
+	if (run->n && (run->slot != slot || run->block + run->n != block ||
+		       run->data + (size_t)run->n * RC_BLOCK_SIZE != data))
+		ret = run_flush(a);
+	if (run->n == 0) {
+		run->slot = slot;
+		run->block = block;
+		run->data = data;
+	}
+	run->n++;
+	return ret;
+}
+
 /*
  * Rebuilds one row range of one column on the new device, from what
  * verify.c establishes of the others (their own repairs go along).
@@ -106,7 +154,7 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		 * named (the daemon lists the files), and the rebuild goes on */
 		rc_row_report_lost(a, mp, r, &v, ~0ull);
 		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
-				      member_put, lost);
+				      run_put, lost);
 	}
 	return ret;
 }
@@ -118,7 +166,7 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	struct rc_stripe_map map;
 	struct rc_stripe *st;
 	uint8_t **state;
-	int c, ret = 0;
+	int c, ret = 0, flushed;
 
 	rc_geom_stripe(&a->g, s, &map);
 	c = col_of(&map, slot);
@@ -131,9 +179,91 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	rc_stripe_load(a, &map, 0, nr, cols, state);
 	memset(state[c], BLK_ABSENT, nr);
 	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, lost);
+	/* cols hold the next stripe next: the run goes now */
+	flushed = run_flush(a);
 	rc_stripe_unlock(a, st);
 	rc_state_free(state, map.ncols);
-	return ret;
+	return ret ? ret : flushed;
+}
+
+/* A member usable for every stripe of [s0, s0 + k). */
+static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
+{
+	return rc_member_usable(a, slot, s0) &&
+	       rc_member_usable(a, slot, s0 + k - 1);
+}
+
+/*
+ * k consecutive row stripes at once (every level but RAID 10, whose
+ * stripes are not rows of every member): one large read per surviving
+ * member, all in parallel, as scrub_rows_batch (scrub.c) reads, and the
+ * slot's columns reconstructed into membuf[slot], where they lie as on
+ * the device, so they go out as one write.  The same verdicts as
+ * rebuild_stripe, stripe by stripe: the survivors' blocks are verified
+ * against their entries, read errors retried block by block.
+ */
+static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
+			      uint64_t k, uint8_t **membuf, uint64_t *lost)
+{
+	uint32_t nr = a->g.chunk_blocks;
+	size_t chunk = (size_t)nr * RC_BLOCK_SIZE;
+	uint64_t span = k * nr, nwant = 0;
+	struct rc_stripe *st[REBUILD_READ_MAX];
+	bool want[REBUILD_READ_MAX];
+	struct rc_io io[RC_MAX_MEMBERS];
+	uint8_t how[RC_MAX_MEMBERS], **state = NULL, *cols[RC_MAX_MEMBERS];
+	struct rc_stripe_map map;
+	int nio = 0, ret = 0, flushed;
+
+	for (uint64_t i = 0; i < k; i++)
+		nwant += want[i] = rc_wi_rebuild_wants(a, slot, s0 + i);
+	if (nwant == 0)
+		return 0;
+	state = rc_state_alloc(a->g.members, nr);
+	if (!state)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < k; i++)
+		st[i] = rc_stripe_lock(a, s0 + i);
+	for (uint32_t m = 0; m < a->g.members; m++) {
+		if ((int)m == slot || !usable_all(a, (int)m, s0, k)) {
+			how[m] = RC_LOADED_ABSENT;
+		} else if (rc_col_is_unwritten(a, (int)m, s0 * nr, span)) {
+			how[m] = RC_LOADED_ZERO;
+			memset(membuf[m], 0, k * chunk);
+		} else {
+			how[m] = RC_LOADED_READ;
+			io[nio++] = (struct rc_io){ .member = (int)m,
+				.buf = membuf[m], .block = rc_abs(a, s0 * nr),
+				.count = (uint32_t)span,
+				.retried = true };  /* load_blockwise */
+		}
+	}
+	rc_io_run(a, io, nio);
+	for (int i = 0; i < nio; i++)
+		if (io[i].err < 0)
+			how[io[i].member] = RC_LOADED_ERROR;
+	for (uint64_t i = 0; i < k && ret == 0; i++) {
+		uint8_t chow[RC_MAX_MEMBERS];
+		int c;
+
+		if (!want[i])
+			continue;
+		rc_geom_stripe(&a->g, s0 + i, &map);
+		c = col_of(&map, slot);
+		if (c < 0)
+			continue;
+		for (uint32_t j = 0; j < map.ncols; j++) {
+			cols[j] = membuf[map.col[j].member] + i * chunk;
+			chow[j] = how[map.col[j].member];
+		}
+		rc_stripe_verify_loaded(a, &map, cols, state, chow);
+		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, lost);
+	}
+	flushed = run_flush(a);
+	for (uint64_t i = k; i-- > 0;)
+		rc_stripe_unlock(a, st[i]);
+	rc_state_free(state, a->g.members);
+	return ret ? ret : flushed;
 }
 
 int rc_tables_put(struct rc_array *a, int slot, rc_block_put put)
@@ -268,10 +398,18 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	int ret = 0;
 
 	pthread_mutex_lock(&a->commit_lock);
-	for (uint64_t s = s0; s < s1 && ret == 0; s++) {
-		ret = rebuild_stripe(a, slot, s, cols, lost);
+	for (uint64_t s = s0, k = 1; s < s1 && ret == 0; s += k) {
+		if (a->g.level == RC_RAID10) {
+			k = 1;
+			ret = rebuild_stripe(a, slot, s, cols, lost);
+		} else {
+			k = s1 - s < rebuild_read_stripes(a) ? s1 - s :
+			    rebuild_read_stripes(a);
+			ret = rebuild_rows_batch(a, slot, s, k, cols, lost);
+		}
+		/* every block of them is on the device (or the rebuild fails) */
 		pthread_mutex_lock(&a->state_lock);
-		a->m[slot].rebuild_pos = s + 1;
+		a->m[slot].rebuild_pos = s + k;
 		pthread_mutex_unlock(&a->state_lock);
 	}
 	/* Straight to the device, not journaled: a crash before the
@@ -483,9 +621,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	if (ret < 0)
 		return ret;
 	ret = 0;
+	/* a chunk per column, or rebuild_read_stripes chunks per member */
 	for (uint32_t c = 0; c < a->g.members && ret == 0; c++)
-		if (!(cols[c] = rc_buf_alloc((size_t)a->g.chunk_blocks *
-					     RC_BLOCK_SIZE)))
+		if (!(cols[c] = rc_buf_alloc(rebuild_read_stripes(a) *
+					     a->g.chunk_blocks * RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	if (ret == 0) {
 		bool catchup = a->m[slot].catchup;

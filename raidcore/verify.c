@@ -521,7 +521,8 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 {
 	struct resolve rs = { .a = a, .mp = mp, .cols = cols, .row = row,
 			      .r = r, .out = out };
-	uint8_t *pq = NULL;
+	/* scratch for P and Q: on the stack, not a malloc per row */
+	uint8_t pq[2 * RC_BLOCK_SIZE] __attribute__((aligned(64)));
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -533,10 +534,8 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 		for (uint32_t c = 0; c < mp->ncols; c++)
 			out->known[c] = rs.st[c] == BLK_OK || rs.st[c] == BLK_ZERO;
 	} else {
-		pq = rc_buf_alloc(2 * RC_BLOCK_SIZE);
-		ret = pq ? resolve_parity(&rs, pq) : -ENOMEM;
+		ret = resolve_parity(&rs, pq);
 	}
-	free(pq);
 	for (uint32_t c = 0; c < mp->ncols; c++)
 		free(rs.media[c]);
 	return ret;
