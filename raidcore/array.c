@@ -72,6 +72,7 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->event_lock, NULL);
 	pthread_rwlock_init(&a->overlay_lock, NULL);
 	state_cond_init(a);
+	rc_writeback_init(a);
 	rc_array_set_cache(a, 64ull << 20);
 	a->zero = rc_buf_alloc((size_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 	if (a->zero)
@@ -92,6 +93,7 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 
 void rc_array_free(struct rc_array *a)
 {
+	rc_writeback_fini(a);
 	rc_recovery_stop(a);
 	rc_io_stop(a);
 	rc_journal_fini(a);
@@ -150,6 +152,9 @@ int rc_array_close(struct rc_array *a)
 	 * next assembly from its checkpoint. */
 	atomic_store(&a->rebuild_abort, true);
 	rc_recovery_stop(a);
+	/* No commit after the closing flush: the superblocks then say
+	 * clean, and a later batch would be in nobody's replay. */
+	rc_writeback_stop(a);
 	/* Never written to: nothing to flush, and nothing is written. */
 	if (!a->rdonly && rc_array_is_active(a)) {
 		/* A member that is no longer the device last written (an

@@ -248,6 +248,15 @@ struct rc_array {
 					   that fault a member; 0: never */
 	uint8_t *zero;                  /* one zero chunk */
 
+	/* writeback.c: the stripe cache's writeback thread, when asked for
+	 * (rc_array_set_writeback); lock is a leaf, cond wakes the thread. */
+	struct rc_writeback {
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+		pthread_t thread;
+		bool enabled, started, stop, kicked;
+	} wb;
+
 	/* recovery.c: the thread waits on state_cond (CLOCK_MONOTONIC) with
 	 * a timeout; recovery_stop is guarded by state_lock.  Every
 	 * health_interval_ns (0: never) it re-reads every member's
@@ -670,6 +679,14 @@ int rc_array_activate(struct rc_array *a);
 int rc_array_activate_try(struct rc_array *a);
 bool rc_array_is_active(struct rc_array *a);
 
+/* writeback.c.  Wakes the writeback thread (started on first use) if
+ * the array has one: false when the caller is to commit itself. */
+bool rc_writeback_kick(struct rc_array *a);
+/* Stops the thread (it finishes the batch it is committing); the array
+ * has none until rc_array_set_writeback again. */
+void rc_writeback_stop(struct rc_array *a);
+void rc_writeback_init(struct rc_array *a);
+void rc_writeback_fini(struct rc_array *a);
 /* ---- commit.c: writing dirty stripes through the journal ---- */
 int rc_commit(struct rc_array *a, bool all);   /* takes commit_lock */
 /* Journals and writes checksum table blocks changed by repairs. */

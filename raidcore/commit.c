@@ -2,8 +2,9 @@
  * commit: turns dirty stripes into new columns and puts them on the
  * members through the journal (docs/DESIGN.md, "No write hole").
  *
- *   rc_write            copy into the stripe cache, mark dirty (the first
- *                       one activates the array: activate.c)
+ *   rc_write            (writeback.c) copy into the stripe cache, mark
+ *                       dirty (the first one activates the array:
+ *                       activate.c)
  *   rc_commit           batch: lock stripes ascending, compute, journal,
  *                       flush (commit point), write in place, unlock
  *   rc_flush            rc_commit of everything
@@ -516,50 +517,6 @@ int rc_flush(struct rc_array *a)
 
 	rc_member_faults_apply(a);
 	return ret;
-}
-
-int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
-		   const void *buf, unsigned flags)
-{
-	const uint8_t *in = buf;
-	struct rc_stripe *st;
-	uint64_t stripe;
-	uint32_t col, r, i, k;
-	int ret = 0;
-
-	if (a->rdonly)
-		return -EROFS;
-	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
-		return -EINVAL;
-	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
-	ret = rc_array_activate(a);
-	while (count && ret == 0) {
-		rc_geom_locate(&a->g, block, &stripe, &col, &r);
-		i = col * a->g.chunk_blocks + r;
-		/* consecutive blocks are consecutive in the stripe's data */
-		k = a->stripe_blocks - i < count ? a->stripe_blocks - i : count;
-		st = rc_stripe_lock(a, stripe);
-		ret = rc_stripe_ensure_data(a, st);
-		if (ret == 0) {
-			memcpy(BLK(st->data, i), in, (size_t)k * RC_BLOCK_SIZE);
-			if (!(flags & RC_WRITE_FRESH))
-				st->stale = true;
-			rc_stripe_mark_dirty_run(a, st, i, k);
-			in += (size_t)k * RC_BLOCK_SIZE;
-			block += k;
-			count -= k;
-		}
-		rc_stripe_unlock(a, st);
-	}
-	if (ret == 0 && a->ndirty_stripes > a->max_dirty_stripes)
-		ret = rc_commit(a, false);
-	return ret;
-}
-
-int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
-	     const void *buf)
-{
-	return rc_write_flags(a, block, count, buf, 0);
 }
 
 /*

@@ -285,6 +285,8 @@ struct rc_info {
 	uint64_t replayed_txns;
 	uint64_t direct_stripes;   /* full stripes written without a journal
 				      copy since assembly (RC_WRITE_FRESH) */
+	uint64_t dirty_stripes;    /* in the stripe cache, not yet committed */
+	uint64_t dirty_max;        /* where writers commit themselves */
 	uint64_t unrecoverable;    /* reads that returned -EIO for lack of redundancy */
 	bool errors;               /* errors were seen since the last clean
 				      check (kept on the members: RC_AF_ERRORS) */
@@ -545,5 +547,10 @@ void rc_array_set_health_interval(struct rc_array *a, uint32_t ms);
 
 /* Dirty data the stripe cache may hold before it writes back (bytes). */
 void rc_array_set_cache(struct rc_array *a, uint64_t bytes);
+/* background: the cache is written back by a thread of the array's own
+ * from half its limit on, while rc_write goes on (a writer still commits
+ * itself past the whole limit); otherwise (the default) by the writer
+ * that fills it.  Durability is rc_flush's either way. */
+void rc_array_set_writeback(struct rc_array *a, bool background);
 
 #endif

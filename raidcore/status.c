@@ -42,6 +42,8 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->was_unclean = a->was_unclean;
 	info->replayed_txns = a->replayed_txns;
 	info->direct_stripes = a->direct_stripes;
+	info->dirty_stripes = atomic_load(&a->ndirty_stripes);
+	info->dirty_max = a->max_dirty_stripes;
 	info->unrecoverable = atomic_load(&a->unrecoverable);
 	info->tables_unverified = rc_csum_unknown_blocks(a);
 	info->stripes = a->stripes;

@@ -281,6 +281,9 @@ int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 	mo.cache_bytes = o->cache_bytes / 2;
 	if (o->cache_bytes)
 		rc_array_set_cache(sa->array, o->cache_bytes / 2);
+	/* commits overlap the writes that come in (raidcore/writeback.c) */
+	if (!o->ro)
+		rc_array_set_writeback(sa->array, true);
 	ret = fs_mount_opts(sa->bdev, &mo, &sa->fs);
 	if (ret) {
 		err_set(err, errlen, "cannot mount the filesystem: %s%s",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <pthread.h>
 #include <time.h>
@@ -291,6 +292,126 @@ static void test_rebuild_large_writes(void **state)
 		free(buf);
 		tb_fini(&tb);
 	}
+}
+
+/* Fills the cache past half its limit (not past the limit: nobody
+ * commits inline) with generation gen of blocks [0, n). */
+static void fill_half(struct rc_array *a, struct model *m, uint64_t n,
+		      uint32_t gen)
+{
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	for (uint64_t b = 0; b < n; b++) {
+		tb_pattern(buf, b, gen);
+		m->gen[b] = gen;
+		assert_int_equal(rc_write(a, b, 1, buf), 0);
+	}
+}
+
+/*
+ * rc_array_set_writeback: past half its limit the cache is written back
+ * by the array's thread, with no rc_commit or rc_flush from anyone: the
+ * dirty count falls back to half while the writer sits idle.  Then the
+ * close stops the thread before its clean checkpoint (the next assembly
+ * finds a clean array with every block), and a power cut while the
+ * thread is committing loses nothing that a flush returned for.
+ */
+static void test_writeback_thread(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint64_t n, flushed_blocks;
+	char err[256];
+	int waited;
+
+	(void)state;
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	rc_array_set_cache(a, 1 << 20);
+	rc_array_set_writeback(a, true);
+	rc_array_info(a, &info);
+	/* 3/4 of the limit, one block per stripe: no stripe is full */
+	n = info.dirty_max * 3 / 4;
+	for (uint64_t s = 0; s < n; s++) {
+		uint8_t buf[RC_BLOCK_SIZE];
+
+		tb_pattern(buf, s * info.stripe_blocks, 1);
+		m.gen[s * info.stripe_blocks] = 1;
+		assert_int_equal(rc_write(a, s * info.stripe_blocks, 1, buf), 0);
+	}
+	for (waited = 0; waited < 500; waited++) {
+		rc_array_info(a, &info);
+		if (info.dirty_stripes <= info.dirty_max / 2)
+			break;
+		usleep(10000);
+	}
+	if (info.dirty_stripes > info.dirty_max / 2)
+		fail_msg("%llu of %llu stripes still dirty after 5 s",
+			 (unsigned long long)info.dirty_stripes,
+			 (unsigned long long)info.dirty_max);
+	fill_half(a, &m, info.stripe_blocks * 3, 2);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_false(info.was_unclean);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+
+	/* Power cut with the thread at work: what was flushed stays. */
+	tb_devs_power(&tb, devs, RC_POWER_REORDER, 7, 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, err, sizeof(err)), 0);
+	rc_array_set_cache(a, 1 << 20);
+	rc_array_set_writeback(a, true);
+	rc_array_info(a, &info);
+	flushed_blocks = info.dirty_max * info.stripe_blocks;
+	if (flushed_blocks > m.blocks / 2)
+		flushed_blocks = m.blocks / 2;
+	fill_half(a, &m, flushed_blocks, 3);
+	assert_int_equal(rc_flush(a), 0);
+	{
+		uint8_t buf[RC_BLOCK_SIZE];
+
+		/* unflushed: the second half, under way when the power goes */
+		for (uint64_t b = flushed_blocks; b < m.blocks; b++) {
+			tb_pattern(buf, b, 4);
+			if (rc_write(a, b, 1, buf) != 0)
+				break;
+			if (b == flushed_blocks + (m.blocks - flushed_blocks) / 2)
+				rc_power_cut(tb.power);
+		}
+	}
+	rc_array_close(a);              /* fails: the power is off */
+	a = tb_assemble(&tb, 0, 0);     /* (the testbed frees the domain) */
+	{
+		uint8_t buf[RC_BLOCK_SIZE];
+
+		for (uint64_t b = 0; b < flushed_blocks; b++) {
+			assert_int_equal(rc_read(a, b, 1, buf), 0);
+			if (!tb_check(buf, b, 3))
+				fail_msg("flushed block %llu lost",
+					 (unsigned long long)b);
+		}
+		/* the rest reads as one of its generations or zeros: never
+		 * an error, never garbage */
+		for (uint64_t b = flushed_blocks; b < m.blocks; b++) {
+			uint8_t zero[RC_BLOCK_SIZE] = { 0 };
+
+			assert_int_equal(rc_read(a, b, 1, buf), 0);
+			if (!tb_check(buf, b, 4) &&
+			    !(m.gen[b] && tb_check(buf, b, m.gen[b])) &&
+			    memcmp(buf, zero, RC_BLOCK_SIZE))
+				fail_msg("block %llu reads garbage",
+					 (unsigned long long)b);
+		}
+	}
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
 }
 
 /* A member fails mid-run: EIO on every read and write, or it vanishes. */
@@ -859,7 +980,8 @@ static void test_concurrent(void **state)
 {
 	const enum rc_level levels[] = { RC_RAID5, RC_RAID6, RC_RAID10 };
 
-	for (int l = 0; l < 3; l++) {
+	/* The writers commit themselves, then the writeback thread does. */
+	for (int l = 0; l < 6; l++) {
 		struct rc_testbed tb;
 		struct worker w[4];
 		pthread_t th[4];
@@ -867,9 +989,10 @@ static void test_concurrent(void **state)
 		struct rc_info info;
 
 		tb_init(&tb, 5, DEV_BYTES);
-		tb_create(&tb, levels[l], 16384, 0);
+		tb_create(&tb, levels[l % 3], 16384, 0);
 		a = tb_assemble(&tb, 0, 0);
 		rc_array_set_cache(a, 1 << 20);   /* write back under pressure */
+		rc_array_set_writeback(a, l >= 3);
 		rc_array_info(a, &info);
 		for (int t = 0; t < 4; t++) {
 			/* 101 blocks: regions do not align to stripes. */
@@ -918,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_rebuild_large_writes),
+		cmocka_unit_test(test_writeback_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
