@@ -76,6 +76,16 @@ int rc_array_activate(struct rc_array *a)
 	return activate(a, true);
 }
 
+int rc_array_write_begin(struct rc_array *a, uint64_t block, uint64_t count)
+{
+	if (a->rdonly)
+		return -EROFS;
+	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
+		return -EINVAL;
+	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
+	return rc_array_activate(a);
+}
+
 /* commit_lock comes before stripe locks: a caller holding one never waits
  * for it. */
 int rc_array_activate_try(struct rc_array *a)

@@ -586,6 +586,13 @@ enum rc_loaded {
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
 			     uint8_t **cols, uint8_t **state,
 			     const uint8_t *how);
+/* k consecutive row stripes (not RAID 10) from s0 into membuf[m], one
+ * large read per member, all in parallel (scrub, rebuild); members in the
+ * absent mask, or not usable for all of them, are RC_LOADED_ABSENT and
+ * not read; how[m] says how each came in (rc_stripe_verify_loaded takes
+ * it per column).  The caller holds the stripes' locks. */
+void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
+		  uint64_t absent, uint8_t **membuf, uint8_t *how);
 /* Every table entry of [mblock, mblock + count) of slot is 0. */
 bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
 			 uint64_t count);
@@ -674,6 +681,9 @@ void rc_journal_fini(struct rc_array *a);
  * later calls return at once.  -EROFS on a read-only array.  Takes
  * commit_lock: the caller holds no raidcore lock. */
 int rc_array_activate(struct rc_array *a);
+/* The start of every write of [block, block + count): -EROFS on a
+ * read-only array, -EINVAL past its end, then activation. */
+int rc_array_write_begin(struct rc_array *a, uint64_t block, uint64_t count);
 /* The same for a caller holding stripe locks (a repair on the read path):
  * -EAGAIN instead of waiting when commit_lock is taken. */
 int rc_array_activate_try(struct rc_array *a);

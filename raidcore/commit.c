@@ -534,12 +534,7 @@ int rc_discard(struct rc_array *a, uint64_t block, uint64_t count)
 	struct rc_stripe *st;
 	int ret = 0;
 
-	if (a->rdonly)
-		return -EROFS;
-	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
-		return -EINVAL;
-	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
-	ret = rc_array_activate(a);
+	ret = rc_array_write_begin(a, block, count);
 	if (ret < 0)
 		return ret;
 	first = RC_DIV_ROUND_UP(block, sb);

@@ -186,13 +186,6 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	return ret ? ret : flushed;
 }
 
-/* A member usable for every stripe of [s0, s0 + k). */
-static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
-{
-	return rc_member_usable(a, slot, s0) &&
-	       rc_member_usable(a, slot, s0 + k - 1);
-}
-
 /*
  * k consecutive row stripes at once (every level but RAID 10, whose
  * stripes are not rows of every member): one large read per surviving
@@ -207,13 +200,12 @@ static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
 {
 	uint32_t nr = a->g.chunk_blocks;
 	size_t chunk = (size_t)nr * RC_BLOCK_SIZE;
-	uint64_t span = k * nr, nwant = 0;
+	uint64_t nwant = 0;
 	struct rc_stripe *st[REBUILD_READ_MAX];
 	bool want[REBUILD_READ_MAX];
-	struct rc_io io[RC_MAX_MEMBERS];
 	uint8_t how[RC_MAX_MEMBERS], **state = NULL, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
-	int nio = 0, ret = 0, flushed;
+	int ret = 0, flushed;
 
 	for (uint64_t i = 0; i < k; i++)
 		nwant += want[i] = rc_wi_rebuild_wants(a, slot, s0 + i);
@@ -224,24 +216,7 @@ static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
 		return -ENOMEM;
 	for (uint64_t i = 0; i < k; i++)
 		st[i] = rc_stripe_lock(a, s0 + i);
-	for (uint32_t m = 0; m < a->g.members; m++) {
-		if ((int)m == slot || !usable_all(a, (int)m, s0, k)) {
-			how[m] = RC_LOADED_ABSENT;
-		} else if (rc_col_is_unwritten(a, (int)m, s0 * nr, span)) {
-			how[m] = RC_LOADED_ZERO;
-			memset(membuf[m], 0, k * chunk);
-		} else {
-			how[m] = RC_LOADED_READ;
-			io[nio++] = (struct rc_io){ .member = (int)m,
-				.buf = membuf[m], .block = rc_abs(a, s0 * nr),
-				.count = (uint32_t)span,
-				.retried = true };  /* load_blockwise */
-		}
-	}
-	rc_io_run(a, io, nio);
-	for (int i = 0; i < nio; i++)
-		if (io[i].err < 0)
-			how[io[i].member] = RC_LOADED_ERROR;
+	rc_rows_load(a, s0, k, 1ull << slot, membuf, how);
 	for (uint64_t i = 0; i < k && ret == 0; i++) {
 		uint8_t chow[RC_MAX_MEMBERS];
 		int c;

@@ -126,12 +126,6 @@ static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
 	return ret;
 }
 
-/* A member usable for every stripe of [s0, s0 + k). */
-static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
-{
-	return rc_member_usable(a, slot, s0) && rc_member_usable(a, slot, s0 + k - 1);
-}
-
 /*
  * k consecutive row stripes at once: one large read per member, all
  * members in parallel, so scrub runs at the speed of reading the members.
@@ -141,38 +135,17 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			    struct bad_list *bl, uint8_t **membuf)
 {
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
-	uint64_t span = k * a->g.chunk_blocks;
 	struct rc_stripe *st[SCRUB_BATCH_MAX];
-	struct rc_io io[RC_MAX_MEMBERS];
 	uint8_t how[RC_MAX_MEMBERS], **state, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
-	int nio = 0, ret = 0;
+	int ret = 0;
 
 	state = rc_state_alloc(a->g.members, a->g.chunk_blocks);
 	if (!state)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < k; i++)
 		st[i] = rc_stripe_lock(a, s0 + i);
-	for (uint32_t m = 0; m < a->g.members; m++) {
-		if (!usable_all(a, (int)m, s0, k)) {
-			how[m] = RC_LOADED_ABSENT;
-		} else if (rc_col_is_unwritten(a, (int)m, s0 * a->g.chunk_blocks,
-					       span)) {
-			how[m] = RC_LOADED_ZERO;
-			memset(membuf[m], 0, k * chunk);
-		} else {
-			how[m] = RC_LOADED_READ;
-			io[nio++] = (struct rc_io){ .member = (int)m,
-				.buf = membuf[m],
-				.block = rc_abs(a, s0 * a->g.chunk_blocks),
-				.count = (uint32_t)span,
-				.retried = true };  /* load_blockwise */
-		}
-	}
-	rc_io_run(a, io, nio);
-	for (int i = 0; i < nio; i++)
-		if (io[i].err < 0)
-			how[io[i].member] = RC_LOADED_ERROR;
+	rc_rows_load(a, s0, k, 0, membuf, how);
 	for (uint64_t i = 0; i < k; i++) {
 		uint8_t chow[RC_MAX_MEMBERS];
 

@@ -166,6 +166,40 @@ int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
 	return 0;
 }
 
+/* A member usable for every stripe of [s0, s0 + k). */
+static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
+{
+	return rc_member_usable(a, slot, s0) &&
+	       rc_member_usable(a, slot, s0 + k - 1);
+}
+
+void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
+		  uint64_t absent, uint8_t **membuf, uint8_t *how)
+{
+	uint64_t nr = a->g.chunk_blocks, span = k * nr;
+	struct rc_io io[RC_MAX_MEMBERS];
+	int nio = 0;
+
+	for (uint32_t m = 0; m < a->g.members; m++) {
+		if ((absent >> m & 1) || !usable_all(a, (int)m, s0, k)) {
+			how[m] = RC_LOADED_ABSENT;
+		} else if (col_unwritten(a, (int)m, s0 * nr, span)) {
+			how[m] = RC_LOADED_ZERO;
+			memset(membuf[m], 0, span * RC_BLOCK_SIZE);
+		} else {
+			how[m] = RC_LOADED_READ;
+			io[nio++] = (struct rc_io){ .member = (int)m,
+				.buf = membuf[m], .block = rc_abs(a, s0 * nr),
+				.count = (uint32_t)span,
+				.retried = true };  /* load_blockwise */
+		}
+	}
+	rc_io_run(a, io, nio);
+	for (int i = 0; i < nio; i++)
+		if (io[i].err < 0)
+			how[io[i].member] = RC_LOADED_ERROR;
+}
+
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
 			     uint8_t **cols, uint8_t **state,
 			     const uint8_t *how)

@@ -114,12 +114,7 @@ int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
 	uint32_t col, r, i, k;
 	int ret = 0;
 
-	if (a->rdonly)
-		return -EROFS;
-	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
-		return -EINVAL;
-	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
-	ret = rc_array_activate(a);
+	ret = rc_array_write_begin(a, block, count);
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
 		i = col * a->g.chunk_blocks + r;
