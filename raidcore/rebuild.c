@@ -27,6 +27,7 @@
 #include "array.h"
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
+#define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 /* Read by the rebuild per member at once (rebuild_rows_batch). */
 #define REBUILD_READ_BYTES (2u << 20)
 #define REBUILD_READ_MAX 512
@@ -39,7 +40,6 @@ static uint64_t rebuild_read_stripes(const struct rc_array *a)
 
 	return per < 1 ? 1 : per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
 }
-#define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 
 static int col_of(const struct rc_stripe_map *mp, int slot)
 {
@@ -189,7 +189,7 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 /*
  * k consecutive row stripes at once (every level but RAID 10, whose
  * stripes are not rows of every member): one large read per surviving
- * member, all in parallel, as scrub_rows_batch (scrub.c) reads, and the
+ * member, all in parallel (rc_rows_load, as scrub reads), and the
  * slot's columns reconstructed into membuf[slot], where they lie as on
  * the device, so they go out as one write.  The same verdicts as
  * rebuild_stripe, stripe by stripe: the survivors' blocks are verified
