@@ -194,14 +194,6 @@ struct rc_array {
 	pthread_mutex_t pool_lock;
 	void **pool;
 	uint32_t npool, pool_max;
-	/* The rebuild's blocks for the new device not yet written: one
-	 * contiguous run, written at once (rebuild.c, commit_lock). */
-	struct rc_put_run {
-		int slot;
-		uint64_t block;
-		uint32_t n;
-		const uint8_t *data;
-	} rebuild_run;
 	/* The commit's scratch buffers (arena.c, commit_lock). */
 	struct rc_arena commit_arena;
 	/* Journal record buffers, reused by every commit (commit_lock). */
@@ -390,8 +382,9 @@ bool rc_io_may_write(struct rc_array *a);
  * called on every member I/O error, at checkpoints and by the recovery
  * thread. */
 bool rc_io_size_check(struct rc_array *a, int slot);
-/* The overlay of replayed blocks (built before the array is shared). */
-int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
+/* The overlay of replayed blocks (built before the array is shared);
+ * an rc_block_put, ctx unused. */
+int rc_overlay_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 		   const void *data);
 /* Writes every overlay block in place (activation), the slots whose
  * writes failed in *failed; the overlay stays until rc_overlay_free. */
@@ -713,9 +706,9 @@ void rc_tables_heal(struct rc_array *a);
 
 /* ---- rebuild.c: reconstructing a column ---- */
 /* Where a reconstructed block goes: the member (rebuild) or the overlay
- * (replay). */
-typedef int (*rc_block_put)(struct rc_array *a, int slot, uint64_t block,
-			    const void *data);
+ * (replay); ctx is the caller's, given with the function. */
+typedef int (*rc_block_put)(struct rc_array *a, void *ctx, int slot,
+			    uint64_t block, const void *data);
 /* Column c of row `row` (buffer index r) after rc_row_resolve gave v, c
  * being ABSENT in state: a row never written anywhere else gets entry 0
  * and no write; a reconstructed block goes to put with its entry; one
@@ -724,9 +717,9 @@ typedef int (*rc_block_put)(struct rc_array *a, int slot, uint64_t block,
 int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 		    uint32_t c, uint8_t **cols, uint8_t **state, uint32_t row,
 		    uint32_t r, const struct rc_row *v, rc_block_put put,
-		    uint64_t *lost);
+		    void *ctx, uint64_t *lost);
 /* Seals slot's changed table blocks and hands them to put. */
-int rc_tables_put(struct rc_array *a, int slot, rc_block_put put);
+int rc_tables_put(struct rc_array *a, int slot, rc_block_put put, void *ctx);
 
 /* The rebuild's pace (its speed limits), shared with replace.c: stripes
  * per batch now, and the sleep after a batch of n stripes begun at

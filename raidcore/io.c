@@ -200,7 +200,7 @@ static struct rc_overlay_block **overlay_bucket(struct rc_overlay *o,
 	return &o->tab[(block * 31 + (uint64_t)slot) % OVERLAY_BUCKETS];
 }
 
-int rc_overlay_put(struct rc_array *a, int slot, uint64_t block,
+int rc_overlay_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 		   const void *data)
 {
 	struct rc_overlay_block **b, *ob;

@@ -68,7 +68,7 @@ static bool row_unwritten(const struct rc_stripe_map *mp, uint8_t **state,
 int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 		    uint32_t c, uint8_t **cols, uint8_t **state, uint32_t row,
 		    uint32_t r, const struct rc_row *v, rc_block_put put,
-		    uint64_t *lost)
+		    void *ctx, uint64_t *lost)
 {
 	int slot = (int)mp->col[c].member, ret;
 	uint64_t mb = mp->col[c].offset + row;
@@ -82,23 +82,31 @@ int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 	}
 	if (row_unwritten(mp, state, (int)c, r))
 		return rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);
-	ret = put(a, slot, rc_abs(a, mb), BLK(cols[c], r));
+	ret = put(a, ctx, slot, rc_abs(a, mb), BLK(cols[c], r));
 	if (ret == 0)
 		ret = rc_csum_update(a, slot, mb,
 				     rc_block_csum(BLK(cols[c], r), rc_abs(a, mb)));
 	return ret;
 }
 
-static int member_put(struct rc_array *a, int slot, uint64_t block,
-		      const void *data)
+static int member_put(struct rc_array *a, void *ctx, int slot,
+		      uint64_t block, const void *data)
 {
 	return rc_io_member_write(a, slot, block, 1, data);
 }
 
-/* Writes the rebuild's pending run (caller holds commit_lock). */
-static int run_flush(struct rc_array *a)
+/* The rebuild's blocks for the new device not yet written: one run,
+ * contiguous on the device and in memory. */
+struct put_run {
+	int slot;
+	uint64_t block;
+	uint32_t n;
+	const uint8_t *data;
+};
+
+/* Writes the pending run. */
+static int run_flush(struct rc_array *a, struct put_run *run)
 {
-	struct rc_put_run *run = &a->rebuild_run;
 	int ret = 0;
 
 	if (run->n)
@@ -113,15 +121,15 @@ static int run_flush(struct rc_array *a)
  * one per block.  Its table entry is updated at once (by the caller), as
  * before the write; the tables reach the device only after run_flush
  * (rebuild_batch), and a failed write fails the rebuild. */
-static int run_put(struct rc_array *a, int slot, uint64_t block,
+static int run_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 		   const void *data)
 {
-	struct rc_put_run *run = &a->rebuild_run;
+	struct put_run *run = ctx;
 	int ret = 0;
 
 	if (run->n && (run->slot != slot || run->block + run->n != block ||
 		       run->data + (size_t)run->n * RC_BLOCK_SIZE != data))
-		ret = run_flush(a);
+		ret = run_flush(a, run);
 	if (run->n == 0) {
 		run->slot = slot;
 		run->block = block;
@@ -136,11 +144,11 @@ static int run_put(struct rc_array *a, int slot, uint64_t block,
  * verify.c establishes of the others (their own repairs go along).
  * Rows that were never written stay unwritten (entry 0, no write), so the
  * unused part of an array costs no writes; every other row is written,
- * zeros included.
+ * zeros included, through run (the caller flushes it).
  */
 static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			int c, uint8_t **cols, uint8_t **state, uint32_t r0,
-			uint32_t nr, uint64_t *lost)
+			uint32_t nr, struct put_run *run, uint64_t *lost)
 {
 	struct rc_row v;
 	int ret = 0;
@@ -154,7 +162,7 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		 * named (the daemon lists the files), and the rebuild goes on */
 		rc_row_report_lost(a, mp, r, &v, ~0ull);
 		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
-				      run_put, lost);
+				      run_put, run, lost);
 	}
 	return ret;
 }
@@ -165,6 +173,7 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	uint32_t nr = a->g.chunk_blocks;
 	struct rc_stripe_map map;
 	struct rc_stripe *st;
+	struct put_run run = { 0 };
 	uint8_t **state;
 	int c, ret = 0, flushed;
 
@@ -178,9 +187,9 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	st = rc_stripe_lock(a, s);
 	rc_stripe_load(a, &map, 0, nr, cols, state);
 	memset(state[c], BLK_ABSENT, nr);
-	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, lost);
+	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &run, lost);
 	/* cols hold the next stripe next: the run goes now */
-	flushed = run_flush(a);
+	flushed = run_flush(a, &run);
 	rc_stripe_unlock(a, st);
 	rc_state_free(state, map.ncols);
 	return ret ? ret : flushed;
@@ -205,6 +214,7 @@ static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
 	bool want[REBUILD_READ_MAX];
 	uint8_t how[RC_MAX_MEMBERS], **state = NULL, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
+	struct put_run run = { 0 };
 	int ret = 0, flushed;
 
 	for (uint64_t i = 0; i < k; i++)
@@ -232,16 +242,16 @@ static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
 			chow[j] = how[map.col[j].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
-		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, lost);
+		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &run, lost);
 	}
-	flushed = run_flush(a);
+	flushed = run_flush(a, &run);
 	for (uint64_t i = k; i-- > 0;)
 		rc_stripe_unlock(a, st[i]);
 	rc_state_free(state, a->g.members);
 	return ret ? ret : flushed;
 }
 
-int rc_tables_put(struct rc_array *a, int slot, rc_block_put put)
+int rc_tables_put(struct rc_array *a, int slot, rc_block_put put, void *ctx)
 {
 	uint8_t *blocks;
 	uint64_t *targets;
@@ -250,7 +260,7 @@ int rc_tables_put(struct rc_array *a, int slot, rc_block_put put)
 
 	ret = rc_csum_take_dirty(a, slot, &blocks, &targets, &n);
 	for (uint32_t i = 0; i < n && ret == 0; i++)
-		ret = put(a, slot, targets[i], BLK(blocks, i));
+		ret = put(a, ctx, slot, targets[i], BLK(blocks, i));
 	free(blocks);
 	free(targets);
 	return ret;
@@ -390,7 +400,7 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	/* Straight to the device, not journaled: a crash before the
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
-		ret = rc_tables_put(a, slot, member_put);
+		ret = rc_tables_put(a, slot, member_put, NULL);
 	if (ret == 0 && s1 == a->stripes) {
 		char why[160];
 

@@ -301,7 +301,7 @@ static int batch_apply(struct rc_array *a, struct jscan *js, uint64_t seq,
 			for (uint32_t i = 0; i < r->h->npayload && ret == 0; i++) {
 				uint64_t t = r->h->target[i];
 
-				ret = rc_overlay_put(a, (int)m, t, BLK(r->payload, i));
+				ret = rc_overlay_put(a, NULL, (int)m, t, BLK(r->payload, i));
 				if (t >= t0 && t < t1)
 					rc_csum_forget(a, (int)m, t);
 			}

@@ -54,7 +54,7 @@ static int settle_put(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint64_t mb = mp->col[c].offset + r;
 
 		if (changed)
-			ret = rc_overlay_put(a, m, rc_abs(a, mb), BLK(col, r));
+			ret = rc_overlay_put(a, NULL, m, rc_abs(a, mb), BLK(col, r));
 		if (ret == 0)
 			ret = rc_csum_update(a, m, mb,
 					     rc_block_csum(BLK(col, r),
@@ -113,7 +113,7 @@ int rc_direct_settle(struct rc_array *a, const uint64_t *stripes, uint32_t n)
 		ret = settle_stripe(a, stripes[i], cols, &touched);
 	for (uint32_t m = 0; m < a->g.members && ret == 0; m++)
 		if (touched >> m & 1)
-			ret = rc_tables_put(a, (int)m, rc_overlay_put);
+			ret = rc_tables_put(a, (int)m, rc_overlay_put, NULL);
 	if (ret == 0)
 		rc_log("journal: %u direct stripes of the last batch made "
 		       "consistent as found", n);

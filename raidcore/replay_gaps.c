@@ -119,7 +119,7 @@ static int span_rebuild(struct rc_array *a, const struct rc_gap_row *rows,
 			    !rc_member_usable(a, (int)map.col[c].member, stripe))
 				continue;
 			ret = rc_rebuild_cell(a, &map, c, cols, state, row, r, &v,
-					      rc_overlay_put, &gn->lost);
+					      rc_overlay_put, NULL, &gn->lost);
 			gn->blocks++;
 		}
 	}
@@ -160,7 +160,7 @@ static int gaps_report(struct rc_array *a, const struct gap_note *note,
 			atomic_fetch_add(&a->m[m].csum_errors, 1);
 			rc_member_note_error(a, (int)m, RC_ERR_CSUM);
 		}
-		ret = rc_tables_put(a, (int)m, rc_overlay_put);
+		ret = rc_tables_put(a, (int)m, rc_overlay_put, NULL);
 	}
 	return ret;
 }
