@@ -114,7 +114,8 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
 	ssize_t n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
-			     open_flags(d, fi->flags));
+			     open_flags(d, fi->flags) |
+			     (fi->writepage ? FS_WRITE_CACHE : 0));
 
 	rfs_space_update(d);
 	/* An O_DIRECT write bypasses the page cache, and the kernel drops

@@ -209,6 +209,36 @@ static bool range_is_fresh(struct fs *fs, struct fs_inode *ip, uint64_t from,
 	return true;
 }
 
+/* Is every block of [from, to) mapped to a written extent? */
+static bool range_is_written(struct fs *fs, struct fs_inode *ip,
+			     uint64_t from, uint64_t to)
+{
+	struct fs_extent e;
+	bool found;
+
+	while (from < to) {
+		if (fs_ext_map(fs, ip, from, &e, &found) || !found ||
+		    (e.flags & FS_EXT_UNWRITTEN))
+			return false;
+		from = e.lblk + e.len;
+	}
+	return true;
+}
+
+ssize_t fs_file_overwrite(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			  size_t size, const void *buf)
+{
+	uint64_t b0 = off >> FS_BSHIFT, nb = size >> FS_BSHIFT;
+	int err;
+
+	if (!size || ((off | size) & (FS_BSIZE - 1)) || !S_ISREG(ip->d.mode) ||
+	    off > ip->d.size || size > ip->d.size - off ||
+	    !range_is_written(fs, ip, b0, b0 + nb))
+		return -EAGAIN;
+	err = file_write_blocks(fs, ip, b0, nb, buf, false);
+	return err ? err : (ssize_t)size;
+}
+
 /* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered). */
 static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			size_t size, const uint8_t *blocks, uint64_t b0,

@@ -268,7 +268,12 @@ int fs_accessed(struct fs *fs, uint64_t ino);
 /* flags: the file's open(2) flags; with O_APPEND the data goes at the end
  * of file (off is ignored), placed under the inode's lock so concurrent
  * appends never overlap.  (With the kernel's writeback cache the kernel
- * places appends itself and the daemon passes no O_APPEND.) */
+ * places appends itself and the daemon passes no O_APPEND.)
+ * FS_WRITE_CACHE: the kernel's page cache writes back, and owns mtime and
+ * ctime (it sends them in a SETATTR): a write over written blocks inside
+ * the size changes nothing of the inode and runs beside the others, under
+ * the inode's lock shared. */
+#define FS_WRITE_CACHE (1 << 30)        /* no open(2) flag uses this bit */
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);

@@ -508,6 +508,12 @@ ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		      size_t size, const void *buf);
+/* fs_write's FS_WRITE_CACHE path, ip->lock held shared: writes blocks
+ * that are all mapped, written and inside the size, and touches nothing of
+ * the inode (no transaction); -EAGAIN for any other write, which the
+ * caller makes under the lock held exclusive. */
+ssize_t fs_file_overwrite(struct fs *fs, struct fs_inode *ip, uint64_t off,
+			  size_t size, const void *buf);
 /* open(2) of ip, referenced by the caller, who holds no lock on it: O_TRUNC
  * empties a regular file, the inode gains an open handle, *fh is new. */
 int fs_file_open(struct fs *fs, struct fs_inode *ip, int flags, uint64_t *fh);

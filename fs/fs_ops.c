@@ -260,15 +260,24 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	n = fs_iget(fs, ino, &ip);
 	if (n)
 		return n;
-	pthread_rwlock_wrlock(&ip->lock);
-	if (flags & O_APPEND)
-		off = ip->d.size;
-	/* append-only: only O_APPEND opens write (fs_file_open), and the
-	 * writeback cache writes whole pages, below the end too */
-	n = S_ISDIR(ip->d.mode) ? -EISDIR :
-	    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
-	    fs_file_write(fs, ip, off, size, buf);
-	pthread_rwlock_unlock(&ip->lock);
+	n = -EAGAIN;
+	if ((flags & (FS_WRITE_CACHE | O_APPEND)) == FS_WRITE_CACHE) {
+		pthread_rwlock_rdlock(&ip->lock);
+		if (!fs_iflags_check(ip, FS_CHANGE_ADD))
+			n = fs_file_overwrite(fs, ip, off, size, buf);
+		pthread_rwlock_unlock(&ip->lock);
+	}
+	if (n == -EAGAIN) {
+		pthread_rwlock_wrlock(&ip->lock);
+		if (flags & O_APPEND)
+			off = ip->d.size;
+		/* append-only: only O_APPEND opens write (fs_file_open), and
+		 * the writeback cache writes whole pages, below the end too */
+		n = S_ISDIR(ip->d.mode) ? -EISDIR :
+		    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
+		    fs_file_write(fs, ip, off, size, buf);
+		pthread_rwlock_unlock(&ip->lock);
+	}
 	fs_iput(fs, ip);
 	return n;
 }

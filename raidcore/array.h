@@ -71,6 +71,10 @@ struct rc_member {
 	 * its removal has drained (rc_member_dev_retire). */
 	atomic_uint io_epoch;
 	atomic_uint io_holds[2];
+	/* io.c: how long its last flush took (ns; UINT64_MAX before the
+	 * first), so that flushes that return at once are not handed to
+	 * the workers (rc_io_sync_all). */
+	atomic_uint_fast64_t sync_ns;
 };
 
 /* A cached stripe: its lock and, while dirty, its new data. */

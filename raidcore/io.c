@@ -466,7 +466,10 @@ static void task_run(struct rc_array *a, struct rc_task *t)
 	struct rc_io *io;
 
 	if (t->sync) {
+		uint64_t t0 = rc_mono_ns();
+
 		*t->sync_err = rc_io_member_sync(a, t->idx[0]);
+		atomic_store(&a->m[t->idx[0]].sync_ns, rc_mono_ns() - t0);
 		return;
 	}
 	for (int i = 0; i < t->n; i++) {
@@ -532,6 +535,7 @@ int rc_io_start(struct rc_array *a)
 		w = calloc(1, sizeof(*w));
 		if (!w)
 			return -ENOMEM;
+		atomic_store(&a->m[i].sync_ns, UINT64_MAX);
 		w->a = a;
 		w->slot = (int)i;
 		pthread_mutex_init(&w->lock, NULL);
@@ -641,11 +645,18 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 	free(idx);
 }
 
+/* Flushes that took less than this in all, the last time, run one after
+ * the other here: handing them to the workers and waiting costs more (a
+ * member on tmpfs, or a page-cache image with nothing left to write).
+ * One slow flush sends the next ones back to the workers. */
+#define SYNC_INLINE_NS 20000u
+
 int rc_io_sync_all(struct rc_array *a, uint32_t *failed)
 {
 	struct rc_task tasks[RC_MAX_MEMBERS];
 	int slots[RC_MAX_MEMBERS] = { 0 }, errs[RC_MAX_MEMBERS] = { 0 };
 	int ntasks = 0, ret = 0;
+	uint64_t last = 0, ns;
 
 	*failed = 0;
 	if (!rc_io_may_write(a))
@@ -659,8 +670,10 @@ int rc_io_sync_all(struct rc_array *a, uint32_t *failed)
 		tasks[ntasks].idx = &slots[ntasks];
 		tasks[ntasks].sync_err = &errs[ntasks];
 		ntasks++;
+		ns = atomic_load(&a->m[i].sync_ns);
+		last = ns > SYNC_INLINE_NS ? SYNC_INLINE_NS : last + ns;
 	}
-	tasks_run(a, tasks, ntasks, slots, false);
+	tasks_run(a, tasks, ntasks, slots, last < SYNC_INLINE_NS);
 	for (int t = 0; t < ntasks; t++) {
 		if (errs[t] < 0) {
 			*failed |= 1u << slots[t];

@@ -55,6 +55,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rc_fault.h"
 
@@ -98,6 +99,8 @@ struct rc_fault {
 	uint64_t shrunk_to;               /* bytes; UINT64_MAX: not shrunk */
 	struct rc_dev *_Atomic swapped;   /* answers instead of lower; set once */
 	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
+	atomic_uint sync_delay_us;
+	pthread_t last_sync_thread;       /* f->lock */
 	/* Protected by power->lock. */
 	struct fault_pending *head, **tail;
 	struct rc_fault *domain_next;
@@ -601,8 +604,11 @@ static int fault_sync(struct rc_dev *dev)
 	int err;
 
 	atomic_fetch_add(&f->syncs, 1);
+	if (atomic_load(&f->sync_delay_us))
+		usleep(atomic_load(&f->sync_delay_us));
 	pthread_mutex_lock(&f->lock);
 	vanished = f->vanished;
+	f->last_sync_thread = pthread_self();
 	pthread_mutex_unlock(&f->lock);
 	if (vanished)
 		return -ENXIO;
@@ -829,6 +835,21 @@ int rc_fault_swap(struct rc_fault *f, struct rc_dev *other)
 	if (!atomic_compare_exchange_strong(&f->swapped, &none, other))
 		return -EBUSY;
 	return 0;
+}
+
+void rc_fault_sync_delay(struct rc_fault *f, unsigned usec)
+{
+	atomic_store(&f->sync_delay_us, usec);
+}
+
+bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t)
+{
+	bool on;
+
+	pthread_mutex_lock(&f->lock);
+	on = atomic_load(&f->syncs) && pthread_equal(f->last_sync_thread, t);
+	pthread_mutex_unlock(&f->lock);
+	return on;
 }
 
 void rc_fault_clear(struct rc_fault *f)

@@ -25,6 +25,8 @@
 #ifndef RC_FAULT_H
 #define RC_FAULT_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include "raidcore.h"
 
 struct rc_fault;
@@ -69,6 +71,11 @@ void rc_fault_shrink(struct rc_fault *f, uint64_t bytes);
  * the same name.  Rules, power and counters stay.  Once only; -EBUSY the
  * second time, -EINVAL when other is smaller. */
 int rc_fault_swap(struct rc_fault *f, struct rc_dev *other);
+/* Every later sync first sleeps usec, as a disk's cache flush takes its
+ * time (0: none; rc_fault_clear leaves it). */
+void rc_fault_sync_delay(struct rc_fault *f, unsigned usec);
+/* Did the last sync run on thread t? */
+bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t);
 /* Removes every rule (vanish and shrink included; a swap stays). */
 void rc_fault_clear(struct rc_fault *f);
 /* Operations seen, for assertions: every call, failed or not. */

@@ -9,7 +9,8 @@
 # nodev,nosuid,noexec are honoured; file handles survive a cache drop and
 # a remount, and go stale when their inode is gone; fallocate's zero range
 # against fsx's model, RENAME_WHITEOUT, the largest file size; chattr's
-# immutable, append-only and nodump, enforced and kept across a remount.
+# immutable, append-only and nodump, enforced and kept across a remount;
+# the times of an overwrite through the page cache (the kernel's) kept too.
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -199,6 +200,35 @@ check((at(f) != a) == (pol == "strictatime"), "a second read moved atime: %s" % 
 PY
 "$PY" "$T/atime.py" relatime "$M" || t_fail "atime under relatime"
 
+t_log "an overwrite through the page cache moves mtime and ctime, kept across a remount"
+# the daemon leaves the times of such a write to the kernel (its SETATTR):
+# they must move all the same, and persist as stat showed them
+cat >"$T/owtime.py" <<'PY'
+import os, sys, time
+f, saved = sys.argv[1], sys.argv[2]
+with open(f, "wb") as w:
+    w.write(os.urandom(65536)); w.flush(); os.fsync(w.fileno())
+os.utime(f, ns=(10**12, 10**12))
+ct = os.stat(f).st_ctime_ns
+time.sleep(0.02)
+fd = os.open(f, os.O_RDWR)
+os.pwrite(fd, b"z" * 4096, 8192)
+os.fsync(fd)
+os.pwrite(fd, b"q" * 4096, 16384)       # no fsync: the close brings it
+os.close(fd)
+st = os.stat(f)
+if st.st_mtime_ns <= 10**12 or st.st_ctime_ns <= ct:
+    sys.exit("times after an overwrite: mtime %d ctime %d (was %d)" % (st.st_mtime_ns, st.st_ctime_ns, ct))
+open(saved, "w").write("%d %d" % (st.st_mtime_ns, st.st_ctime_ns))
+PY
+"$PY" "$T/owtime.py" "$M/owtime" "$T/owtime.saved" || t_fail "an overwrite's times"
+cp "$M/owtime" "$T/owtime.data"
+owtime_check() {
+	[ "$(stat -c '%.9Y %.9Z' "$M/owtime" | tr -d .)" = "$(cat "$T/owtime.saved")" ] ||
+		t_fail "an overwrite's times after a remount: $(stat -c '%.9Y %.9Z' "$M/owtime"), want $(cat "$T/owtime.saved")"
+	cmp "$M/owtime" "$T/owtime.data" || t_fail "an overwrite's data after a remount"
+}
+
 t_log "file handles survive a cache drop and a remount"
 mkdir "$M/fh"
 echo handled >"$M/fh/file"
@@ -219,14 +249,15 @@ for pol in strictatime noatime nodiratime; do
 	t_mount "$IMGS" "$M" -o "$opts"
 	"$PY" "$T/atime.py" "$pol" "$M" || t_fail "atime under $pol"
 	dev_suid_check "$opts"
-	[ "$pol" = strictatime ] && handles_check "a remount" && ia_check "after a remount"
+	[ "$pol" = strictatime ] && handles_check "a remount" && ia_check "after a remount" &&
+		owtime_check
 	t_umount "$M"
 done
 t_mount "$IMGS" "$M"
 chattr -i "$M/ia/imm"
 chattr -a "$M/ia/app"
 rm -r "$M/ia"
-rm "$M/fh/file"
+rm "$M/fh/file" "$M/owtime"
 echo other >"$M/fh/new"                    # may reuse the inode number
 out=$("$FHANDLE" cat "$M" "$T/h.file" 2>&1) && t_fail "a handle of a removed file opened: $out"
 case $out in *ESTALE*) ;; *) t_fail "a handle of a removed file: $out, want ESTALE" ;; esac

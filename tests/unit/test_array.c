@@ -324,6 +324,49 @@ static void fill_half(struct rc_array *a, struct model *m, uint64_t n,
  * finds a clean array with every block), and a power cut while the
  * thread is committing loses nothing that a flush returned for.
  */
+/* One block written and flushed: every member's flush barrier runs. */
+static void write_flush(struct rc_array *a, uint32_t gen)
+{
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	tb_pattern(buf, 0, gen);
+	assert_int_equal(rc_write(a, 0, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+}
+
+/*
+ * Flushes that return at once run on the flushing thread, one after the
+ * other; once one member's flush is slow (a disk's cache flush), the
+ * members flush in parallel on their workers again (the first member's
+ * always runs on the flushing thread).
+ */
+static void test_flush_inline_when_fast(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	pthread_t self = pthread_self();
+
+	(void)state;
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	write_flush(a, 1);
+	write_flush(a, 2);
+	for (int i = 0; i < 4; i++)
+		if (!rc_fault_last_sync_on(tb.fault[i], self))
+			fail_msg("member %d: a fast flush ran on a worker", i);
+	rc_fault_sync_delay(tb.fault[2], 2000);
+	write_flush(a, 3);
+	write_flush(a, 4);
+	assert_true(rc_fault_last_sync_on(tb.fault[0], self));
+	for (int i = 1; i < 4; i++)
+		if (rc_fault_last_sync_on(tb.fault[i], self))
+			fail_msg("member %d: flushed inline beside a slow one", i);
+	rc_fault_sync_delay(tb.fault[2], 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 static void test_writeback_thread(void **state)
 {
 	struct rc_testbed tb;
@@ -1042,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_rebuild_large_writes),
 		cmocka_unit_test(test_writeback_thread),
+		cmocka_unit_test(test_flush_inline_when_fast),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
