@@ -21,7 +21,8 @@
 #                      for it (say there if the machine was shared)
 #
 # Targets: raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 (targets/raidfs.sh),
-# ceiling (FUSE passthrough), zfs-raidz1 zfs-raidz2 (zfs-fuse), btrfs-raid5
+# ceiling (FUSE passthrough), ceiling-xattr (the same, serving extended
+# attributes), zfs-raidz1 zfs-raidz2 (zfs-fuse), btrfs-raid5
 # btrfs-raid6 (loop devices), backing (the store itself); raidfsref-LEVEL
 # (not in the default list): raidfs-LEVEL run by the build in BENCH_REF_BIN,
 # the before of a before/after measurement (bench/speed.sh).  A target whose
@@ -53,7 +54,7 @@ export BENCH_SIZE_MB=${BENCH_SIZE_MB:-1024} BENCH_RUNTIME=${BENCH_RUNTIME:-10} \
 	BENCH_SEEK_MB=${BENCH_SEEK_MB:-1600} BENCH_SEEKS=${BENCH_SEEKS:-1000} \
 	BENCH_CACHE_MB=${BENCH_CACHE_MB:-512}
 ROUNDS=${BENCH_ROUNDS:-3}
-TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling \
+TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling ceiling-xattr \
 zfs-raidz1 zfs-raidz2 btrfs-raid5 btrfs-raid6 backing}
 JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite meta links fsx dbench bonnie seeks cache}
 DEG_JOBS=${BENCH_DEGRADED_JOBS-seqread randread1 randread4 bonnie}
@@ -83,6 +84,7 @@ enter() {	# NAME
 	raidfsref-*) BENCH_TARGET_SCRIPT=raidfs.sh BENCH_TARGET_ARG=${n#*-} ;;
 	raidfs-* | zfs-* | btrfs-*) BENCH_TARGET_SCRIPT=${n%%-*}.sh BENCH_TARGET_ARG=${n#*-} ;;
 	ceiling | backing) BENCH_TARGET_SCRIPT=$n.sh BENCH_TARGET_ARG= ;;
+	ceiling-xattr) BENCH_TARGET_SCRIPT=ceiling.sh BENCH_TARGET_ARG=xattr ;;
 	*) echo "bench: no target $n" >&2; exit 2 ;;
 	esac
 	BENCH_TARGET_SCRIPT=$BENCH_SUITE/targets/$BENCH_TARGET_SCRIPT

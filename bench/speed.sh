@@ -18,8 +18,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${BENCH_SPEED_OUT:-$(mktemp -d /tmp/raidfs-speed.XXXXXX)}     # kept: speed.tsv, the table
 mkdir -p "$out"
-targets="ceiling raidfs-5 backing"
-[ -z "${BENCH_REF_BIN:-}" ] || targets="ceiling raidfs-5 raidfsref-5 backing"
+targets="ceiling ceiling-xattr raidfs-5 backing"
+[ -z "${BENCH_REF_BIN:-}" ] || targets="ceiling ceiling-xattr raidfs-5 raidfsref-5 backing"
 : "${BENCH_SIZE_MB:=512}" "${BENCH_BONNIE_MB:=64}" "${BENCH_SEEK_MB:=64}" "${BENCH_CACHE_MB:=64}"
 : "${BENCH_FSX_OPS:=20000}" "${BENCH_DBENCH_S:=10}" "${BENCH_RUNTIME:=5}" "${BENCH_ROUNDS:=3}"
 export BENCH_SIZE_MB BENCH_BONNIE_MB BENCH_SEEK_MB BENCH_CACHE_MB BENCH_FSX_OPS \
@@ -48,12 +48,13 @@ rows = [("fio-seqwrite", "MiB/s"), ("fio-seqwrite", "cpu/GiB"), ("fio-randwrite"
         ("fio-randwrite", "cpu/op"), ("meta-create", "files/s"), ("meta-stat", "files/s"),
         ("meta-delete", "files/s"), ("meta-delete", "cpu/op"), ("links-link", "files/s"),
         ("links-symlink", "files/s"), ("fsx", "seconds"), ("dbench", "MB/s")]
-targets = [t for t in ("ceiling", "raidfs-5", "raidfsref-5", "backing")
+targets = [t for t in ("ceiling", "ceiling-xattr", "raidfs-5", "raidfsref-5", "backing")
            if any(k[2] == t for k in v)]
 print("| job | metric | " + " | ".join(targets) + " |")
 print("|---|---|" + "---|" * len(targets))
 for job, metric in rows:
     cells, ceil = [], v.get((job, metric, "ceiling"))
+    ceilx = v.get((job, metric, "ceiling-xattr"))
     for t in targets:
         x = v.get((job, metric, t))
         if not x:
@@ -63,9 +64,12 @@ for job, metric in rows:
         c = fmt(m) if len(x) == 1 else "%s (%s-%s)" % (fmt(m), fmt(min(x)), fmt(max(x)))
         if t.startswith("raidfs") and ceil:
             c += " **%.2fx**" % (m / statistics.median(ceil))
+        if t.startswith("raidfs") and ceilx:
+            c += " (%.2fx)" % (m / statistics.median(ceilx))
         cells.append(c)
     print("| %s | %s | %s |" % (job, metric, " | ".join(cells)))
-print("\n(x: median over the rounds divided by the ceiling's; for fsx seconds and"
-      " CPU, lower is better; fsx's goal is against backing, i.e. tmpfs)")
+print("\n(x: median over the rounds divided by the ceiling's, (x) by ceiling-xattr's;"
+      " for fsx seconds and CPU, lower is better; fsx's goal is against backing,"
+      " i.e. tmpfs)")
 PY
 echo "raw results: $out/speed.tsv"

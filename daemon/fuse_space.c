@@ -43,8 +43,11 @@
 #include "fuse_ops.h"
 
 #define MIB ((uint64_t)1 << 20)
+/* FUSE keeps up to max_background (12) WRITEs of max_write (1 MiB) in
+ * flight, and they count against the limit: much under twice that, every
+ * writer is throttled (docs/DESIGN.md, "ENOSPC from write(2)"). */
 #define DIRTY_MIN (2 * MIB)
-#define DIRTY_MAX (8 * MIB)
+#define DIRTY_MAX (64 * MIB)
 #define SPACE_SLACK ((uint64_t)2 * RFS_MAX_WRITE)
 
 struct rfs_space {

@@ -4,7 +4,8 @@
 # growing without bound, ENOSPC only at close); the file is no larger than
 # the free space, every byte dd was told was written reads back, earlier
 # files are intact, the next write fails at once, deleting makes room
-# again, and fsck is clean after umount.
+# again, and fsck is clean after umount.  On a large filesystem the dirty
+# limit raidfs sets is no lower than FUSE's WRITEs in flight need.
 . "$(dirname "$0")/lib.sh"
 t_setup
 FSCK=$RAIDFS_BIN/fsck.raidfs
@@ -65,4 +66,32 @@ t_umount "$T/mnt"
 
 rc=0; "$FSCK" -n -f "$IMGS" >"$T/fsck.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/fsck.out"; t_fail "fsck -n -f: exit $rc"; }
+
+t_log "a large filesystem's dirty limit leaves room for the WRITEs in flight"
+# /sys/class/bdi/MAJ:MIN/max_bytes of the FUSE connection mounted on DIR
+bdi_max_bytes() {
+	local dev
+	dev=$(awk -v d="$1" '$5 == d { print $3 }' /proc/self/mountinfo)
+	cat "/sys/class/bdi/$dev/max_bytes" 2>/dev/null || echo 0
+}
+t_images 4 1200M big
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt" -o ro          # read-only: the kernel's own limit
+kernel=$(bdi_max_bytes "$T/mnt")
+t_umount "$T/mnt"
+t_mount "$IMGS" "$T/mnt"
+ours=$(bdi_max_bytes "$T/mnt")
+t_umount "$T/mnt"
+t_log "max_bytes: kernel $((kernel >> 10)) KiB, raidfs $((ours >> 10)) KiB"
+if [ "$kernel" -eq 0 ]; then
+	t_log "no max_bytes (before Linux 6.2): nothing to compare"
+else
+	# the kernel's figure moves with free memory (a ratio of its limit)
+	[ "$ours" -le $((kernel + kernel / 16)) ] || t_fail "the dirty limit was raised past the kernel's"
+	want=$((32 << 20)); [ "$kernel" -ge "$want" ] || want=$kernel
+	# 12 WRITEs of 1 MiB in flight: a limit under 2x that throttled
+	# sequential writes to half the passthrough's speed
+	[ "$ours" -ge "$want" ] ||
+		t_fail "dirty limit $((ours >> 10)) KiB on a 3.5 GiB filesystem, want $((want >> 10)) KiB"
+fi
 exit 0
