@@ -229,13 +229,23 @@ ssize_t fs_file_overwrite(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			  size_t size, const void *buf)
 {
 	uint64_t b0 = off >> FS_BSHIFT, nb = size >> FS_BSHIFT;
+	struct fs_extent e;
+	bool found;
 	int err;
 
 	if (!size || ((off | size) & (FS_BSIZE - 1)) || !S_ISREG(ip->d.mode) ||
-	    off > ip->d.size || size > ip->d.size - off ||
-	    !range_is_written(fs, ip, b0, b0 + nb))
+	    off > ip->d.size || size > ip->d.size - off)
 		return -EAGAIN;
-	err = file_write_blocks(fs, ip, b0, nb, buf, false);
+	/* Most overwrites lie in one extent: mapped once, written at once. */
+	err = fs_ext_map(fs, ip, b0, &e, &found);
+	if (!err && found && !(e.flags & FS_EXT_UNWRITTEN) &&
+	    b0 + nb <= e.lblk + e.len)
+		err = fs_bdev_write(fs->bdev, e.pblk + (b0 - e.lblk),
+				    (uint32_t)nb, buf);
+	else if (range_is_written(fs, ip, b0, b0 + nb))
+		err = file_write_blocks(fs, ip, b0, nb, buf, false);
+	else
+		return -EAGAIN;
 	return err ? err : (ssize_t)size;
 }
 

@@ -446,6 +446,81 @@ static void test_cached_overwrite(void **state)
 					 r[(size_t)i * 64 * 4096 + k]);
 }
 
+/* Block lblk of file ino: the extent that holds it (found or not). */
+static struct fs_extent extent_of(struct tfs *t, uint64_t ino, uint64_t lblk,
+				  bool *found)
+{
+	struct fs_inode *ip;
+	struct fs_extent e;
+
+	assert_int_equal(fs_iget(t->fs, ino, &ip), 0);
+	assert_int_equal(fs_ext_map(t->fs, ip, lblk, &e, found), 0);
+	fs_iput(t->fs, ip);
+	return e;
+}
+
+/*
+ * The cached overwrite's three cases: inside one extent, across two
+ * written extents (both without a transaction), and across a written and
+ * an unwritten extent, which must take the usual path: the unwritten one
+ * reads as zeros until a transaction converts it.
+ */
+static void test_cached_overwrite_extents(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[6 * 4096], r[sizeof(w)], zero[4096];
+	uint64_t f, other, handles;
+	struct fs_extent e0, e2, e4;
+	bool found;
+
+	f = tfs_create(t, ROOT, "f");
+	other = tfs_create(t, ROOT, "other");
+	tfs_pattern(w, sizeof(w), 5);
+	/* Another file's block between f's two writes: two extents. */
+	assert_int_equal(fs_write(t->fs, f, 0, 2 * 4096, w, 0), 2 * 4096);
+	assert_int_equal(fs_write(t->fs, other, 0, 4096, w, 0), 4096);
+	assert_int_equal(fs_write(t->fs, f, 2 * 4096, 2 * 4096, w + 2 * 4096,
+				  0), 2 * 4096);
+	assert_int_equal(fs_fallocate(t->fs, f, 0, 4 * 4096, 2 * 4096), 0);
+	e0 = extent_of(t, f, 0, &found);
+	assert_true(found);
+	e2 = extent_of(t, f, 2, &found);
+	assert_true(found);
+	assert_int_equal(e0.len, 2);
+	assert_int_equal(e2.lblk, 2);
+	assert_int_not_equal(e2.pblk, e0.pblk + 2);
+	e4 = extent_of(t, f, 4, &found);
+	assert_true(found && (e4.flags & FS_EXT_UNWRITTEN));
+
+	handles = t->fs->j.handles_started;
+	memset(w + 4096, 0x11, 4096);           /* inside the first extent */
+	assert_int_equal(fs_write(t->fs, f, 4096, 4096, w + 4096,
+				  FS_WRITE_CACHE), 4096);
+	memset(w + 4096, 0x22, 2 * 4096);       /* across the first two */
+	assert_int_equal(fs_write(t->fs, f, 4096, 2 * 4096, w + 4096,
+				  FS_WRITE_CACHE), 2 * 4096);
+	assert_int_equal(t->fs->j.handles_started, handles);
+	memset(w + 5 * 4096, 0x44, 4096);       /* inside the unwritten one */
+	assert_int_equal(fs_write(t->fs, f, 5 * 4096, 4096, w + 5 * 4096,
+				  FS_WRITE_CACHE), 4096);
+	assert_true(t->fs->j.handles_started > handles);
+	assert_int_equal(fs_read(t->fs, f, 4 * 4096, 4096, r), 4096);
+	assert_memory_equal(r, zero, 4096);
+	handles = t->fs->j.handles_started;
+	memset(w + 3 * 4096, 0x33, 2 * 4096);   /* written + unwritten */
+	assert_int_equal(fs_write(t->fs, f, 3 * 4096, 2 * 4096, w + 3 * 4096,
+				  FS_WRITE_CACHE), 2 * 4096);
+	assert_true(t->fs->j.handles_started > handles);
+	e4 = extent_of(t, f, 4, &found);
+	assert_true(found && !(e4.flags & FS_EXT_UNWRITTEN));
+	assert_int_equal(fs_fsync(t->fs, f, 0), 0);
+
+	tfs_remount(t);
+	assert_int_equal(fs_read(t->fs, f, 0, sizeof(r), r), sizeof(r));
+	assert_memory_equal(r, w, sizeof(w));
+	tfs_check(t);
+}
+
 /* Error cases not covered elsewhere, as a table over one fixture. */
 static void test_errors_table(void **state)
 {
@@ -885,6 +960,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_symlink, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_times, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_cached_overwrite, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_cached_overwrite_extents, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_errors_table, tfs_setup, tfs_teardown),
 		cmocka_unit_test(test_inodes_run_out),
 		cmocka_unit_test_setup_teardown(test_corruption_detected, tfs_setup, tfs_teardown),
