@@ -12,8 +12,10 @@
  * dropped here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs.h"
 #include "fuse_ops.h"
@@ -94,6 +96,27 @@ bool rfs_name_is_too_long(const char *name)
 	return strnlen(name, FS_NAME_MAX + 1) > FS_NAME_MAX;
 }
 
+/*
+ * libfuse receives a request by splice only into a pipe that holds the
+ * largest one, max_write plus a page of headers; else it reads it (a copy
+ * either way: the handler copies the pipe into memory).  Past
+ * fs.pipe-max-size (1 MiB) a pipe grows only with CAP_SYS_RESOURCE, which
+ * unprivileged daemons and some containers lack: there splice is off in
+ * fact, and the log says so.
+ */
+static bool pipe_holds(size_t bytes)
+{
+	int p[2];
+	bool ok;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return false;
+	ok = fcntl(p[0], F_SETPIPE_SZ, (int)bytes) >= (int)bytes;
+	close(p[0]);
+	close(p[1]);
+	return ok;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct rfs_daemon *d = userdata;
@@ -121,13 +144,16 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want |= FUSE_CAP_EXPORT_SUPPORT & conn->capable;
 	conn->max_write = RFS_MAX_WRITE;
 	conn->max_readahead = RFS_MAX_WRITE;
+	if (!pipe_holds(RFS_MAX_WRITE + 4096))
+		conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 	conn->time_gran = 1;
 	d->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
 	d->dont_mask = conn->want & FUSE_CAP_DONT_MASK;
 	rfs_log(LOG_INFO, "fuse %u.%u: writeback cache %s, splice %s, "
 		"posix acl %s, max_write %u KiB", conn->proto_major,
 		conn->proto_minor, d->writeback ? "on" : "off",
-		conn->want & FUSE_CAP_SPLICE_READ ? "on" : "off",
+		conn->want & FUSE_CAP_SPLICE_READ ? "on" :
+		"off (a pipe cannot hold max_write: fs.pipe-max-size)",
 		conn->want & FUSE_CAP_POSIX_ACL ? "on" : "off",
 		conn->max_write >> 10);
 }
