@@ -197,8 +197,22 @@ def settings(args):
     return ", ".join("%s=%s" % (k, os.environ[k]) for k in keys if k in os.environ)
 
 
+def steal_share(path):
+    """CPU time the hypervisor gave to others (steal) as a share of all the
+    machine's CPU time between the first and the last /proc/stat "cpu" line
+    in path (run.sh writes one at the start and one at the end); None
+    without two lines."""
+    rows = [[int(x) for x in line.split()[1:9]] for line in lines_of(path)
+            if line.startswith("cpu ")]
+    if len(rows) < 2:
+        return None
+    delta = [b - a for a, b in zip(rows[0], rows[-1])]
+    return 100.0 * delta[7] / sum(delta) if sum(delta) > 0 else None
+
+
 def header(args):
     load_avg = [float(x) for x in lines_of(os.path.join(args.run, "load"))]
+    steal = steal_share(os.path.join(args.run, "cpustat"))
     out = ["# Benchmarks", "",
            "Made by `make bench` (bench/run.sh; how it works and how to read it: the end",
            "of this file).  Run of %s: %s round(s), targets in alternating order," % (
@@ -210,6 +224,10 @@ def header(args):
         out += ["Load average (1 min) at each target's start: min %.1f, median %.1f, max %.1f "
                 "(the machine has %s CPUs)." % (min(load_avg), statistics.median(load_avg),
                                                 max(load_avg), os.cpu_count()), ""]
+    if steal is not None:
+        out += ["CPU steal over the run: %.0f %% of the machine's CPU time went to other guests "
+                "of its host (a virtual machine's noise: every target of a round pays it alike)."
+                % steal, ""]
     out += ["## Machine", ""] + machine() + [""]
     skipped = lines_of(os.path.join(args.run, "skipped"))
     failed = lines_of(os.path.join(args.run, "failed"))

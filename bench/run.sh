@@ -184,10 +184,12 @@ for t in $TARGETS; do
 done
 bench_log "targets:$avail; $ROUNDS round(s); members in $BENCH_STORE"
 START=$(date -u '+%Y-%m-%d %H:%M UTC')
+grep '^cpu ' /proc/stat >"$BENCH_RUN/cpustat"	# steal over the run: the report
 for BENCH_ROUND in $(seq "$ROUNDS"); do
 	export BENCH_ROUND
 	for t in $avail; do round_target "$t"; done
 done
+grep '^cpu ' /proc/stat >>"$BENCH_RUN/cpustat"
 python3 "$BENCH_SUITE/report.py" --results "$BENCH_RESULTS" --run "$BENCH_RUN" --out "$OUT" \
 	--start "$START" --rounds "$ROUNDS" --store "${BENCH_STORE_DIR:-tmpfs (/dev/shm)}" \
 	--note "${BENCH_NOTE:-}"

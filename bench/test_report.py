@@ -33,6 +33,9 @@ def run_report(tmp):
             f.write("\t".join(str(x) for x in r[:4]) + "\t%s\t%s\n" % (r[4], r[3]))
     with open(os.path.join(tmp, "skipped"), "w") as f:
         f.write("zfs-raidz1\tzfs-fuse not installed\n")
+    with open(os.path.join(tmp, "cpustat"), "w") as f:     # 100 ticks, 25 stolen
+        f.write("cpu  1000 0 500 8000 0 0 0 500 0 0\n"
+                "cpu  1030 0 510 8035 0 0 0 525 0 0\n")
     with open(os.path.join(tmp, "failed"), "w") as f:
         f.write("2\tbtrfs-raid5\tdbench\tfailed\n")
     out = os.path.join(tmp, "B.md")
@@ -64,6 +67,7 @@ def main():
     fails += expect(md, "| scrub-90% | s | 2.50 |")
     fails += expect(md, "- zfs-raidz1: zfs-fuse not installed")
     fails += expect(md, "- round 2, btrfs-raid5: dbench")
+    fails += expect(md, "CPU steal over the run: 25 %")
     print("test_report: %s" % ("FAILED" if fails else "ok"))
     return 1 if fails else 0
 
