@@ -41,6 +41,23 @@ static void note_access(struct rfs_daemon *d, fuse_ino_t ino, int flags)
 		rfs_inval_attr_now(d, ino);
 }
 
+/*
+ * killpriv_v2 (fuse_hook.c): a WRITE or an O_TRUNC OPEN by a caller without
+ * CAP_FSETID asks the daemon to clear setuid/setgid.  The kernel caches
+ * the mode it knew: dropped when fs changed it (attributes only, no inode
+ * lock: see fuse_inval.c).
+ */
+static void kill_privs(fuse_req_t req, struct rfs_daemon *d, fuse_ino_t ino)
+{
+	struct fs_ctx ctx;
+
+	if (!rfs_req_kills_privs())
+		return;
+	ctx = rfs_ctx(req);
+	if (fs_kill_privs(d->fs, &ctx, ino) > 0)
+		rfs_inval_attr_now(d, ino);
+}
+
 void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
@@ -51,6 +68,8 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	if (fi->flags & O_TRUNC)
+		kill_privs(req, d, ino);
 	fi->fh = rfs_fh_make(fh, fi->flags);
 	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
 	rfs_space_opened(d, ino, fi->fh);
@@ -113,9 +132,12 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 			size_t size, off_t off, const struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
-	ssize_t n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
-			     open_flags(d, fi->flags) |
-			     (fi->writepage ? FS_WRITE_CACHE : 0));
+	ssize_t n;
+
+	kill_privs(req, d, ino);
+	n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
+		     open_flags(d, fi->flags) |
+		     (fi->writepage ? FS_WRITE_CACHE : 0));
 
 	rfs_space_update(d);
 	/* An O_DIRECT write bypasses the page cache, and the kernel drops

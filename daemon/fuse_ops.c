@@ -132,10 +132,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		want |= FUSE_CAP_DONT_MASK;
 	conn->want |= want & conn->capable;
 	/* the daemon is the only writer: nothing changes behind the cache.
-	 * HANDLE_KILLPRIV off: the kernel clears setuid/setgid on write,
-	 * truncate and chown itself, with the VFS's exact rules (who wrote,
-	 * group membership, S_IXGRP), and tells us with a SETATTR; writes
-	 * from the writeback cache carry no user to decide it here. */
+	 * HANDLE_KILLPRIV (v1) off: writes from the writeback cache carry no
+	 * user to decide it here.  killpriv_v2 is fuse_hook.c's (libfuse
+	 * 3.14 has no capability for it); see op_setattr. */
 	conn->want &= ~(unsigned)(FUSE_CAP_AUTO_INVAL_DATA |
 				  FUSE_CAP_HANDLE_KILLPRIV);
 	/* file handles (open_by_handle_at, NFS) outlive the kernel's memory
@@ -149,13 +148,18 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->time_gran = 1;
 	d->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
 	d->dont_mask = conn->want & FUSE_CAP_DONT_MASK;
-	rfs_log(LOG_INFO, "fuse %u.%u: writeback cache %s, splice %s, "
-		"posix acl %s, max_write %u KiB", conn->proto_major,
-		conn->proto_minor, d->writeback ? "on" : "off",
+	rfs_log(LOG_INFO, "fuse %u.%u: writeback cache %s, splice read %s, "
+		"posix acl %s, killpriv_v2 %s, max_write %u KiB",
+		conn->proto_major, conn->proto_minor,
+		d->writeback ? "on" : "off",
 		conn->want & FUSE_CAP_SPLICE_READ ? "on" :
+		!(conn->capable & FUSE_CAP_SPLICE_READ) ?
+		"off (the daemon reads requests: fuse_hook.c)" :
 		"off (a pipe cannot hold max_write: fs.pipe-max-size)",
 		conn->want & FUSE_CAP_POSIX_ACL ? "on" : "off",
-		conn->max_write >> 10);
+		d->killpriv_v2 ? "on" : d->hook ?
+		"off (the kernel does not offer it)" :
+		"off (libfuse reads /dev/fuse)", conn->max_write >> 10);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -219,13 +223,18 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 }
 
 /*
- * Setgid rules: the kernel's FUSE client (HANDLE_KILLPRIV off) clears
- * S_ISUID on write, truncate and fallocate by a caller without CAP_FSETID,
- * but S_ISGID only with group execute (the rule before Linux 6.x); when it
- * has nothing to clear it still sends a SETATTR with no attribute, from
- * the writer.  Such a request becomes FS_SET_ATTR_KILL_SGID, and fs
- * applies today's rule (outside the group: S_ISGID goes) to it, to
- * truncates and to chmods.
+ * Setuid and setgid rules.  Without killpriv_v2 the kernel's FUSE client
+ * (HANDLE_KILLPRIV off) clears S_ISUID on write, truncate and fallocate by
+ * a caller without CAP_FSETID, but S_ISGID only with group execute (the
+ * rule before Linux 6.x); when it has nothing to clear it still sends a
+ * SETATTR with no attribute, from the writer.  With killpriv_v2
+ * (fuse_hook.c) it clears nothing itself: that same SETATTR comes from a
+ * writer or fallocate that must lose privileges, a truncate or chown says
+ * FATTR_KILL_SUIDGID (libfuse's FUSE_SET_ATTR_KILL_SUID, fs's
+ * FS_SET_ATTR_KILL_SUIDGID), and a chown(2) that changes no id comes as a
+ * SETATTR of ctime alone.  The empty SETATTR becomes FS_SET_ATTR_KILL_SGID,
+ * and fs applies today's rules (fs.h) to all of them, to truncates and to
+ * chmods.
  */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
@@ -238,6 +247,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 	if (!to_set)
 		to_set = FS_SET_ATTR_KILL_SGID;
+	else if (to_set == FUSE_SET_ATTR_CTIME && d->killpriv_v2)
+		to_set |= FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN;
 
 	in.ino = ino;
 	in.mode = attr->st_mode;

@@ -10,6 +10,7 @@
  *   fuse_io.c       handlers for files, directories, xattrs
  *   fuse_inval.c    dropping the kernel's cached attributes
  *   fuse_space.c    write(2) fails with ENOSPC near full
+ *   fuse_hook.c     /dev/fuse read and written by the daemon (killpriv_v2)
  *
  * The array and the filesystem are opened by the shared layer
  * (source/source.h), as every raidfs program does.
@@ -48,6 +49,12 @@ struct rfs_daemon {
 				  skips it under a default ACL) */
 	struct rfs_inval *inval;   /* fuse_inval.c */
 	struct rfs_space *space;   /* fuse_space.c; NULL: nothing checked */
+	/* fuse_hook.c: installed; the kernel takes FUSE_HANDLE_KILLPRIV_V2
+	 * (the daemon clears setuid/setgid when a request asks); the unique
+	 * of the INIT whose reply is still to be sent */
+	bool hook;
+	bool killpriv_v2;
+	uint64_t hook_init_unique;
 };
 
 /* session.c: the FUSE session, created before the array is opened and
@@ -59,6 +66,13 @@ int rfs_session_mount(struct fuse_session *se, const char *mountpoint);
 int rfs_session_serve(struct fuse_session *se, struct rfs_daemon *d,
 		      const char *mountpoint);
 void rfs_session_destroy(struct fuse_session *se);
+
+/* fuse_hook.c: the daemon reads and writes /dev/fuse itself (see the
+ * file); install once mounted, before the loop. */
+int rfs_hook_install(struct fuse_session *se, struct rfs_daemon *d);
+/* the request this thread handles asks to clear setuid/setgid (a WRITE or
+ * an OPEN with O_TRUNC by a caller without CAP_FSETID) */
+bool rfs_req_kills_privs(void);
 
 /* fuse_inval.c: drop the kernel's cached attributes, asynchronously. */
 int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);

@@ -108,6 +108,10 @@ int rfs_session_serve(struct fuse_session *se, struct rfs_daemon *d,
 	int ret = -ENOMEM;
 
 	if (cfg) {
+		if (rfs_hook_install(se, d) < 0)
+			rfs_log(LOG_WARNING, "libfuse reads /dev/fuse itself: "
+				"no killpriv_v2, every write(2) asks for "
+				"security.capability");
 		fuse_loop_cfg_set_max_threads(cfg, RFS_MAX_THREADS);
 		fuse_loop_cfg_set_clone_fd(cfg, 1);
 		if (rfs_inval_start(d, se) < 0)

@@ -113,9 +113,18 @@ struct fs_attr {
 #define FS_SET_ATTR_ATIME_NOW (1 << 7)
 #define FS_SET_ATTR_MTIME_NOW (1 << 8)
 #define FS_SET_ATTR_CTIME (1 << 10)
-/* the caller wrote to the file: drop S_ISGID as below (the daemon's
- * translation of the kernel's kill-privileges request) */
+/*
+ * Privileges to take away, as Linux does (fs_setattr_ctx): with
+ * FS_SET_ATTR_UID or _GID, or with FS_SET_ATTR_CHOWN (a chown(2) that
+ * changes no id), as chown does, for any caller; else as a write or a
+ * truncate does, for a caller without CAP_FSETID.  KILL_SUIDGID is the
+ * kernel's FATTR_KILL_SUIDGID (killpriv_v2, the value libfuse passes on);
+ * KILL_SGID the daemon's translation of the SETATTR with no attribute
+ * that the kernel sends from the writer when it finds privileges to drop.
+ */
+#define FS_SET_ATTR_KILL_SUIDGID (1 << 11)
 #define FS_SET_ATTR_KILL_SGID (1 << 12)
+#define FS_SET_ATTR_CHOWN (1 << 20)
 
 /*
  * Where the library's messages go (damaged metadata, a failed commit, an
@@ -209,10 +218,17 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *in,
  * S_ISGID is dropped (Linux 6.x setattr_prepare and
  * setattr_should_drop_sgid) when a mode change, a size change or
  * FS_SET_ATTR_KILL_SGID comes from a caller neither in the file's group
- * (the new group, when it changes too) nor uid 0.
+ * (the new group, when it changes too) nor uid 0.  The KILL bits drop
+ * privileges as their comment above says: S_ISUID, and S_ISGID when the
+ * group may execute or the caller is outside the file's group (and, for
+ * a chown, lacks CAP_FSETID); regular files only (chown: all but
+ * directories).
  */
 int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		   const struct fs_attr *in, int to_set, struct fs_attr *out);
+/* A write (or an O_TRUNC open) by ctx: drops S_ISUID and S_ISGID as
+ * FS_SET_ATTR_KILL_SUIDGID does.  1 if the mode changed, 0 if not. */
+int fs_kill_privs(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino);
 
 int fs_mknod(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, mode_t mode, dev_t rdev, struct fs_attr *attr);

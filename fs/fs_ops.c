@@ -76,16 +76,47 @@ static int setattr_sgid(const struct fs_ctx *ctx, const struct fs_inode *ip,
 	return to_set | FS_SET_ATTR_MODE;
 }
 
+/*
+ * The bits of mode (the mode about to be set) that the KILL bits of to_set
+ * take away: Linux's setattr_should_drop_suidgid for a write or truncate
+ * (a caller with CAP_FSETID, uid 0 here, keeps them), chown_common for a
+ * chown (S_ISUID goes whoever calls; S_ISGID as setattr_should_drop_sgid
+ * says, CAP_FSETID keeping it).  The kernel with killpriv_v2 leaves all
+ * of it to the daemon.
+ */
+static mode_t privs_killed(const struct fs_ctx *ctx,
+			   const struct fs_inode *ip, int to_set, mode_t mode)
+{
+	bool chown = to_set & (FS_SET_ATTR_UID | FS_SET_ATTR_GID |
+			       FS_SET_ATTR_CHOWN);
+	mode_t kill = S_ISUID;
+
+	if (!(to_set & (FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_KILL_SGID)))
+		return 0;
+	if (chown ? S_ISDIR(ip->d.mode) : !S_ISREG(ip->d.mode))
+		return 0;
+	if (!chown && (!ctx || ctx->uid == 0))
+		return 0;
+	if ((mode & S_IXGRP) || !fs_ctx_in_group(ctx, ip->d.gid))
+		kill |= S_ISGID;
+	return mode & kill;
+}
+
 static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
 			  struct fs_inode *ip, const struct fs_attr *in,
 			  int to_set)
 {
 	struct fs_tx *tx;
 	bool resized = false;
-	mode_t mode;
+	mode_t mode, kill;
 	int err;
 
 	to_set = setattr_sgid(ctx, ip, in, to_set, &mode);
+	kill = privs_killed(ctx, ip, to_set, mode);
+	if (kill) {
+		mode &= ~kill;
+		to_set |= FS_SET_ATTR_MODE;
+	}
 	err = fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
 			      (to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_UID |
 					 FS_SET_ATTR_GID)) ? FS_CHANGE_ATTR :
@@ -146,6 +177,26 @@ int fs_setattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	err = setattr_locked(fs, ctx, ip, in, to_set);
 	if (!err && out)
 		fs_inode_to_attr(fs, ip, out);
+	pthread_rwlock_unlock(&ip->lock);
+	fs_iput(fs, ip);
+	return err;
+}
+
+int fs_kill_privs(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino)
+{
+	const struct fs_attr none = { 0 };
+	struct fs_inode *ip;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&ip->lock);
+	if (privs_killed(ctx, ip, FS_SET_ATTR_KILL_SUIDGID, ip->d.mode)) {
+		err = setattr_locked(fs, ctx, ip, &none,
+				     FS_SET_ATTR_KILL_SUIDGID);
+		if (!err)
+			err = 1;
+	}
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
 	return err;

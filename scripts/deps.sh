@@ -10,7 +10,7 @@ CHECK=
 PKGS="build-essential pkg-config libisal-dev libxxhash-dev libfuse3-dev fuse3 \
 libconfuse-dev libcmocka-dev uuid-dev libblkid-dev libmount-dev libudev-dev util-linux attr acl \
 xxhash kmod xfsprogs btrfs-progs mdadm lvm2 fdisk e2fsprogs python3 procps \
-libaio-dev libjson-c-dev python3-jsonschema man-db groff-base systemd"
+libaio-dev libjson-c-dev python3-jsonschema man-db groff-base systemd libcap2-bin"
 [ $# -eq 0 ] || PKGS="$*"
 
 missing=""

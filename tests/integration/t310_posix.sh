@@ -14,7 +14,6 @@
 # raidfs bugs found by this test and not fixed yet: "check-name reason".
 # Check names are "posix-<case>" (posix.py --list) and "posix-remount".
 KNOWN_FAILURES=(
-	"posix-write_clears_suid write by a non-member keeps S_ISGID of a 02666 file (tmpfs drops it): the FUSE kernel only kills S_ISGID with S_IXGRP unless the daemon handles killpriv_v2"
 	"posix-remount mtime/ctime shown after a write through the cache (O_APPEND writes, a write that kills setuid bits) or after fallocate differ from those found after remount (kernel-cached vs daemon-stamped times)"
 )
 

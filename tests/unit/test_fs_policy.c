@@ -444,6 +444,89 @@ static void test_setgid_dropped_outside_the_group(void **state)
 	}
 }
 
+/*
+ * The kernel's kill requests (FS_SET_ATTR_KILL_SUIDGID: killpriv_v2's
+ * FATTR_KILL_SUIDGID; FS_SET_ATTR_KILL_SGID: the SETATTR with no
+ * attribute) as Linux's setattr_should_drop_suidgid and chown_common
+ * decide.  Same file and callers as above.
+ */
+static void test_privs_killed_as_linux(void **state)
+{
+	struct tfs *t = *state;
+	const int kill = FS_SET_ATTR_KILL_SUIDGID;
+	const int chown = FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_UID;
+	static const struct {
+		const char *what;
+		uid_t uid;
+		gid_t file_gid;
+		int to_set;
+		mode_t mode, want;
+	} cases[] = {
+		{ "write by another outside", 2000, 5, kill, 06777, 0777 },
+		{ "write outside, no group x", 2000, 5, kill, 06766, 0766 },
+		{ "write outside, setuid only", 2000, 5, kill, 04766, 0766 },
+		{ "write by a member, group x", 2000, 7, kill, 06777, 0777 },
+		{ "write by a member, no group x", 2000, 7, kill, 06766, 02766 },
+		{ "write by root", 0, 5, kill, 06777, 06777 },
+		{ "empty SETATTR, setuid", 2000, 5, FS_SET_ATTR_KILL_SGID,
+		  04766, 0766 },
+		{ "empty SETATTR by root", 0, 5, FS_SET_ATTR_KILL_SGID,
+		  06777, 06777 },
+		{ "truncate by another", 2000, 7, kill | FS_SET_ATTR_SIZE,
+		  06777, 0777 },
+		{ "chown by root, group x", 0, 5, chown, 06755, 0755 },
+		{ "chown by root, no group x", 0, 5, chown, 02745, 02745 },
+		{ "chown by root, setuid", 0, 5, chown, 04700, 0700 },
+		{ "chown -1 -1 by the owner outside", 1000, 5,
+		  FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN, 02745, 0745 },
+		{ "chown -1 -1 by the owner, a member", 1000, 7,
+		  FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN, 06745, 02745 },
+		{ "nothing asked", 2000, 5, FS_SET_ATTR_MTIME_NOW, 04777, 04777 },
+	};
+	uint64_t f = tfs_create(t, ROOT, "f");
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fs_ctx ctx = { .uid = cases[i].uid, .gid = 1000,
+				      .in_groups = in_group_7 };
+		struct fs_attr in = { .mode = cases[i].mode, .uid = 1000,
+				      .gid = cases[i].file_gid };
+
+		assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
+					    FS_SET_ATTR_UID | FS_SET_ATTR_GID,
+					    NULL), 0);
+		assert_int_equal(fs_setattr_ctx(t->fs, &ctx, f, &in,
+						cases[i].to_set, NULL), 0);
+		if (mode_of(t, f) != cases[i].want)
+			fail_msg("%s: mode %o, want %o", cases[i].what,
+				 mode_of(t, f), cases[i].want);
+	}
+}
+
+/* A WRITE or O_TRUNC open with the kernel's kill flag: fs_kill_privs says
+ * whether it changed the mode; directories keep theirs. */
+static void test_kill_privs_of_a_write(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_ctx other = { .uid = 2000, .gid = 1000 };
+	struct fs_ctx root = { .uid = 0, .gid = 0 };
+	struct fs_attr in = { .mode = 06777, .uid = 1000, .gid = 5 };
+	uint64_t f = tfs_create(t, ROOT, "f");
+	uint64_t d = tfs_mkdir(t, ROOT, "d");
+	const int set = FS_SET_ATTR_MODE | FS_SET_ATTR_UID | FS_SET_ATTR_GID;
+
+	assert_int_equal(fs_setattr(t->fs, f, &in, set, NULL), 0);
+	assert_int_equal(fs_kill_privs(t->fs, &root, f), 0);
+	assert_int_equal(mode_of(t, f), 06777);
+	assert_int_equal(fs_kill_privs(t->fs, &other, f), 1);
+	assert_int_equal(mode_of(t, f), 0777);
+	assert_int_equal(fs_kill_privs(t->fs, &other, f), 0);
+	in.mode = 02775;
+	assert_int_equal(fs_setattr(t->fs, d, &in, set, NULL), 0);
+	assert_int_equal(fs_kill_privs(t->fs, &other, d), 0);
+	assert_int_equal(mode_of(t, d), 02775);
+}
+
 /* setfacl by the owner outside the group drops S_ISGID, as chmod does */
 static void test_set_acl_drops_setgid_outside_the_group(void **state)
 {
@@ -533,6 +616,8 @@ int main(void)
 		T(test_xattr_namespaces),
 		T(test_append_goes_to_the_end),
 		T(test_setgid_dropped_outside_the_group),
+		T(test_privs_killed_as_linux),
+		T(test_kill_privs_of_a_write),
 		T(test_set_acl_drops_setgid_outside_the_group),
 		T(test_iflags_enforced_and_kept),
 	};
