@@ -4,7 +4,8 @@
 # writes, not 200), and the daemon clears setuid/setgid where Linux does:
 # each case runs on tmpfs and on raidfs and must leave the same mode -
 # buffered and O_DIRECT writes, an O_TRUNC open, truncate, fallocate by
-# an unprivileged user; a second write after the bits are set again;
+# an unprivileged user, none of it by root; a second write after the bits
+# are set again;
 # chown by root and chown(2) with -1, -1 by the owner; file capabilities
 # dropped by a write, again after they are set again.
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +71,14 @@ os.close(fd)' "$d/direct.$m" || t_fail "O_DIRECT write by nobody in $d"
 		same_mode "$op.$m" "$op by nobody of a root file $m"
 	done
 done
+
+t_log "root's writes, truncate and O_TRUNC open keep the bits (CAP_FSETID)"
+for d in "$REF" "$M"; do
+	for op in write otrunc trunc; do mkfile "$d" "root_$op" 6777 65534:65534; done
+	echo x >>"$d/root_write"; : >"$d/root_otrunc"; truncate -s 3 "$d/root_trunc"
+done
+for op in write otrunc trunc; do same_mode "root_$op" "$op by root"; done
+[ "$(stat -c %a "$M/root_write")" = 6777 ] || t_fail "root's write dropped the bits"
 
 t_log "written once, setuid again, written again: cleared again"
 for d in "$REF" "$M"; do
