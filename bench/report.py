@@ -250,7 +250,8 @@ against raidfs-5, raidz2 and btrfs raid6 against raidfs-6, the ceiling and
 the backing store against raidfs-5).  ceiling-xattr is the same
 passthrough serving extended attributes, as raidfs does: the kernel then
 asks for security.capability before every write(2), a round trip the plain
-ceiling answers once for all with ENOSYS.  For MiB/s, IOPS and files/s higher
+ceiling answers once for all with ENOSYS (raidfs negotiates killpriv_v2,
+which the passthrough cannot, and is asked once per file).  For MiB/s, IOPS and files/s higher
 is better; for CPU (s per GiB, us per operation, %, s) and seconds lower
 is.  An empty cell: no value that round (the job failed, was skipped, or
 bonnie++ found the phase too fast to time, its "+++++").

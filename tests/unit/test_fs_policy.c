@@ -400,18 +400,44 @@ static bool in_group_7(const struct fs_ctx *ctx, gid_t g)
 	return g == 7;
 }
 
+struct mode_case {
+	const char *what;
+	uid_t uid;              /* the caller's; its gid 1000, groups 7 */
+	gid_t file_gid;         /* the file is uid 1000's */
+	int to_set;
+	mode_t mode, want;
+};
+
+/* Each case on one file: its owner, group and mode set, then to_set by
+ * the caller; the mode must be want. */
+static void run_mode_cases(struct tfs *t, const struct mode_case *cases,
+			   size_t n)
+{
+	uint64_t f = tfs_create(t, ROOT, "f");
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct fs_ctx ctx = { .uid = cases[i].uid, .gid = 1000,
+				      .in_groups = in_group_7 };
+		struct fs_attr in = { .mode = cases[i].mode, .uid = 1000,
+				      .gid = cases[i].file_gid };
+
+		assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
+					    FS_SET_ATTR_UID | FS_SET_ATTR_GID,
+					    NULL), 0);
+		assert_int_equal(fs_setattr_ctx(t->fs, &ctx, f, &in,
+						cases[i].to_set, NULL), 0);
+		if (mode_of(t, f) != cases[i].want)
+			fail_msg("%s: mode %o, want %o", cases[i].what,
+				 mode_of(t, f), cases[i].want);
+	}
+}
+
 /* The file belongs to uid 1000, group 5 (7 in the last row); the caller
  * is uid 1000 or 2000, gid 1000, supplementary group 7. */
 static void test_setgid_dropped_outside_the_group(void **state)
 {
-	struct tfs *t = *state;
-	static const struct {
-		const char *what;
-		uid_t uid;
-		gid_t file_gid;
-		int to_set;
-		mode_t mode, want;
-	} cases[] = {
+	static const struct mode_case cases[] = {
 		{ "chmod by the owner outside", 1000, 5, FS_SET_ATTR_MODE,
 		  02755, 0755 },
 		{ "chmod by root", 0, 5, FS_SET_ATTR_MODE, 02755, 02755 },
@@ -424,24 +450,8 @@ static void test_setgid_dropped_outside_the_group(void **state)
 		{ "write by a supplementary member", 2000, 7,
 		  FS_SET_ATTR_KILL_SGID, 02666, 02666 },
 	};
-	uint64_t f = tfs_create(t, ROOT, "f");
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fs_ctx ctx = { .uid = cases[i].uid, .gid = 1000,
-				      .in_groups = in_group_7 };
-		struct fs_attr in = { .mode = cases[i].mode, .uid = 1000,
-				      .gid = cases[i].file_gid };
-
-		assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
-					    FS_SET_ATTR_UID | FS_SET_ATTR_GID,
-					    NULL), 0);
-		assert_int_equal(fs_setattr_ctx(t->fs, &ctx, f, &in,
-						cases[i].to_set, NULL), 0);
-		if (mode_of(t, f) != cases[i].want)
-			fail_msg("%s: mode %o, want %o", cases[i].what,
-				 mode_of(t, f), cases[i].want);
-	}
+	run_mode_cases(*state, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /*
@@ -450,58 +460,39 @@ static void test_setgid_dropped_outside_the_group(void **state)
  * attribute) as Linux's setattr_should_drop_suidgid and chown_common
  * decide.  Same file and callers as above.
  */
+#define KILL FS_SET_ATTR_KILL_SUIDGID
+#define CHOWN_KILL (FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_UID)
+#define CHOWN_SAME_KILL (FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN)
 static void test_privs_killed_as_linux(void **state)
 {
-	struct tfs *t = *state;
-	const int kill = FS_SET_ATTR_KILL_SUIDGID;
-	const int chown = FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_UID;
-	static const struct {
-		const char *what;
-		uid_t uid;
-		gid_t file_gid;
-		int to_set;
-		mode_t mode, want;
-	} cases[] = {
-		{ "write by another outside", 2000, 5, kill, 06777, 0777 },
-		{ "write outside, no group x", 2000, 5, kill, 06766, 0766 },
-		{ "write outside, setuid only", 2000, 5, kill, 04766, 0766 },
-		{ "write by a member, group x", 2000, 7, kill, 06777, 0777 },
-		{ "write by a member, no group x", 2000, 7, kill, 06766, 02766 },
-		{ "write by root", 0, 5, kill, 06777, 06777 },
+	static const struct mode_case cases[] = {
+		{ "write by another outside", 2000, 5, KILL, 06777, 0777 },
+		{ "write outside, no group x", 2000, 5, KILL, 06766, 0766 },
+		{ "write outside, setuid only", 2000, 5, KILL, 04766, 0766 },
+		{ "write by a member, group x", 2000, 7, KILL, 06777, 0777 },
+		{ "write by a member, no group x", 2000, 7, KILL, 06766, 02766 },
+		{ "write by root", 0, 5, KILL, 06777, 06777 },
 		{ "empty SETATTR, setuid", 2000, 5, FS_SET_ATTR_KILL_SGID,
 		  04766, 0766 },
 		{ "empty SETATTR by root", 0, 5, FS_SET_ATTR_KILL_SGID,
 		  06777, 06777 },
-		{ "truncate by another", 2000, 7, kill | FS_SET_ATTR_SIZE,
+		{ "truncate by another", 2000, 7, KILL | FS_SET_ATTR_SIZE,
 		  06777, 0777 },
-		{ "chown by root, group x", 0, 5, chown, 06755, 0755 },
-		{ "chown by root, no group x", 0, 5, chown, 02745, 02745 },
-		{ "chown by root, setuid", 0, 5, chown, 04700, 0700 },
+		{ "chown by root, group x", 0, 5, CHOWN_KILL, 06755, 0755 },
+		{ "chown by root, no group x", 0, 5, CHOWN_KILL, 02745, 02745 },
+		{ "chown by root, setuid", 0, 5, CHOWN_KILL, 04700, 0700 },
 		{ "chown -1 -1 by the owner outside", 1000, 5,
-		  FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN, 02745, 0745 },
+		  CHOWN_SAME_KILL, 02745, 0745 },
 		{ "chown -1 -1 by the owner, a member", 1000, 7,
-		  FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN, 06745, 02745 },
+		  CHOWN_SAME_KILL, 06745, 02745 },
 		{ "nothing asked", 2000, 5, FS_SET_ATTR_MTIME_NOW, 04777, 04777 },
 	};
-	uint64_t f = tfs_create(t, ROOT, "f");
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fs_ctx ctx = { .uid = cases[i].uid, .gid = 1000,
-				      .in_groups = in_group_7 };
-		struct fs_attr in = { .mode = cases[i].mode, .uid = 1000,
-				      .gid = cases[i].file_gid };
-
-		assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_MODE |
-					    FS_SET_ATTR_UID | FS_SET_ATTR_GID,
-					    NULL), 0);
-		assert_int_equal(fs_setattr_ctx(t->fs, &ctx, f, &in,
-						cases[i].to_set, NULL), 0);
-		if (mode_of(t, f) != cases[i].want)
-			fail_msg("%s: mode %o, want %o", cases[i].what,
-				 mode_of(t, f), cases[i].want);
-	}
+	run_mode_cases(*state, cases, sizeof(cases) / sizeof(cases[0]));
 }
+#undef KILL
+#undef CHOWN_KILL
+#undef CHOWN_SAME_KILL
 
 /* A WRITE or O_TRUNC open with the kernel's kill flag: fs_kill_privs says
  * whether it changed the mode; directories keep theirs. */
