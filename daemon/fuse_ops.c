@@ -143,7 +143,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want |= FUSE_CAP_EXPORT_SUPPORT & conn->capable;
 	conn->max_write = RFS_MAX_WRITE;
 	conn->max_readahead = RFS_MAX_WRITE;
-	if (!pipe_holds(RFS_MAX_WRITE + 4096))
+	/* probed only when splice is still wanted: with fuse_hook.c the
+	 * kernel connection never offers it */
+	if ((conn->want & FUSE_CAP_SPLICE_READ) &&
+	    !pipe_holds(RFS_MAX_WRITE + 4096))
 		conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 	conn->time_gran = 1;
 	d->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
