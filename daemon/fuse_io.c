@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,11 +108,59 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 }
 
+/*
+ * Each worker thread keeps its READ buffer.  A fresh one per request is,
+ * at 1 MiB, an mmap and a munmap in glibc: a page fault on every page
+ * and, at each free, a TLB shootdown on every thread of the daemon.
+ * Page-aligned: the blocks land in it straight from the members, and a
+ * degraded read rebuilds into it (ISA-L's XOR takes aligned buffers
+ * only; others go to the scalar code).  fuse_reply_buf has copied it
+ * out by the time it returns.  Freed at thread exit (read_buf_key's
+ * destructor); a request above READ_BUF_KEEP gets a buffer of its own.
+ */
+#define READ_BUF_KEEP (4u << 20)
+
+static pthread_key_t read_buf_key;
+static pthread_once_t read_buf_once = PTHREAD_ONCE_INIT;
+static __thread void *read_buf_mem;
+static __thread size_t read_buf_size;
+
+static void read_buf_key_make(void)
+{
+	if (pthread_key_create(&read_buf_key, free))
+		abort();        /* no key at start-up: nothing can run */
+}
+
+static void *read_buf_get(size_t size)
+{
+	void *p = NULL;
+
+	size = size ? size : 1;
+	if (size <= read_buf_size)
+		return read_buf_mem;
+	if (posix_memalign(&p, 4096, size))
+		return NULL;
+	if (size > READ_BUF_KEEP)
+		return p;
+	pthread_once(&read_buf_once, read_buf_key_make);
+	free(read_buf_mem);
+	read_buf_mem = p;
+	read_buf_size = size;
+	pthread_setspecific(read_buf_key, p);
+	return p;
+}
+
+static void read_buf_put(void *p)
+{
+	if (p != read_buf_mem)
+		free(p);
+}
+
 void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = rfs_daemon(req);
-	char *buf = malloc(size ? size : 1);
+	char *buf = read_buf_get(size);
 	ssize_t n;
 
 	if (!buf) {
@@ -125,7 +174,7 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	read_buf_put(buf);
 }
 
 static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,

@@ -185,7 +185,8 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			     "checksum table block fails its seal: its "
 			     "blocks are verified against redundancy");
 		mark_all_unknown(a, slot, e);
-		if (e->unknown)
+		/* A slot with no device has nothing to heal onto. */
+		if (e->unknown && a->m[slot].dev)
 			atomic_store(&a->tables_to_heal, true);
 	}
 	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));

@@ -295,14 +295,20 @@ static void decide(struct resolve *rs, uint32_t c, bool trusted)
 	struct rc_row *out = rs->out;
 	const uint8_t *R = cell(rs, c), *m = rs->media[c];
 	uint64_t e = 0, at = col_block(rs->a, &rs->mp->col[c], rs->row);
-	int kind = rc_csum_entry(rs->a, (int)rs->mp->col[c].member,
-				 rs->mp->col[c].offset + rs->row, &e);
-	bool unwritten = others_unwritten(rs, c) && block_is_zero(R);
+	bool unwritten;
+	int kind;
 
 	out->known[c] = true;
-	switch (rs->st[c]) {
-	case BLK_ABSENT:
+	/* Nothing to decide for a member that is not there, and its entry
+	 * is not looked up: that would load its table from no device, and
+	 * every table block so found unknown would set a heal scrubbing
+	 * the stripes it covers, for entries that cannot be written. */
+	if (rs->st[c] == BLK_ABSENT)
 		return;
+	kind = rc_csum_entry(rs->a, (int)rs->mp->col[c].member,
+			     rs->mp->col[c].offset + rs->row, &e);
+	unwritten = others_unwritten(rs, c) && block_is_zero(R);
+	switch (rs->st[c]) {
 	case BLK_BAD:
 	case BLK_EIO:
 		if (kind == RC_ENTRY_SUM && rc_block_csum(R, at) == e) {

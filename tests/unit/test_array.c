@@ -465,6 +465,65 @@ static void test_writeback_thread(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A degraded read of whole stripes reads each member there once per
+ * stripe: the rows are resolved from one read of every column, not each
+ * column on its own and the lost one again with all the others (read.c,
+ * read_stripe_rows: at RAID 5 of 5 that was 7 member reads for 4 in a
+ * stripe whose lost column holds data).  Nor does it look up the missing
+ * member's checksum table: that has no device to load from, and every
+ * block of it so found "unverified" set a heal scrubbing the stripes it
+ * covers (heal.c) for entries that cannot be written.
+ */
+static void test_degraded_read_once(void **state)
+{
+	enum { STRIPES = 16 };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint64_t before = 0, after = 0, blocks;
+	uint8_t *buf;
+
+	tb_init(&tb, 5, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 65536, 0);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	rc_array_info(a, &info);
+	blocks = (uint64_t)STRIPES * info.stripe_blocks;
+	buf = malloc(blocks * RC_BLOCK_SIZE);
+	assert_non_null(buf);
+	for (uint64_t b = 0; b < blocks; b++) {
+		tb_pattern(buf + b * RC_BLOCK_SIZE, b, 1);
+		m.gen[b] = 1;
+	}
+	assert_int_equal(rc_write(a, 0, (uint32_t)blocks, buf), 0);
+	assert_int_equal(rc_array_close(a), 0);
+
+	a = tb_assemble(&tb, 1u << 1, 0);
+	verify_all(a, &m);      /* and the tables of the others are loaded */
+	for (int i = 0; i < 5; i++)
+		if (i != 1)
+			before += rc_fault_reads(tb.fault[i]);
+	for (uint64_t s = 0; s < STRIPES; s++)
+		assert_int_equal(rc_read(a, s * info.stripe_blocks,
+					 info.stripe_blocks,
+					 buf + s * info.stripe_blocks *
+					 RC_BLOCK_SIZE), 0);
+	for (int i = 0; i < 5; i++)
+		if (i != 1)
+			after += rc_fault_reads(tb.fault[i]);
+	for (uint64_t b = 0; b < blocks; b++)
+		assert_true(tb_check(buf + b * RC_BLOCK_SIZE, b, 1));
+	assert_int_equal(after - before, STRIPES * 4);
+	rc_array_info(a, &info);
+	assert_int_equal(info.tables_unverified, 0);
+	assert_int_equal(rc_array_close(a), 0);
+	free(buf);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* A member fails mid-run: EIO on every read and write, or it vanishes. */
 static void test_degraded_midrun(void **state)
 {
@@ -1073,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_degraded_missing),
 		cmocka_unit_test(test_degraded_midrun),
+		cmocka_unit_test(test_degraded_read_once),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
