@@ -215,7 +215,7 @@ def header(args):
     steal = steal_share(os.path.join(args.run, "cpustat"))
     out = ["# Benchmarks", "",
            "Made by `make bench` (bench/run.sh; how it works and how to read it: the end",
-           "of this file).  Run of %s: %s round(s), targets in alternating order," % (
+           "of this file).  Run of %s: %s round(s), targets in alternating rounds, every other one backwards," % (
                args.start, args.rounds),
            "members on %s.  Settings: %s." % (args.store, settings(args)), ""]
     if args.note:

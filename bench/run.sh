@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh: the benchmark suite (make bench): the same jobs, in
-# alternating rounds (A B C, A B C, ...), on raidfs at every level and on
+# alternating rounds (A B C, C B A, A B C, ...: every other round runs the
+# targets backwards, so that neither a place in the round nor a drift of
+# the machine over the run favours one target), on raidfs at every level and on
 # its peers; the medians go to docs/BENCHMARKS.md (bench/report.py).
 #
 #   bench/run.sh [--help]        as root; settings from the environment:
@@ -187,7 +189,9 @@ START=$(date -u '+%Y-%m-%d %H:%M UTC')
 grep '^cpu ' /proc/stat >"$BENCH_RUN/cpustat"	# steal over the run: the report
 for BENCH_ROUND in $(seq "$ROUNDS"); do
 	export BENCH_ROUND
-	for t in $avail; do round_target "$t"; done
+	order=$avail
+	[ $((BENCH_ROUND % 2)) = 1 ] || order=$(printf '%s\n' $avail | tac)
+	for t in $order; do round_target "$t"; done
 done
 grep '^cpu ' /proc/stat >>"$BENCH_RUN/cpustat"
 python3 "$BENCH_SUITE/report.py" --results "$BENCH_RESULTS" --run "$BENCH_RUN" --out "$OUT" \
