@@ -802,11 +802,17 @@ static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 }
 
 /* Member block of ring block pos of the journal. */
-/* Levels whose full stripes may be written direct (commit.c): parity. */
-static inline bool rc_direct_capable(const struct rc_array *a)
+/* The incompat features the journal of an active array needs
+ * (journal.c): full fresh stripes go direct at every level (commit.c);
+ * at a level without parity their settling after a crash
+ * (replay_direct.c) is 2.3's. */
+static inline uint64_t rc_direct_features(const struct rc_array *a)
 {
-	return a->g.level == RC_RAID4 || a->g.level == RC_RAID5 ||
-	       a->g.level == RC_RAID6;
+	bool parity = a->g.level == RC_RAID4 || a->g.level == RC_RAID5 ||
+		      a->g.level == RC_RAID6;
+
+	return RC_FEATURE_INCOMPAT_DIRECT |
+	       (parity ? 0 : RC_FEATURE_INCOMPAT_DIRECT_NOPARITY);
 }
 
 static inline uint64_t rc_ring_block(const struct rc_array *a, uint64_t pos)

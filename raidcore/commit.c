@@ -226,8 +226,7 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 /* Does the stripe go direct: full, fresh, a parity level? */
 static bool stripe_direct(const struct rc_array *a, const struct rc_stripe *st)
 {
-	return rc_direct_capable(a) && !st->stale &&
-	       st->ndirty == a->stripe_blocks;
+	return !st->stale && st->ndirty == a->stripe_blocks;
 }
 
 /* Queues every write of one locked dirty stripe. */

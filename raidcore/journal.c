@@ -282,10 +282,10 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 	a->sb.array_state = clean ? RC_STATE_CLEAN : RC_STATE_ACTIVE;
 	/* Direct entries may follow in the journal: an older raidcore, which
 	 * would replay them as payload, must not take the array. */
-	if (clean || !rc_direct_capable(a))
-		a->sb.feature_incompat &= ~RC_FEATURE_INCOMPAT_DIRECT;
-	else
-		a->sb.feature_incompat |= RC_FEATURE_INCOMPAT_DIRECT;
+	a->sb.feature_incompat &= ~(RC_FEATURE_INCOMPAT_DIRECT |
+				    RC_FEATURE_INCOMPAT_DIRECT_NOPARITY);
+	if (!clean)
+		a->sb.feature_incompat |= rc_direct_features(a);
 	pthread_mutex_unlock(&a->state_lock);
 	return rc_sb_write_all(a);
 }

@@ -27,10 +27,11 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 2                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 3                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
 						   the admin state; 2.2: direct
-						   stripes in the journal */
+						   stripes in the journal; 2.3:
+						   direct stripes at RAID 0, 1, 10 */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -67,7 +68,12 @@
  * (the journal is empty then), so an older raidcore refuses only an
  * array it would misreplay. */
 #define RC_FEATURE_INCOMPAT_DIRECT 1ull
-#define RC_FEATURE_INCOMPAT_SUPP RC_FEATURE_INCOMPAT_DIRECT
+/* 2.3: ... and they may be of a level without parity (RAID 0, 1, 10),
+ * whose torn stripes a 2.2 raidcore cannot settle: set and cleared with
+ * DIRECT at those levels. */
+#define RC_FEATURE_INCOMPAT_DIRECT_NOPARITY 2ull
+#define RC_FEATURE_INCOMPAT_SUPP (RC_FEATURE_INCOMPAT_DIRECT | \
+				  RC_FEATURE_INCOMPAT_DIRECT_NOPARITY)
 
 enum rc_array_state {
 	RC_STATE_CLEAN = 0,     /* closed cleanly: the journal is empty */

@@ -8,9 +8,11 @@
  * on such a stripe until a flush returned, and no flush followed the last
  * batch: whatever the columns hold is taken as it is and made consistent -
  *
- *   missing columns (no device, faulty, not rebuilt that far) recovered
- *   from the parity, when no more are missing than the redundancy;
- *   the parity made again from the data;
+ *   RAID 4, 5, 6: missing columns (no device, faulty, not rebuilt that
+ *   far) recovered from the parity, when no more are missing than the
+ *   redundancy; the parity made again from the data;
+ *   RAID 1, 10: the first copy there given to the others;
+ *   RAID 0: the columns as they are;
  *   every present cell's table entry its content's,
  *
  * into the overlay, like the rest of the replay.  Afterwards scrub finds
@@ -21,6 +23,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "array.h"
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
@@ -64,36 +67,60 @@ static int settle_put(struct rc_array *a, const struct rc_stripe_map *mp,
 	return ret;
 }
 
+/* Parity levels: the missing columns recovered, the parity made again;
+ * true when the parity columns so changed (when no more are missing than
+ * the redundancy).  RAID 0: nothing to make. */
+static int settle_parity(struct rc_array *a, uint8_t **cols, int *failed,
+			 int nfailed, bool *changed)
+{
+	size_t len = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
+	int d = (int)a->ndata, ret = 0;
+
+	*changed = a->nred && (uint32_t)nfailed <= a->nred;
+	if (!*changed)
+		return 0;
+	if (nfailed)
+		ret = a->par->recover(d, (int)a->nred, len, (void *const *)cols,
+				      failed, nfailed);
+	if (ret == 0 && a->nred == 2)
+		a->par->gen_pq(d, len, (void *const *)cols, cols[d], cols[d + 1]);
+	else if (ret == 0)
+		a->par->gen_p(d, len, (void *const *)cols, cols[d]);
+	return ret;
+}
+
 static int settle_stripe(struct rc_array *a, uint64_t s, uint8_t **cols,
 			 uint64_t *touched)
 {
 	size_t len = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
-	uint32_t d = a->ndata;
-	int failed[RC_MAX_MEMBERS], nfailed, ret = 0;
-	bool missing[RC_MAX_MEMBERS] = { 0 };
+	bool mirror = a->g.level == RC_RAID1 || a->g.level == RC_RAID10;
+	bool missing[RC_MAX_MEMBERS] = { 0 }, changed = false;
+	int failed[RC_MAX_MEMBERS], nfailed, src = -1, ret = 0;
 	struct rc_stripe_map map;
 
 	rc_geom_stripe(&a->g, s, &map);
 	settle_load(a, &map, cols, failed, &nfailed);
 	for (int i = 0; i < nfailed; i++)
 		missing[failed[i]] = true;
-	/* More missing than the redundancy: nothing can be implied; the
-	 * present cells are taken as they are. */
-	if ((uint32_t)nfailed <= a->nred) {
-		if (nfailed)
-			ret = a->par->recover((int)d, (int)a->nred, len,
-					      (void *const *)cols, failed,
-					      nfailed);
-		if (ret == 0 && a->nred == 2)
-			a->par->gen_pq((int)d, len, (void *const *)cols,
-				       cols[d], cols[d + 1]);
-		else if (ret == 0)
-			a->par->gen_p((int)d, len, (void *const *)cols, cols[d]);
-	}
-	for (uint32_t c = 0; c < map.ncols && ret == 0; c++)
+	/* Mirrors: the first copy there is the stripe's content, and goes to
+	 * the others.  Otherwise the columns as found, the parity made from
+	 * them; more missing than the redundancy: nothing can be implied,
+	 * the present cells are taken as they are. */
+	for (uint32_t c = 0; mirror && src < 0 && c < map.ncols; c++)
 		if (!missing[c])
-			ret = settle_put(a, &map, c, cols[c], c >= d &&
-					 (uint32_t)nfailed <= a->nred, touched);
+			src = (int)c;
+	if (!mirror)
+		ret = settle_parity(a, cols, failed, nfailed, &changed);
+	for (uint32_t c = 0; c < map.ncols && ret == 0; c++) {
+		if (missing[c])
+			continue;
+		if (mirror)
+			ret = settle_put(a, &map, c, cols[src], (int)c != src &&
+					 memcmp(cols[c], cols[src], len), touched);
+		else
+			ret = settle_put(a, &map, c, cols[c],
+					 c >= a->ndata && changed, touched);
+	}
 	return ret;
 }
 

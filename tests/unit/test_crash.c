@@ -36,8 +36,8 @@
 #include "rc_test_util.h"
 
 /* The power cuts are split in two binaries that run side by side:
- * this one, and test_crash_raid6.c (CRASH_PART 1: the RAID 6 and the
- * fresh configurations, half of the time). */
+ * this one, and test_crash_raid6.c (CRASH_PART 1: the RAID 6 and most of
+ * the fresh configurations, about half of the time); cfg.part says which. */
 #ifndef CRASH_PART
 #define CRASH_PART 0
 #endif
@@ -53,18 +53,23 @@ struct cfg {
 	enum rc_power_mode mode;
 	bool pairs;
 	bool fresh;             /* fresh_work, not workload */
+	int part;               /* CRASH_PART that runs it */
 };
 
 static const struct cfg cfgs[] = {
-	{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
-	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, false },
-	{ RC_RAID4, 3, 8192, RC_POWER_REORDER, false, false },
-	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, false },
-	{ RC_RAID1, 2, 16384, RC_POWER_REORDER, false, false },
-	{ RC_RAID10, 3, 8192, RC_POWER_REORDER, false, false },
-	{ RC_RAID0, 2, 8192, RC_POWER_REORDER, false, false },
-	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, true },
-	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, true },
+	{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false, 0 },
+	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, false, 0 },
+	{ RC_RAID4, 3, 8192, RC_POWER_REORDER, false, false, 0 },
+	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, false, 1 },
+	{ RC_RAID1, 2, 16384, RC_POWER_REORDER, false, false, 0 },
+	{ RC_RAID10, 3, 8192, RC_POWER_REORDER, false, false, 0 },
+	{ RC_RAID0, 2, 8192, RC_POWER_REORDER, false, false, 0 },
+	{ RC_RAID5, 4, 16384, RC_POWER_REORDER, false, true, 1 },
+	{ RC_RAID6, 5, 8192, RC_POWER_REORDER, true, true, 1 },
+	{ RC_RAID1, 2, 16384, RC_POWER_REORDER, false, true, 1 },
+	{ RC_RAID1, 3, 16384, RC_POWER_REORDER, false, true, 0 },
+	{ RC_RAID10, 3, 8192, RC_POWER_REORDER, false, true, 0 },
+	{ RC_RAID0, 2, 8192, RC_POWER_REORDER, false, true, 0 },
 };
 
 struct op {
@@ -340,7 +345,7 @@ static void test_power_cut_every_write(void **state)
 		uint8_t **base;
 		uint64_t writes;
 
-		if ((c->level == RC_RAID6 || c->fresh) != (CRASH_PART == 1))
+		if (c->part != CRASH_PART)
 			continue;
 		tb_init(&tb, c->members, DEV_BYTES);
 		tb_create(&tb, c->level, c->chunk, 0);
@@ -663,9 +668,9 @@ static void jverify_torn(struct rc_testbed *tb, const struct jmodel *m,
 static void test_journal_damage_torn_last(void **state)
 {
 	static const struct cfg tcfgs[] = {
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false },
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false, 0 },
+		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false, 0 },
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false, 0 },
 	};
 	uint32_t tried = 0;
 
@@ -705,11 +710,11 @@ static void test_journal_damage_torn_last(void **state)
 static void test_journal_damage(void **state)
 {
 	static const struct cfg jcfgs[] = {
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false },
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false },
-		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, false },
-		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, false },
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, false, 0 },
+		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, false, 0 },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, false, 0 },
+		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, false, 0 },
+		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, false, 0 },
 	};
 
 	for (size_t c = 0; c < sizeof(jcfgs) / sizeof(jcfgs[0]); c++) {
@@ -839,10 +844,59 @@ static void test_rw_assembly_writes_nothing(void **state)
 	tb_fini(&tb);
 }
 
+/* While active, an array's superblocks announce the direct stripes its
+ * journal may hold - at a level without parity with DIRECT_NOPARITY, which
+ * a 2.2 raidcore refuses (it would settle a torn one as parity) - and a
+ * clean close takes both away. */
+static void test_direct_features(void **state)
+{
+	static const struct cfg fcfgs[] = {
+		{ RC_RAID0, 2, 8192, RC_POWER_DROP, false, true, 0 },
+		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, true, 0 },
+		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, true, 0 },
+		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, true, 0 },
+	};
+	const uint64_t both = RC_FEATURE_INCOMPAT_DIRECT |
+			      RC_FEATURE_INCOMPAT_DIRECT_NOPARITY;
+
+	for (size_t i = 0; i < sizeof(fcfgs) / sizeof(fcfgs[0]); i++) {
+		const struct cfg *c = &fcfgs[i];
+		bool parity = c->level == RC_RAID5;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_sb sb;
+		int ret;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		write_gen(a, 0, 48, 2, RC_WRITE_FRESH, &ret);
+		assert_int_equal(ret, 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_info(a, &info), 0);
+		if (info.direct_stripes == 0)
+			fail_msg("%s: no stripe went direct",
+				 rc_level_name(c->level));
+		for (int m = 0; m < c->members; m++) {
+			jsb(&tb, m, &sb);
+			assert_int_equal(sb.feature_incompat & both,
+					 parity ? RC_FEATURE_INCOMPAT_DIRECT : both);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		for (int m = 0; m < c->members; m++) {
+			jsb(&tb, m, &sb);
+			assert_int_equal(sb.feature_incompat & both, 0);
+		}
+		tb_fini(&tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rw_assembly_writes_nothing),
+		cmocka_unit_test(test_direct_features),
 		cmocka_unit_test(test_journal_damage),
 		cmocka_unit_test(test_journal_damage_torn_last),
 		cmocka_unit_test(test_power_cut_every_write),

@@ -488,13 +488,13 @@ static const struct raw_case raw_cases[] = {
 	/* format 1 trusted all-zero tables: refused, with what to do */
 	{ "format 1", 8, 2, 1, 0, 0, 0, true, -EPROTONOSUPPORT, "format 1" },
 	{ "major 0xffff", 8, 2, 0xffff, 0, 0, 0, true, -EPROTONOSUPPORT, "major" },
-	{ "incompat bit 1", 32, 8, 2, 0, 0, 0, true, -EPROTONOSUPPORT, "incompat" },
+	{ "incompat bit 2", 32, 8, 4, 0, 0, 0, true, -EPROTONOSUPPORT, "incompat" },
 	{ "incompat bit 63", 32, 8, 1ull << 63, 0, 0, 0, true,
 	  -EPROTONOSUPPORT, "incompat" },
 	/* version is judged before consistency: a 2.x sb may mean other things */
 	{ "newer major, bad level", 8, 2, 3, 76, 4, 99, true,
 	  -EPROTONOSUPPORT, "major" },
-	{ "incompat, bad sb_size", 32, 8, 4, 12, 4, 512, true,
+	{ "incompat, bad sb_size", 32, 8, 8, 12, 4, 512, true,
 	  -EPROTONOSUPPORT, "incompat" },
 	/* the checksum is judged before the version */
 	{ "newer major, not resealed", 8, 2, 3, 0, 0, 0, false, -EBADMSG, "checksum" },
@@ -511,6 +511,9 @@ static const struct raw_case raw_cases[] = {
 	{ "all ro_compat bits", 24, 8, ~0ull, 0, 0, 0, true, 0, NULL },
 	{ "incompat DIRECT (2.2)", 32, 8, RC_FEATURE_INCOMPAT_DIRECT, 0, 0, 0,
 	  true, 0, NULL },
+	{ "incompat DIRECT_NOPARITY (2.3)", 32, 8,
+	  RC_FEATURE_INCOMPAT_DIRECT | RC_FEATURE_INCOMPAT_DIRECT_NOPARITY, 0, 0,
+	  0, true, 0, NULL },
 	{ "reserved0 used", 312, 8, ~0ull, 504, 8, ~0ull, true, 0, NULL },
 	{ "reserved_flags used", 308, 4, ~0u, 0, 0, 0, true, 0, NULL },
 	{ "reserved1 used", 2048, 8, ~0ull, 4080, 8, ~0ull, true, 0, NULL },
