@@ -274,8 +274,12 @@ one job each: bench/targets/*.sh set up and tear down one kind of target
 workload each on the mounted target, bench/report.py writes this file.
 Each round sets every target up afresh, runs every job, fails one member
 and runs the reads again, tears it down, then sets up a smaller copy for
-scrub and rebuild at 10 % and 90 % full.  raidfs's scrub and rebuild are
-offline (fsck.raidfs -y -f, fsck.raidfs -y --rebuild), the peers' online.
+scrub and rebuild at 10 % and 90 % full.  Scrub and rebuild run online
+everywhere: raidfs's scrub is raidfsctl scrub start, its rebuild member 1
+failed, removed and a blank image added (raidfsctl fail, remove, add), each
+timed to its end with the daemon's CPU (before 2026-12-04 they were offline,
+fsck.raidfs -y -f and fsck.raidfs -y -f --rebuild, whose rebuild time held a
+full check of the array as well).
 The raw measurements are in BENCHMARKS.tsv beside this file.
 A change is measured against what it changed with bench/speed.sh: the
 target raidfsref-LEVEL is raidfs-LEVEL run by another build

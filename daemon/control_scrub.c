@@ -180,6 +180,7 @@ static void scrub_events(struct ctl_scrub *sc)
 static void *scrub_main(void *arg)
 {
 	struct ctl_scrub *sc = arg;
+	struct rc_scrub_bufs *bufs = NULL;
 	struct rc_scrub_report r;
 	struct rc_info info;
 	uint64_t s, n, t0, stripe_kib, saved = now_ns(CLOCK_MONOTONIC);
@@ -191,11 +192,18 @@ static void *scrub_main(void *arg)
 	pthread_mutex_lock(&sc->lock);
 	s = sc->pos;
 	pthread_mutex_unlock(&sc->lock);
+	/* one buffer set for the whole run (rc_scrub_bufs_new) */
+	ret = rc_scrub_bufs_new(sc->a, &bufs);
+	if (ret) {
+		pthread_mutex_lock(&sc->lock);
+		sc->err = ret;
+		pthread_mutex_unlock(&sc->lock);
+	}
 	while (s < info.stripes && !atomic_load(&sc->stop) && ret == 0) {
 		n = info.stripes - s < SCRUB_RANGE_STRIPES ? info.stripes - s :
 		    SCRUB_RANGE_STRIPES;
 		t0 = now_ns(CLOCK_MONOTONIC);
-		ret = rc_scrub_stripes(sc->a, s, n, !info.rdonly, &r);
+		ret = rc_scrub_stripes_bufs(sc->a, bufs, s, n, !info.rdonly, &r);
 		s += n;
 		pthread_mutex_lock(&sc->lock);
 		report_add(&sc->rep, &r);
@@ -208,6 +216,7 @@ static void *scrub_main(void *arg)
 		}
 		scrub_pace(sc, n, t0, stripe_kib);
 	}
+	rc_scrub_bufs_free(bufs);
 	through = s >= info.stripes || ret;
 	pthread_mutex_lock(&sc->lock);
 	sc->state = through ? SCRUB_FINISHED : SCRUB_STOPPED;

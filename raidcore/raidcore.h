@@ -521,6 +521,17 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
  * over ranges (the daemon's, stoppable between them). */
 int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
 		     bool repair, struct rc_scrub_report *rep);
+/* The same with buffers the caller keeps from range to range
+ * (rc_scrub_bufs_new; freed by rc_scrub_bufs_free, NULL too): a fresh set
+ * per range is an mmap, a page fault on each page and an munmap, each
+ * time (about 12 ms a range of 64 stripes at RAID 5 of 5: the online
+ * scrub of an empty 1.2 GiB array took 0.9 s).  One set per thread. */
+struct rc_scrub_bufs;
+int rc_scrub_bufs_new(struct rc_array *a, struct rc_scrub_bufs **out);
+void rc_scrub_bufs_free(struct rc_scrub_bufs *b);
+int rc_scrub_stripes_bufs(struct rc_array *a, struct rc_scrub_bufs *b,
+			  uint64_t first, uint64_t count, bool repair,
+			  struct rc_scrub_report *rep);
 
 const char *rc_level_name(enum rc_level level);
 /* "active", "faulty", "missing", "rebuilding", "spare", "empty" */

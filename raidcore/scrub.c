@@ -254,23 +254,68 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	return ret;
 }
 
-int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
-		     bool repair, struct rc_scrub_report *rep)
+struct rc_scrub_bufs {
+	uint32_t members;
+	uint64_t per;                   /* stripes each buffer holds */
+	uint8_t *bufs[RC_MAX_MEMBERS];
+};
+
+int rc_scrub_bufs_new(struct rc_array *a, struct rc_scrub_bufs **out)
+{
+	struct rc_scrub_bufs *b = calloc(1, sizeof(*b));
+	int ret;
+
+	*out = NULL;
+	if (!b)
+		return -ENOMEM;
+	b->members = a->g.members;
+	b->per = scrub_per(a);
+	ret = scrub_bufs_alloc(a, b->per, b->bufs);
+	if (ret) {
+		rc_scrub_bufs_free(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+void rc_scrub_bufs_free(struct rc_scrub_bufs *b)
+{
+	if (!b)
+		return;
+	for (uint32_t m = 0; m < b->members; m++)
+		free(b->bufs[m]);
+	free(b);
+}
+
+int rc_scrub_stripes_bufs(struct rc_array *a, struct rc_scrub_bufs *b,
+			  uint64_t first, uint64_t count, bool repair,
+			  struct rc_scrub_report *rep)
 {
 	struct bad_list bl = { 0 };
-	uint8_t *bufs[RC_MAX_MEMBERS] = { 0 };
-	uint64_t per = scrub_per(a), end;
-	int ret;
+	uint64_t end, per = b->per;
 
 	memset(rep, 0, sizeof(*rep));
 	if (first >= a->stripes)
 		return 0;
 	end = a->stripes - first < count ? a->stripes : first + count;
 	per = per > end - first ? end - first : per;
-	ret = scrub_bufs_alloc(a, per, bufs);
+	return scrub_range(a, first, end, repair, rep, &bl, b->bufs, per,
+			   NULL, NULL);
+}
+
+int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
+		     bool repair, struct rc_scrub_report *rep)
+{
+	struct rc_scrub_bufs *b;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	if (first >= a->stripes)
+		return 0;
+	ret = rc_scrub_bufs_new(a, &b);
 	if (ret == 0)
-		ret = scrub_range(a, first, end, repair, rep, &bl, bufs, per,
-				  NULL, NULL);
-	scrub_bufs_free(a, bufs);
+		ret = rc_scrub_stripes_bufs(a, b, first, count, repair, rep);
+	rc_scrub_bufs_free(b);
 	return ret;
 }

@@ -8,13 +8,11 @@
 #   scrubs   exits 0: this target has scrub and rebuild (below)
 #   up       mkfs + mount;  down  unmount, remove the images
 #   degrade  remount with member 1 gone (levels with redundancy)
-#   scrub    offline full check and repair (fsck.raidfs -y -f); prints
+#   scrub    the online scrub (raidfsctl scrub start), waited for; prints
 #            "WALL CPU MEMBER_MB MEMBERS"
-#   rebuild  member 1 replaced by a blank image and rebuilt offline
-#            (fsck.raidfs -y --rebuild); prints the same
-# Scrub and rebuild are offline today: the array is unmounted around them.
-# An online scrub or rebuild (the daemon's control socket) replaces the
-# body of raidfs_scrub / raidfs_rebuild; the jobs need not change.
+#   rebuild  member 1 failed, removed and replaced by a blank image
+#            (raidfsctl fail, remove, add), the online rebuild waited for;
+#            prints the same
 set -eu
 . "$(dirname "$0")/../lib.sh"
 VERB=$1 LEVEL=$2
@@ -66,26 +64,56 @@ raidfs_degrade() {
 	grep -q DEGRADED "$BENCH_TGT/log" || bench_log "$BENCH_TARGET: no DEGRADED in the log"
 }
 
-# fsck.raidfs VERB...: exit 1 ("errors corrected") is what a rebuild says.
-raidfs_fsck() {
-	bench_measure sh -c '"$0" "$@" || [ $? -le 1 ]' "$BIN/fsck.raidfs" "$@"
+# Waits until the mounted array's status says WHAT: "scrub" finished, or
+# no "rebuild" runs; at most 10 minutes.  Polled every 20 ms (raidfsctl's
+# --wait looks once a second).
+raidfs_wait() {	# WHAT
+	local pat i=0
+	case $1 in
+	scrub) pat='"scrub":{"state":"finished"' ;;
+	rebuild) pat='"rebuild":null' ;;
+	esac
+	until "$BIN/raidfsctl" status --json "$BENCH_MNT" | tr -d ' \n' | grep -qF "$pat"; do
+		i=$((i + 1))
+		[ "$i" -lt 30000 ] || { bench_log "$BENCH_TARGET: $1 not done after 10 minutes"; return 1; }
+		sleep 0.02
+	done
 }
 
+# Times CMD... and the wait for WHAT after it: MEAS_WALL, and MEAS_CPU the
+# growth of the daemon's and the kernel threads' CPU (not the polling's).
+raidfs_timed() {	# WHAT CMD...
+	local what=$1 t0
+	shift
+	bench_cpu_snapshot "$BENCH_TGT/cpu0"
+	t0=$(date +%s.%N)
+	"$@" >/dev/null || return 1
+	raidfs_wait "$what" || return 1
+	MEAS_WALL=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+	bench_cpu_snapshot "$BENCH_TGT/cpu1"
+	MEAS_CPU=$(bench_cpu_growth "$BENCH_TGT/cpu0" "$BENCH_TGT/cpu1")
+}
+
+# Online, as zfs's and btrfs's: the daemon's scrub (raidfsctl scrub).
 raidfs_scrub() {
-	raidfs_unmount
-	raidfs_fsck -y -f "$(cat "$SOURCE_FILE")" || return 1
+	raidfs_timed scrub "$BIN/raidfsctl" scrub start "$BENCH_MNT" || return 1
 	echo "$MEAS_WALL $MEAS_CPU $MB $N"
-	raidfs_mount
 }
 
+# Member 1 failed and taken out, a blank image added in its place: the
+# daemon rebuilds onto it while mounted, timed from the add to the end.
 raidfs_rebuild() {
-	local img="$BENCH_STORE/${IMG}1.img"
+	local old new
 	[ "$LEVEL" != 0 ] || bench_skip "RAID 0 has no redundancy"
-	raidfs_unmount
-	rm -f "$img" && truncate -s "${MB}M" "$img"
-	raidfs_fsck -y -f --rebuild "$img" "$(cat "$SOURCE_FILE")" || return 1
+	old=$(tr ':' '\n' <"$SOURCE_FILE" | sed -n 2p)
+	new=$BENCH_STORE/${IMG}1r$(date +%s%N).img
+	"$BIN/raidfsctl" fail "$BENCH_MNT" 1 >/dev/null || return 1
+	"$BIN/raidfsctl" remove "$BENCH_MNT" 1 >/dev/null || return 1
+	rm -f "$old"
+	truncate -s "${MB}M" "$new"
+	sed "s|$old|$new|" "$SOURCE_FILE" >"$SOURCE_FILE.new" && mv "$SOURCE_FILE.new" "$SOURCE_FILE"
+	raidfs_timed rebuild "$BIN/raidfsctl" add "$BENCH_MNT" "$new" || return 1
 	echo "$MEAS_WALL $MEAS_CPU $MB 1"
-	raidfs_mount
 }
 
 case $VERB in
