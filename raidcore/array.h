@@ -801,7 +801,6 @@ static inline uint64_t rc_abs(const struct rc_array *a, uint64_t mblock)
 	return a->sb.data_offset + mblock;
 }
 
-/* Member block of ring block pos of the journal. */
 /* The incompat features the journal of an active array needs
  * (journal.c): full fresh stripes go direct at every level (commit.c);
  * at a level without parity their settling after a crash
@@ -815,6 +814,7 @@ static inline uint64_t rc_direct_features(const struct rc_array *a)
 	       (parity ? 0 : RC_FEATURE_INCOMPAT_DIRECT_NOPARITY);
 }
 
+/* Member block of ring block pos of the journal. */
 static inline uint64_t rc_ring_block(const struct rc_array *a, uint64_t pos)
 {
 	return a->sb.journal_offset + pos;

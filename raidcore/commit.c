@@ -223,7 +223,7 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 	return 0;
 }
 
-/* Does the stripe go direct: full, fresh, a parity level? */
+/* Does the stripe go direct: every data block dirty and fresh? */
 static bool stripe_direct(const struct rc_array *a, const struct rc_stripe *st)
 {
 	return !st->stale && st->ndirty == a->stripe_blocks;

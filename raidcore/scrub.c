@@ -263,20 +263,19 @@ struct rc_scrub_bufs {
 int rc_scrub_bufs_new(struct rc_array *a, struct rc_scrub_bufs **out)
 {
 	struct rc_scrub_bufs *b = calloc(1, sizeof(*b));
-	int ret;
+	int ret = b ? 0 : -ENOMEM;
 
-	*out = NULL;
-	if (!b)
-		return -ENOMEM;
-	b->members = a->g.members;
-	b->per = scrub_per(a);
-	ret = scrub_bufs_alloc(a, b->per, b->bufs);
+	if (b) {
+		b->members = a->g.members;
+		b->per = scrub_per(a);
+		ret = scrub_bufs_alloc(a, b->per, b->bufs);
+	}
 	if (ret) {
 		rc_scrub_bufs_free(b);
-		return ret;
+		b = NULL;
 	}
 	*out = b;
-	return 0;
+	return ret;
 }
 
 void rc_scrub_bufs_free(struct rc_scrub_bufs *b)
