@@ -1,6 +1,7 @@
 /*
  * fuse_hook: the daemon's own reads and writes of /dev/fuse (libfuse's
- * custom I/O), for what libfuse 3.14 does not pass on: FUSE_HANDLE_KILLPRIV_V2.
+ * custom I/O), for what libfuse 3.14 does not pass on: FUSE_HANDLE_KILLPRIV_V2
+ * and FUSE_DIRECT_IO_ALLOW_MMAP.
  *
  * Without it the kernel asks the daemon, before every write(2) reaches the
  * page cache, whether the file holds security.capability (a GETXATTR round
@@ -15,7 +16,13 @@
  *           FUSE_OPEN_KILL_SUIDGID (OPEN; a CREATE makes a new file, which
  *           has nothing to lose): rfs_req_kills_privs();
  *   writev  the reply, as libfuse would; the INIT reply gets
- *           FUSE_HANDLE_KILLPRIV_V2 when the kernel offered it.
+ *           FUSE_HANDLE_KILLPRIV_V2 when the kernel offered it, and
+ *           FUSE_DIRECT_IO_ALLOW_MMAP (a flags2 bit, Linux 6.6 and later)
+ *           when the kernel offered that: only then do O_DIRECT opens get
+ *           FOPEN_DIRECT_IO (fuse_io.c, open_reply), so that a shared
+ *           mmap of such a file still works and the kernel writes back
+ *           and drops its cached pages of the range before each direct
+ *           read or write, as it does for O_DIRECT on a local filesystem.
  *
  * libfuse handles a request in the thread that read it (fuse_do_work:
  * receive, then process), so a thread-local note is the request's own.
@@ -27,7 +34,8 @@
  * them, and splice would save no copy (DESIGN.md).  Replies may still be
  * spliced.
  *
- * State: d->killpriv_v2 and d->hook_init_unique are written by the thread
+ * State: d->killpriv_v2, d->direct_io and d->hook_init_unique are written
+ * by the thread
  * that reads and answers INIT; the kernel sends no other request before
  * that answer, so the other threads only ever read them.
  */
@@ -40,6 +48,13 @@
 #include <unistd.h>
 
 #include "fuse_ops.h"
+
+/* Linux 6.6's name (include/uapi/linux/fuse.h, 7.39); older headers have
+ * neither it nor its first name, FUSE_DIRECT_IO_RELAX. */
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
+#endif
+#define ALLOW_MMAP_FLAGS2 ((uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32))
 
 static __thread bool req_kills_privs;
 
@@ -64,6 +79,10 @@ static void hook_note(struct rfs_daemon *d, const void *buf, size_t n)
 			d->hook_init_unique = in->unique;
 			d->killpriv_v2 = ii->major == 7 && ii->minor >= 33 &&
 				(ii->flags & FUSE_HANDLE_KILLPRIV_V2);
+			d->direct_io = ii->major == 7 && ii->minor >= 36 &&
+				(ii->flags & FUSE_INIT_EXT) &&
+				len >= offsetof(struct fuse_init_in, flags2) + 4 &&
+				(ii->flags2 & ALLOW_MMAP_FLAGS2);
 		}
 		break;
 	case FUSE_WRITE:
@@ -92,21 +111,40 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 	return n;
 }
 
+/* Adds what the kernel offered of the flags above to libfuse's INIT reply
+ * (its iov[1], NULL if it has none); what it could not add is off. */
+static void hook_init_reply(struct rfs_daemon *d, const struct iovec *reply,
+			    bool ok)
+{
+	struct fuse_init_out *io = reply ? reply->iov_base : NULL;
+
+	if (!ok || !reply ||
+	    reply->iov_len < offsetof(struct fuse_init_out, flags) + 4) {
+		d->killpriv_v2 = d->direct_io = false;
+		return;
+	}
+	if (d->killpriv_v2)
+		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
+	if (d->direct_io &&
+	    reply->iov_len >= offsetof(struct fuse_init_out, flags2) + 4) {
+		io->flags |= FUSE_INIT_EXT;
+		io->flags2 |= ALLOW_MMAP_FLAGS2;
+	} else {
+		d->direct_io = false;
+	}
+}
+
 static ssize_t hook_writev(int fd, struct iovec *iov, int count,
 			   void *userdata)
 {
 	struct rfs_daemon *d = userdata;
 	const struct fuse_out_header *out = iov[0].iov_base;
 
-	if (count >= 2 && iov[0].iov_len >= sizeof(*out) &&
+	if (count >= 1 && iov[0].iov_len >= sizeof(*out) &&
 	    out->unique == d->hook_init_unique) {
 		d->hook_init_unique = UINT64_MAX;
-		if (out->error == 0 && d->killpriv_v2 &&
-		    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + 4)
-			((struct fuse_init_out *)iov[1].iov_base)->flags |=
-				FUSE_HANDLE_KILLPRIV_V2;
-		else
-			d->killpriv_v2 = false;
+		hook_init_reply(d, count >= 2 ? &iov[1] : NULL,
+				out->error == 0);
 	}
 	return writev(fd, iov, count);
 }

@@ -2,8 +2,8 @@
  * fuse_io: request handlers for open files, directories and extended
  * attributes (the inode and name handlers and the table: fuse_ops.c).
  *
- * fi->fh is fs's own handle with a write bit (rfs_fh_make).  O_APPEND:
- * with the writeback cache the kernel places appends itself (the flag is
+ * fi->fh is fs's own handle with a write and a direct bit (rfs_fh_make).
+ * O_APPEND: with the writeback cache the kernel places appends itself (the flag is
  * dropped before fs_write sees it; fs_open sees it, for append-only
  * files); without it, fs_write gets the flag and writes at the end of
  * file under the inode's lock.  Extended attributes:
@@ -59,6 +59,28 @@ static void kill_privs(fuse_req_t req, struct rfs_daemon *d, fuse_ino_t ino)
 		rfs_inval_attr_now(d, ino);
 }
 
+/*
+ * What an OPEN or CREATE reply tells the kernel of fs's handle fh.
+ * keep_cache: nothing changes a file behind the kernel's page cache.
+ * direct_io (FOPEN_DIRECT_IO) for an O_DIRECT open, once the kernel took
+ * FUSE_DIRECT_IO_ALLOW_MMAP (fuse_hook.c): without it the kernel sends an
+ * O_DIRECT write(2) down its page-cache path, which (writeback cache)
+ * drops the inode's size and times after each write, so the next one
+ * first asks GETATTR, and then, S_NOSEC gone with the new attributes,
+ * GETXATTR security.capability: three round trips per write instead of
+ * one (DESIGN.md "O_DIRECT").  On the direct path the kernel clears
+ * nothing before a write: the daemon drops setuid/setgid when the WRITE
+ * asks (FUSE_WRITE_KILL_SUIDGID, kill_privs) and capabilities always
+ * (write_at).
+ */
+static void open_reply(const struct rfs_daemon *d, uint64_t fh,
+		       struct fuse_file_info *fi)
+{
+	fi->keep_cache = 1;
+	fi->direct_io = d->direct_io && (fi->flags & O_DIRECT);
+	fi->fh = rfs_fh_make(fh, fi->flags, fi->direct_io);
+}
+
 void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = fuse_req_userdata(req);
@@ -71,8 +93,7 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fi->flags & O_TRUNC)
 		kill_privs(req, d, ino);
-	fi->fh = rfs_fh_make(fh, fi->flags);
-	fi->keep_cache = 1;    /* nothing changes the file behind the kernel */
+	open_reply(d, fh, fi);
 	rfs_space_opened(d, ino, fi->fh);
 	if ((fi->flags & (O_ACCMODE | O_TRUNC)) == O_RDONLY)
 		note_access(d, ino, fi->flags);
@@ -97,8 +118,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fi->fh = rfs_fh_make(fh, fi->flags);
-	fi->keep_cache = 1;
+	open_reply(d, fh, fi);
 	rfs_space_opened(d, a.ino, fi->fh);
 	rfs_entry_from_attr(req, &a, &e);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -168,6 +188,17 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	n = fs_read(d->fs, ino, (uint64_t)off, size, buf);
+	/* A read on a FOPEN_DIRECT_IO handle that ends at fs's end of file
+	 * may end before the kernel's: a buffered write past the end that
+	 * the writeback cache still holds has grown the file there only.
+	 * The kernel wrote back the dirty pages of the read's range, not the
+	 * rest; dropping every page of the file writes back (launders) the
+	 * dirty ones, so fs then has the size the reader saw.  Rare: a
+	 * direct read that reaches the end of file. */
+	if (n >= 0 && (size_t)n < size && rfs_fh_direct(fi->fh)) {
+		rfs_inval_data_now(d, ino, 0, 0);
+		n = fs_read(d->fs, ino, (uint64_t)off, size, buf);
+	}
 	if (n >= 0)
 		note_access(d, ino, fi->flags);
 	if (n < 0)
@@ -184,9 +215,13 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 	ssize_t n;
 
 	kill_privs(req, d, ino);
-	n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
-		     open_flags(d, fi->flags) |
-		     (fi->writepage ? FS_WRITE_CACHE : 0));
+	n = rfs_fh_direct(fi->fh) ? fs_kill_caps(d->fs, ino) : 0;
+	if (n > 0)
+		rfs_inval_attr_now(d, ino);     /* S_NOSEC is the kernel's */
+	if (n >= 0)
+		n = fs_write(d->fs, ino, (uint64_t)off, size, buf,
+			     open_flags(d, fi->flags) |
+			     (fi->writepage ? FS_WRITE_CACHE : 0));
 
 	rfs_space_update(d);
 	/* An O_DIRECT write bypasses the page cache, and the kernel drops

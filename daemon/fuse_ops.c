@@ -152,7 +152,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	d->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
 	d->dont_mask = conn->want & FUSE_CAP_DONT_MASK;
 	rfs_log(LOG_INFO, "fuse %u.%u: writeback cache %s, splice read %s, "
-		"posix acl %s, killpriv_v2 %s, max_write %u KiB",
+		"posix acl %s, killpriv_v2 %s, O_DIRECT %s, max_write %u KiB",
 		conn->proto_major, conn->proto_minor,
 		d->writeback ? "on" : "off",
 		conn->want & FUSE_CAP_SPLICE_READ ? "on" :
@@ -162,7 +162,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want & FUSE_CAP_POSIX_ACL ? "on" : "off",
 		d->killpriv_v2 ? "on" : d->hook ?
 		"off (the kernel does not offer it)" :
-		"off (libfuse reads /dev/fuse)", conn->max_write >> 10);
+		"off (libfuse reads /dev/fuse)",
+		d->direct_io ? "direct (FOPEN_DIRECT_IO)" : d->hook ?
+		"through the page cache (the kernel does not offer "
+		"direct_io_allow_mmap)" : "through the page cache "
+		"(libfuse reads /dev/fuse)", conn->max_write >> 10);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -50,10 +50,13 @@ struct rfs_daemon {
 	struct rfs_inval *inval;   /* fuse_inval.c */
 	struct rfs_space *space;   /* fuse_space.c; NULL: nothing checked */
 	/* fuse_hook.c: installed; the kernel takes FUSE_HANDLE_KILLPRIV_V2
-	 * (the daemon clears setuid/setgid when a request asks); the unique
-	 * of the INIT whose reply is still to be sent */
+	 * (the daemon clears setuid/setgid when a request asks); the kernel
+	 * takes FUSE_DIRECT_IO_ALLOW_MMAP (O_DIRECT opens get
+	 * FOPEN_DIRECT_IO); the unique of the INIT whose reply is still to
+	 * be sent */
 	bool hook;
 	bool killpriv_v2;
+	bool direct_io;
 	uint64_t hook_init_unique;
 };
 
@@ -106,23 +109,31 @@ void rfs_space_log(const struct rfs_daemon *d);
 bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino);
 
 /*
- * fi->fh of a file: fs's handle shifted left by one, bit 0 set when it was
+ * fi->fh of a file: fs's handle shifted left by two, bit 0 set when it was
  * opened for writing - a GETATTR carries the handle but not the flags, and
- * fuse_space.c must tell write handles apart.
+ * fuse_space.c must tell write handles apart - and bit 1 when the open's
+ * reply said FOPEN_DIRECT_IO (a WRITE carries the file's flags of the
+ * moment, and fcntl can clear O_DIRECT while the handle stays direct).
  */
-static inline uint64_t rfs_fh_make(uint64_t fs_fh, int flags)
+static inline uint64_t rfs_fh_make(uint64_t fs_fh, int flags, bool direct)
 {
-	return fs_fh << 1 | ((flags & O_ACCMODE) != O_RDONLY);
+	return fs_fh << 2 | (uint64_t)direct << 1 |
+	       ((flags & O_ACCMODE) != O_RDONLY);
 }
 
 static inline uint64_t rfs_fh_fs(uint64_t fh)
 {
-	return fh >> 1;
+	return fh >> 2;
 }
 
 static inline bool rfs_fh_writes(uint64_t fh)
 {
 	return fh & 1;
+}
+
+static inline bool rfs_fh_direct(uint64_t fh)
+{
+	return fh >> 1 & 1;
 }
 
 static inline struct rfs_daemon *rfs_daemon(fuse_req_t req)

@@ -412,5 +412,11 @@ ssize_t fs_listxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		     char *buf, size_t size);
 int fs_removexattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		   const char *name);
+/* A write drops the file's capabilities (security.capability), whoever
+ * makes it and whatever CAP_FSETID says, as the VFS's file_remove_privs
+ * does.  For the writes that reach fs without the kernel having done it:
+ * O_DIRECT writes on a FOPEN_DIRECT_IO handle.  1 if there were some, 0
+ * if not (or the file refuses writes: the write fails then). */
+int fs_kill_caps(struct fs *fs, uint64_t ino);
 
 #endif

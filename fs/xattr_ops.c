@@ -22,6 +22,8 @@
 #include <linux/limits.h>
 #include "fs_int.h"
 
+#define XA_CAPS "security.capability"   /* linux/xattr.h's XATTR_NAME_CAPS */
+
 enum xa_ns { XA_NS_USER, XA_NS_TRUSTED, XA_NS_SECURITY, XA_NS_ACL_ACCESS,
 	     XA_NS_ACL_DEFAULT };
 
@@ -131,6 +133,47 @@ int fs_removexattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		   const char *name)
 {
 	return xa_modify(fs, ctx, ino, name, NULL, 0, 0, true);
+}
+
+/* Does ip hold file capabilities?  Caller holds ip->lock. */
+static bool caps_present(struct fs *fs, struct fs_inode *ip)
+{
+	return ip->d.xattr_root &&
+	       fs_xattr_get(fs, ip, XA_CAPS, NULL, 0) >= 0;
+}
+
+int fs_kill_caps(struct fs *fs, uint64_t ino)
+{
+	struct fs_inode *ip;
+	struct fs_tx *tx;
+	bool has;
+	int err = fs_iget(fs, ino, &ip);
+
+	if (err)
+		return err;
+	/* Most files have no xattrs: only a read lock for them. */
+	pthread_rwlock_rdlock(&ip->lock);
+	has = caps_present(fs, ip);
+	pthread_rwlock_unlock(&ip->lock);
+	if (has) {
+		pthread_rwlock_wrlock(&ip->lock);
+		/* A write the file refuses (immutable) takes nothing away. */
+		if (!caps_present(fs, ip) ||
+		    fs_iflags_check(ip, FS_CHANGE_DATA))
+			goto unlock;
+		err = fs_meta_check(fs, FS_META_FLOOR_REMOVE);
+		if (!err)
+			err = fs_tx_begin(fs, &tx);
+		if (!err) {
+			err = fs_xattr_remove(fs, tx, ip, XA_CAPS);
+			fs_tx_end(fs, tx);
+		}
+		err = err ? err : 1;
+unlock:
+		pthread_rwlock_unlock(&ip->lock);
+	}
+	fs_iput(fs, ip);
+	return err;
 }
 
 ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,

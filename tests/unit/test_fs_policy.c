@@ -518,6 +518,43 @@ static void test_kill_privs_of_a_write(void **state)
 	assert_int_equal(mode_of(t, d), 02775);
 }
 
+/* A write on a FOPEN_DIRECT_IO handle: fs_kill_caps drops
+ * security.capability (whoever writes), leaves other attributes, says
+ * whether there was one, and takes nothing from a file that refuses the
+ * write; it survives a remount. */
+static void test_kill_caps_of_a_direct_write(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t f = tfs_create(t, ROOT, "f"), g = tfs_create(t, ROOT, "g");
+	uint64_t bare = tfs_create(t, ROOT, "bare");
+	const char cap[20] = { 1, 0, 0, 2 };           /* any value will do */
+	char buf[32];
+
+	assert_int_equal(fs_kill_caps(t->fs, bare), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "security.capability",
+				     cap, sizeof(cap), 0), 0);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.keep", "1", 1,
+				     0), 0);
+	assert_int_equal(fs_kill_caps(t->fs, f), 1);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "security.capability",
+				     buf, sizeof(buf)), -ENODATA);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "user.keep", buf,
+				     sizeof(buf)), 1);
+	assert_int_equal(fs_kill_caps(t->fs, f), 0);
+	tfs_remount(t);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, f, "security.capability",
+				     buf, sizeof(buf)), -ENODATA);
+	/* immutable: the write fails, the capabilities stay */
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, g, "security.capability",
+				     cap, sizeof(cap), 0), 0);
+	assert_int_equal(fs_setflags(t->fs, g, FS_IMMUTABLE_FL), 0);
+	assert_int_equal(fs_kill_caps(t->fs, g), 0);
+	assert_int_equal(fs_getxattr(t->fs, &t->ctx, g, "security.capability",
+				     buf, sizeof(buf)), sizeof(cap));
+	assert_int_equal(fs_setflags(t->fs, g, 0), 0);
+	assert_int_equal(fs_kill_caps(t->fs, g), 1);
+}
+
 /* setfacl by the owner outside the group drops S_ISGID, as chmod does */
 static void test_set_acl_drops_setgid_outside_the_group(void **state)
 {
@@ -609,6 +646,7 @@ int main(void)
 		T(test_setgid_dropped_outside_the_group),
 		T(test_privs_killed_as_linux),
 		T(test_kill_privs_of_a_write),
+		T(test_kill_caps_of_a_direct_write),
 		T(test_set_acl_drops_setgid_outside_the_group),
 		T(test_iflags_enforced_and_kept),
 	};
