@@ -286,7 +286,8 @@ target raidfsref-LEVEL is raidfs-LEVEL run by another build
 (BENCH_REF_BIN), in the same alternating rounds, beside the ceiling and
 the backing store, on the jobs of issue 10's goals for the filesystem and
 the FUSE layer (seqwrite's CPU per GiB, randwrite, meta, links, fsx,
-dbench); it prints each goal's medians and their ratios to the ceiling.
+dbench) and on 4 KiB random O_DIRECT writes (randwrite-direct); it
+prints each goal's medians and their ratios to the ceiling.
 """
 
 
@@ -318,7 +319,8 @@ def main():
         ("cpu", "CPU seconds per GiB", "CPU s / GiB",
          [("fio-seqwrite", "cpu/GiB"), ("fio-seqread", "cpu/GiB")]),
         ("iops", "4 KiB random I/O (log scale)", "IOPS",
-         [("fio-randread1", "IOPS"), ("fio-randread4", "IOPS"), ("fio-randwrite", "IOPS")]),
+         [("fio-randread1", "IOPS"), ("fio-randread4", "IOPS"), ("fio-randwrite", "IOPS"),
+          ("fio-randwrite-direct", "IOPS")]),
     ]
     made = []
     for name, title, ylabel, prow in plots:

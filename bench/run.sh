@@ -58,7 +58,7 @@ export BENCH_SIZE_MB=${BENCH_SIZE_MB:-1024} BENCH_RUNTIME=${BENCH_RUNTIME:-10} \
 ROUNDS=${BENCH_ROUNDS:-3}
 TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling ceiling-xattr \
 zfs-raidz1 zfs-raidz2 btrfs-raid5 btrfs-raid6 backing}
-JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite meta links fsx dbench bonnie seeks cache}
+JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite randwrite-direct meta links fsx dbench bonnie seeks cache}
 DEG_JOBS=${BENCH_DEGRADED_JOBS-seqread randread1 randread4 bonnie}
 OUT=${BENCH_OUT:-$BENCH_TOP/docs/BENCHMARKS.md}
 # What a target must hold at once: the fio file beside the largest other.

@@ -24,7 +24,7 @@ targets="ceiling ceiling-xattr raidfs-5 backing"
 : "${BENCH_FSX_OPS:=20000}" "${BENCH_DBENCH_S:=10}" "${BENCH_RUNTIME:=5}" "${BENCH_ROUNDS:=3}"
 export BENCH_SIZE_MB BENCH_BONNIE_MB BENCH_SEEK_MB BENCH_CACHE_MB BENCH_FSX_OPS \
 	BENCH_DBENCH_S BENCH_RUNTIME BENCH_ROUNDS
-BENCH_TARGETS=${BENCH_TARGETS:-$targets} BENCH_JOBS=${BENCH_JOBS:-seqwrite randwrite meta links fsx dbench} \
+BENCH_TARGETS=${BENCH_TARGETS:-$targets} BENCH_JOBS=${BENCH_JOBS:-seqwrite randwrite randwrite-direct meta links fsx dbench} \
 	BENCH_DEGRADED_JOBS= BENCH_REBUILD=0 BENCH_OUT="$out/speed.md" "$here/run.sh"
 python3 - "$out/speed.tsv" <<'PY' | tee "$out/table.md"
 import collections, statistics, sys
@@ -45,7 +45,8 @@ for line in open(sys.argv[1]):
         except ValueError:
             pass
 rows = [("fio-seqwrite", "MiB/s"), ("fio-seqwrite", "cpu/GiB"), ("fio-randwrite", "IOPS"),
-        ("fio-randwrite", "cpu/op"), ("meta-create", "files/s"), ("meta-stat", "files/s"),
+        ("fio-randwrite", "cpu/op"), ("fio-randwrite-direct", "IOPS"),
+        ("fio-randwrite-direct", "cpu/op"), ("meta-create", "files/s"), ("meta-stat", "files/s"),
         ("meta-delete", "files/s"), ("meta-delete", "cpu/op"), ("links-link", "files/s"),
         ("links-symlink", "files/s"), ("fsx", "seconds"), ("dbench", "MB/s")]
 targets = [t for t in ("ceiling", "ceiling-xattr", "raidfs-5", "raidfsref-5", "backing")

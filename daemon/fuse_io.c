@@ -305,8 +305,13 @@ void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 	/* Before the reply, so an fstat right after fsync sees st_blocks:
 	 * dropping attributes only (offset -1) takes no inode lock in the
-	 * kernel, so it cannot deadlock with the fsync in progress. */
-	rfs_inval_attr_now(d, ino);
+	 * kernel, so it cannot deadlock with the fsync in progress.  Only
+	 * when st_blocks changed: the attributes dropped, the next write(2)
+	 * would ask GETATTR, and with the new ones S_NOSEC gone, GETXATTR
+	 * security.capability - two round trips per fsync'd batch of
+	 * overwrites. */
+	if (fs_blocks_changed(d->fs, ino))
+		rfs_inval_attr_now(d, ino);
 	fuse_reply_err(req, -ret);
 }
 

@@ -294,6 +294,11 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
+/* Has ino's st_blocks changed since the last call (the first call for an
+ * inode in memory: yes)?  For a caller that must not leave a cached
+ * st_blocks stale (the daemon's fsync) and need not drop its cached
+ * attributes otherwise.  One such caller per fs. */
+bool fs_blocks_changed(struct fs *fs, uint64_t ino);
 /* chattr/lsattr flags (FS_IOC_GETFLAGS values): FS_IMMUTABLE_FL,
  * FS_APPEND_FL, FS_NODUMP_FL; others are -EOPNOTSUPP.  An immutable inode
  * refuses every change with -EPERM, an append-only one every change but

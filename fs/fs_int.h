@@ -398,6 +398,14 @@ struct fs_inode {
 	uint64_t data_seq;              /* ... of the last change fdatasync
 					   needs: size, block map */
 	bool dead;                      /* freed on disk */
+	/* st_blocks' changes, for fs_blocks_changed: the block count the
+	 * inode was last logged with (fs_inode_dirty*: every change of
+	 * d.blocks is logged), how often it differed, and that count + 1
+	 * when fs_blocks_changed last answered (0: never).  Atomics: read
+	 * under the shared lock. */
+	uint64_t blocks_logged;
+	uint64_t blocks_gen;
+	uint64_t blocks_gen_told;
 	uint64_t name_dir, name_key;    /* the directory entry it was last
 					   reached through (lookup, create,
 					   link, readdirplus; 0: none), for

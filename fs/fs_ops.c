@@ -351,6 +351,20 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 	return fs_journal_sync_upto(fs, seq);
 }
 
+bool fs_blocks_changed(struct fs *fs, uint64_t ino)
+{
+	struct fs_inode *ip;
+	uint64_t gen;
+
+	if (fs_iget(fs, ino, &ip))
+		return true;
+	gen = __atomic_load_n(&ip->blocks_gen, __ATOMIC_RELAXED) + 1;
+	gen = __atomic_exchange_n(&ip->blocks_gen_told, gen,
+				  __ATOMIC_RELAXED) != gen;
+	fs_iput(fs, ip);
+	return gen;
+}
+
 static off_t seek_locked(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			 int whence)
 {

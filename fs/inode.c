@@ -190,15 +190,26 @@ static int inode_write(struct fs *fs, struct fs_tx *tx, uint64_t ino,
 	return 0;
 }
 
+/* A change of st_blocks is counted where the inode is logged. */
+static void blocks_note(struct fs_inode *ip)
+{
+	if (ip->d.blocks == ip->blocks_logged)
+		return;
+	ip->blocks_logged = ip->d.blocks;
+	__atomic_add_fetch(&ip->blocks_gen, 1, __ATOMIC_RELAXED);
+}
+
 int fs_inode_dirty(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 {
 	ip->dirty_seq = ip->data_seq = tx->seq;
+	blocks_note(ip);
 	return inode_write(fs, tx, ip->ino, &ip->d, true);
 }
 
 int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 {
 	ip->dirty_seq = tx->seq;
+	blocks_note(ip);
 	return inode_write(fs, tx, ip->ino, &ip->d, true);
 }
 

@@ -6,6 +6,7 @@
 #   randread1  4 KiB O_DIRECT random reads, 1 job      IOPS, CPU us/op
 #   randread4  the same, 4 jobs                        IOPS, CPU us/op
 #   randwrite  4 KiB random writes, fsync every 32     IOPS, CPU us/op
+#   randwrite-direct  4 KiB random O_DIRECT writes, no fsync  IOPS, CPU us/op
 # The random jobs run BENCH_RUNTIME seconds; the reads need seqwrite's file.
 # Rates are fio's own (its run time includes the end fsync: checked, and
 # leaves out fio's start-up); CPU is the whole fio process's and what it
@@ -24,6 +25,7 @@ seqread)   bench_drop_caches; args+=(--rw=read --bs=1M --invalidate=1) ;;
 randread1) args+=(--rw=randread --direct=1 "${random[@]}") ;;
 randread4) args+=(--rw=randread --direct=1 --numjobs=4 "${random[@]}") ;;
 randwrite) args+=(--rw=randwrite --fsync=32 "${random[@]}") ;;
+randwrite-direct) args+=(--rw=randwrite --direct=1 "${random[@]}") ;;
 *) echo "fio.sh: no job $KIND" >&2; exit 2 ;;
 esac
 [ "$KIND" = seqwrite ] || [ -s "$F" ] || bench_skip "$NAME: no $F (seqwrite first)"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # killpriv_v2 (daemon/fuse_hook.c): the kernel stops asking for
 # security.capability before every write(2) (one GETXATTR for 200
-# writes, not 200), and the daemon clears setuid/setgid where Linux does:
+# writes, not 200; none per fsync of overwrites either), and the daemon
+# clears setuid/setgid where Linux does:
 # each case runs on tmpfs and on raidfs and must leave the same mode -
 # buffered and O_DIRECT writes, an O_TRUNC open, truncate, fallocate by
 # an unprivileged user, none of it by root; a second write after the bits
@@ -35,6 +36,25 @@ PY
 	after=$(grep -c 'opcode: GETXATTR' "$T/daemon.log" || true)
 	[ $((after - before)) -le 1 ] ||
 		t_fail "$((after - before)) GETXATTR requests for 200 writes"
+	t_log "overwrites with an fsync every 32: no GETATTR or GETXATTR per fsync"
+	# the daemon drops the kernel's attributes at fsync only when
+	# st_blocks changed (fs_blocks_changed): else every fsync'd batch
+	# cost a GETATTR and, S_NOSEC gone with it, a GETXATTR
+	a0=$(grep -c 'opcode: GETATTR' "$T/daemon.log" || true)
+	x0=$(grep -c 'opcode: GETXATTR' "$T/daemon.log" || true)
+	"$PY" - "$M/many" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(320):
+    os.pwrite(fd, b"y" * 4096, (i * 37 % 200) * 4096)
+    if i % 32 == 31:
+        os.fsync(fd)
+os.close(fd)
+PY
+	a=$(($(grep -c 'opcode: GETATTR' "$T/daemon.log" || true) - a0))
+	x=$(($(grep -c 'opcode: GETXATTR' "$T/daemon.log" || true) - x0))
+	[ "$a" -le 2 ] && [ "$x" -le 1 ] ||
+		t_fail "$a GETATTR and $x GETXATTR for 10 fsyncs of overwrites"
 else
 	t_log "the kernel does not offer killpriv_v2 (before Linux 5.11): not counted"
 fi

@@ -555,6 +555,35 @@ static void test_kill_caps_of_a_direct_write(void **state)
 	assert_int_equal(fs_kill_caps(t->fs, g), 1);
 }
 
+/* fs_blocks_changed answers yes once per change of st_blocks, whatever
+ * made it, and no for writes over blocks the file has. */
+static void test_blocks_changed_once_per_change(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t f = tfs_create(t, ROOT, "f");
+	struct fs_attr in = { .size = 4096 };
+	static char big[8192], page[4096];
+
+	assert_true(fs_blocks_changed(t->fs, f));      /* first call */
+	assert_false(fs_blocks_changed(t->fs, f));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(big), big, 0),
+			 sizeof(big));
+	assert_true(fs_blocks_changed(t->fs, f));
+	assert_false(fs_blocks_changed(t->fs, f));
+	assert_int_equal(fs_write(t->fs, f, 4096, sizeof(page), page, 0),
+			 sizeof(page));
+	assert_int_equal(fs_write(t->fs, f, 0, 10, "overwrite!", 0), 10);
+	assert_false(fs_blocks_changed(t->fs, f));
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, NULL), 0);
+	assert_true(fs_blocks_changed(t->fs, f));
+	/* grown and shrunk back between two calls: still a change */
+	assert_int_equal(fs_write(t->fs, f, 4096, sizeof(page), page, 0),
+			 sizeof(page));
+	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, NULL), 0);
+	assert_true(fs_blocks_changed(t->fs, f));
+	assert_false(fs_blocks_changed(t->fs, f));
+}
+
 /* setfacl by the owner outside the group drops S_ISGID, as chmod does */
 static void test_set_acl_drops_setgid_outside_the_group(void **state)
 {
@@ -647,6 +676,7 @@ int main(void)
 		T(test_privs_killed_as_linux),
 		T(test_kill_privs_of_a_write),
 		T(test_kill_caps_of_a_direct_write),
+		T(test_blocks_changed_once_per_change),
 		T(test_set_acl_drops_setgid_outside_the_group),
 		T(test_iflags_enforced_and_kept),
 	};
