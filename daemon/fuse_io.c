@@ -215,7 +215,10 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 	ssize_t n;
 
 	kill_privs(req, d, ino);
-	n = rfs_fh_direct(fi->fh) ? fs_kill_caps(d->fs, ino) : 0;
+	/* not a page of a shared mapping written back: a store through a
+	 * mapping drops nothing (filemap_page_mkwrite) */
+	n = rfs_fh_direct(fi->fh) && !fi->writepage ?
+		fs_kill_caps(d->fs, ino) : 0;
 	if (n > 0)
 		rfs_inval_attr_now(d, ino);     /* S_NOSEC is the kernel's */
 	if (n >= 0)

@@ -398,6 +398,13 @@ struct fs_inode {
 	uint64_t data_seq;              /* ... of the last change fdatasync
 					   needs: size, block map */
 	bool dead;                      /* freed on disk */
+	uint64_t name_dir, name_key;    /* the directory entry it was last
+					   reached through (lookup, create,
+					   link, readdirplus; 0: none), for
+					   messages (fs_path); under
+					   fs->icache_lock */
+	struct fs_dinode d;
+	struct hc_node node;            /* in fs->icache, key: ino */
 	/* st_blocks' changes, for fs_blocks_changed: the block count the
 	 * inode was last logged with (fs_inode_dirty*: every change of
 	 * d.blocks is logged), how often it differed, and that count + 1
@@ -406,13 +413,6 @@ struct fs_inode {
 	uint64_t blocks_logged;
 	uint64_t blocks_gen;
 	uint64_t blocks_gen_told;
-	uint64_t name_dir, name_key;    /* the directory entry it was last
-					   reached through (lookup, create,
-					   link, readdirplus; 0: none), for
-					   messages (fs_path); under
-					   fs->icache_lock */
-	struct fs_dinode d;
-	struct hc_node node;            /* in fs->icache, key: ino */
 };
 
 int fs_icache_init(struct fs *fs);

@@ -11,7 +11,8 @@
 #   daemon's end of file while a buffered write past it was still in the
 #   writeback cache;
 # - an O_DIRECT write drops file capabilities (root's too) and, by an
-#   unprivileged writer, setuid/setgid, as on tmpfs;
+#   unprivileged writer, setuid/setgid, as on tmpfs; a store through a
+#   shared mapping of the file keeps them, as on tmpfs;
 # - what was written direct reads back the same after a remount.
 . "$(dirname "$0")/lib.sh"
 t_setup
@@ -88,6 +89,23 @@ done
 if command -v getcap >/dev/null; then
 	[ -z "$(getcap "$REF/caps")" ] || t_fail "tmpfs kept capabilities (the test is wrong)"
 	[ -z "$(getcap "$M/caps")" ] || t_fail "an O_DIRECT write kept $(getcap "$M/caps")"
+	t_log "a store through a shared mapping of an O_DIRECT file keeps them"
+	for d in "$REF" "$M"; do
+		printf '%4096s' x >"$d/mapped"
+		chmod 755 "$d/mapped"
+		setcap cap_net_raw+ep "$d/mapped" || t_fail "setcap in $d"
+		"$PY" -c '
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_DIRECT)
+m = mmap.mmap(fd, 4096)
+m[0:4] = b"MMAP"
+m.flush()
+m.close()
+os.close(fd)' "$d/mapped" || t_fail "shared mapping of an O_DIRECT file in $d"
+	done
+	[ -n "$(getcap "$REF/mapped")" ] || t_fail "tmpfs dropped capabilities on a store (the test is wrong)"
+	[ -n "$(getcap "$M/mapped")" ] || t_fail "a store through a mapping dropped the capabilities"
+	[ "$(head -c 4 "$M/mapped")" = MMAP ] || t_fail "the store did not reach the file"
 fi
 a=$(stat -c %a "$REF/suid") b=$(stat -c %a "$M/suid")
 [ "$a" = "$b" ] || t_fail "nobody's O_DIRECT write: mode $b on raidfs, $a on tmpfs"
