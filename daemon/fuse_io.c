@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs.h"
 #include "fuse_ops.h"
@@ -191,12 +192,18 @@ void rfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	/* A read on a FOPEN_DIRECT_IO handle that ends at fs's end of file
 	 * may end before the kernel's: a buffered write past the end that
 	 * the writeback cache still holds has grown the file there only.
-	 * The kernel wrote back the dirty pages of the read's range, not the
-	 * rest; dropping every page of the file writes back (launders) the
-	 * dirty ones, so fs then has the size the reader saw.  Rare: a
-	 * direct read that reaches the end of file. */
+	 * The kernel wrote back the dirty pages of the read's range, so the
+	 * page that made the kernel's size lies past it: dropping the pages
+	 * from the read's end on writes it back (launders it), and fs then
+	 * has the size the reader saw.  Never the read's own pages: a page
+	 * fault on a mapping of the file reads through this handle too, and
+	 * holds those pages locked until this reply.  Rare: a direct read
+	 * that reaches the end of file. */
 	if (n >= 0 && (size_t)n < size && rfs_fh_direct(fi->fh)) {
-		rfs_inval_data_now(d, ino, 0, 0);
+		off_t pg = (off_t)sysconf(_SC_PAGESIZE);
+
+		rfs_inval_data_now(d, ino, (off + (off_t)size + pg - 1) / pg * pg,
+				   0);
 		n = fs_read(d->fs, ino, (uint64_t)off, size, buf);
 	}
 	if (n >= 0)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """dio_mix.py FILE [OPS [SEED]]: O_DIRECT and buffered I/O mixed on one file.
 
-Three descriptors of FILE: one O_DIRECT, one buffered, one buffered with a
-shared mapping.  A seeded random sequence of aligned direct writes and
+Two descriptors of FILE, one O_DIRECT and one buffered, and shared
+mappings of either.  A seeded random sequence of aligned direct writes and
 reads, unaligned buffered writes and reads, reads through the mapping,
 writes through it (msync'd), truncates, fsyncs, and a direct descriptor
 reopened with fcntl(F_SETFL) clearing and setting O_DIRECT; every read is
@@ -76,7 +76,7 @@ def main():
             size = len(model)
             if size == 0:
                 continue
-            m = mmap.mmap(fb, size, mmap.MAP_SHARED,
+            m = mmap.mmap(rnd.choice((fb, fd)), size, mmap.MAP_SHARED,
                           mmap.PROT_READ | mmap.PROT_WRITE)
             o = min(off, size - 1)
             if op == "mread":
