@@ -339,3 +339,13 @@ for line in sys.stdin:
     if b == want:
         print(p, o); break' "$n" "$k"
 }
+
+# t_as_nobody CMD...: CMD as uid and gid 65534, without supplementary groups
+t_as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# t_tmpfs_ref NAME: sets REF to a new directory in tmpfs, removed at exit,
+# where a test runs its cases again to compare raidfs with (the reference)
+t_tmpfs_ref() {
+	REF=$(mktemp -d "/dev/shm/raidfs-$1.XXXXXX")
+	T_RM_AT_EXIT+=("$REF")
+}

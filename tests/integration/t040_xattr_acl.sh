@@ -14,7 +14,6 @@ t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$T/mnt" -o allow_other   # other users may enter at all
 chmod 755 "$T" "$T/mnt"
 M=$T/mnt
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t_log "user xattrs"
 echo data >"$M/f"
@@ -70,18 +69,18 @@ PYEOF
 t_log "ACL grants and revokes access"
 echo secret >"$M/acl"
 chmod 600 "$M/acl"
-t_expect_fail as_nobody cat "$M/acl"
+t_expect_fail t_as_nobody cat "$M/acl"
 setfacl -m u:65534:r "$M/acl"
 getfacl -cp "$M/acl" | grep -q '^user:65534:r--\|^user:nobody:r--' || t_fail "getfacl after -m"
-[ "$(as_nobody cat "$M/acl")" = secret ] || t_fail "ACL did not grant read"
-t_expect_fail as_nobody sh -c "echo x >>'$M/acl'"
+[ "$(t_as_nobody cat "$M/acl")" = secret ] || t_fail "ACL did not grant read"
+t_expect_fail t_as_nobody sh -c "echo x >>'$M/acl'"
 chmod 600 "$M/acl"      # the mask follows the group bits: the grant is masked
 getfacl -cp "$M/acl" | grep -q '^mask::---' || t_fail "chmod did not update the mask"
-t_expect_fail as_nobody cat "$M/acl"
+t_expect_fail t_as_nobody cat "$M/acl"
 setfacl -m m::r "$M/acl"
-[ "$(as_nobody cat "$M/acl")" = secret ] || t_fail "mask restored"
+[ "$(t_as_nobody cat "$M/acl")" = secret ] || t_fail "mask restored"
 setfacl -x u:65534 "$M/acl"
-t_expect_fail as_nobody cat "$M/acl"
+t_expect_fail t_as_nobody cat "$M/acl"
 
 t_log "default ACLs are inherited"
 mkdir "$M/dir"
@@ -92,7 +91,7 @@ touch "$M/dir/child"
 mkdir "$M/dir/sub"
 getfacl -cp "$M/dir/child" | grep -q '^user:\(65534\|nobody\):rwx' || t_fail "file did not inherit the default ACL"
 getfacl -cp "$M/dir/sub" | grep -q '^default:user:\(65534\|nobody\):rwx' || t_fail "subdir did not inherit the default ACL"
-as_nobody sh -c "echo mine >'$M/dir/sub/by-nobody'" || t_fail "inherited ACL did not grant write"
+t_as_nobody sh -c "echo mine >'$M/dir/sub/by-nobody'" || t_fail "inherited ACL did not grant write"
 
 t_log "everything survives a remount"
 before=$(getfacl -R -p "$M" 2>/dev/null; getfattr -R -d -m - "$M" 2>/dev/null)

@@ -54,17 +54,16 @@ cmp "$M/sparse" "$T/untar/sparse" || t_fail "tar -S lost data written moments be
 [ "$(stat -c %b "$M/sparse.cp")" -lt 2048 ] || t_fail "cp --sparse=always did not keep the hole"
 
 t_log "S_ISGID: dropped by a caller outside the file's group, as on ext4"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 mode_is() { [ "$(stat -c %a "$1")" = "$2" ] || t_fail "$3: mode $(stat -c %a "$1"), want $2"; }
 mkdir -m 777 "$M/sg"
-as_nobody sh -c "touch '$M/sg/f'; mkdir '$M/sg/d'"
+t_as_nobody sh -c "touch '$M/sg/f'; mkdir '$M/sg/d'"
 chgrp root "$M/sg/f" "$M/sg/d"            # nobody owns them, outside the group
 chmod 2775 "$M/sg/f" "$M/sg/d"
-as_nobody chmod 2755 "$M/sg/f" "$M/sg/d"
+t_as_nobody chmod 2755 "$M/sg/f" "$M/sg/d"
 mode_is "$M/sg/f" 755 "chmod of a file by its owner outside the group"
 mode_is "$M/sg/d" 755 "chmod of a directory by its owner outside the group"
 chmod 2775 "$M/sg/f" "$M/sg/d"
-as_nobody setfacl -m u:0:rwx "$M/sg/f" "$M/sg/d"
+t_as_nobody setfacl -m u:0:rwx "$M/sg/f" "$M/sg/d"
 mode_is "$M/sg/f" 775 "setfacl on a file by its owner outside the group"
 mode_is "$M/sg/d" 775 "setfacl on a directory by its owner outside the group"
 # root's files written by nobody: S_ISUID always goes, S_ISGID too (with
@@ -73,7 +72,7 @@ for m in 6777:777 6767:767 2666:666; do
 	for op in write trunc falloc punch; do
 		touch "$M/sg/$op"; chmod "${m%:*}" "$M/sg/$op"
 	done
-	as_nobody sh -c "echo x >>'$M/sg/write'; truncate -s 100 '$M/sg/trunc';
+	t_as_nobody sh -c "echo x >>'$M/sg/write'; truncate -s 100 '$M/sg/trunc';
 		fallocate -l 8192 '$M/sg/falloc'; fallocate -p -o 0 -l 4096 '$M/sg/punch'"
 	for op in write trunc falloc punch; do
 		mode_is "$M/sg/$op" "${m#*:}" "$op by a non-owner outside the group (mode ${m%:*})"
@@ -96,7 +95,7 @@ dev_suid_check() {   # OPTIONS: what the mount was given
 	*nodev*) t_expect_fail sh -c "echo x >'$M/null'" ;;
 	*) echo x >"$M/null" || t_fail "a device node does not open ($1)" ;;
 	esac
-	out=$(as_nobody "$M/id" 2>&1) || ran=no
+	out=$(t_as_nobody "$M/id" 2>&1) || ran=no
 	case $1 in
 	*noexec*) [ $ran = no ] || t_fail "noexec: a program ran ($out)" ;;
 	*nosuid*) [ $ran = yes ] && [[ $out != *euid=0* ]] || t_fail "nosuid: $out" ;;

@@ -17,8 +17,7 @@ t_images 4 256M
 t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$T/mnt" -o debug,allow_other
 M=$T/mnt
-REF=$(mktemp -d /dev/shm/raidfs-kp.XXXXXX)
-T_RM_AT_EXIT+=("$REF")
+t_tmpfs_ref kp
 chmod 755 "$T"
 chmod 777 "$M" "$REF"
 
@@ -59,7 +58,6 @@ else
 	t_log "the kernel does not offer killpriv_v2 (before Linux 5.11): not counted"
 fi
 
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # same_mode NAME WHAT: NAME has the same mode on tmpfs and on raidfs
 same_mode() {
 	local a b
@@ -76,10 +74,10 @@ t_log "write, O_DIRECT write, O_TRUNC open, truncate, fallocate by nobody"
 for m in 6777 6767 2666 4777; do
 	for d in "$REF" "$M"; do
 		for op in write direct otrunc trunc falloc; do mkfile "$d" "$op.$m" "$m"; done
-		as_nobody sh -c "echo x >>'$d/write.$m'; : >'$d/otrunc.$m';
+		t_as_nobody sh -c "echo x >>'$d/write.$m'; : >'$d/otrunc.$m';
 			truncate -s 3 '$d/trunc.$m'; fallocate -l 8192 '$d/falloc.$m'" ||
 			t_fail "nobody's writes in $d"
-		as_nobody "$PY" -c '
+		t_as_nobody "$PY" -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
@@ -103,9 +101,9 @@ for op in write otrunc trunc; do same_mode "root_$op" "$op by root"; done
 t_log "written once, setuid again, written again: cleared again"
 for d in "$REF" "$M"; do
 	mkfile "$d" again 0666
-	as_nobody sh -c "echo x >>'$d/again'"
+	t_as_nobody sh -c "echo x >>'$d/again'"
 	chmod 6777 "$d/again"
-	as_nobody sh -c "echo y >>'$d/again'"
+	t_as_nobody sh -c "echo y >>'$d/again'"
 done
 same_mode again "a second write after chmod 6777"
 [ "$(stat -c %a "$M/again")" = 777 ] || t_fail "setuid survived the second write"
@@ -117,7 +115,7 @@ for d in "$REF" "$M"; do
 	mkfile "$d" ch_u 4700
 	chown 1234:1234 "$d/ch_ug" "$d/ch_gnox" "$d/ch_u"
 	mkfile "$d" own_same 6755 65534:65534
-	as_nobody "$PY" -c 'import os, sys; os.chown(sys.argv[1], -1, -1)' "$d/own_same" ||
+	t_as_nobody "$PY" -c 'import os, sys; os.chown(sys.argv[1], -1, -1)' "$d/own_same" ||
 		t_fail "chown -1 -1 by the owner in $d"
 done
 for f in ch_ug ch_gnox ch_u own_same; do same_mode $f "chown of $f"; done

@@ -24,8 +24,7 @@ t_images 4 128M
 t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$T/mnt" -o debug,allow_other
 M=$T/mnt
-REF=$(mktemp -d /dev/shm/raidfs-dio.XXXXXX)
-T_RM_AT_EXIT+=("$REF")
+t_tmpfs_ref dio
 chmod 755 "$T"
 chmod 777 "$M" "$REF"
 
@@ -72,7 +71,6 @@ for seed in 1 2 3 4; do
 done
 
 t_log "an O_DIRECT write drops capabilities and, by nobody, setuid/setgid"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 for d in "$REF" "$M"; do
 	printf '0123456789' >"$d/caps"
 	chmod 755 "$d/caps"
@@ -82,7 +80,7 @@ for d in "$REF" "$M"; do
 		setcap cap_net_raw+ep "$d/caps" || t_fail "setcap in $d"
 	fi
 	direct_writes "$d/caps" 1
-	as_nobody "$PY" -c '
+	t_as_nobody "$PY" -c '
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
 os.pwrite(fd, mmap.mmap(-1, 4096), 0)
