@@ -35,9 +35,8 @@
  * spliced.
  *
  * State: d->killpriv_v2, d->direct_io and d->hook_init_unique are written
- * by the thread
- * that reads and answers INIT; the kernel sends no other request before
- * that answer, so the other threads only ever read them.
+ * by the thread that reads and answers INIT; the kernel sends no other
+ * request before that answer, so the other threads only ever read them.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
  * attributes (the inode and name handlers and the table: fuse_ops.c).
  *
  * fi->fh is fs's own handle with a write and a direct bit (rfs_fh_make).
- * O_APPEND: with the writeback cache the kernel places appends itself (the flag is
- * dropped before fs_write sees it; fs_open sees it, for append-only
- * files); without it, fs_write gets the flag and writes at the end of
+ * O_APPEND: with the writeback cache the kernel places appends itself
+ * (the flag is dropped before fs_write sees it; fs_open sees it, for
+ * append-only files); without it, fs_write gets the flag and writes at the end of
  * file under the inode's lock.  Extended attributes:
  * fs applies the namespace rules and the ACL semantics for the caller
  * (fs_ctx).  What the page cache hides from the daemon is handled where
@@ -320,8 +320,12 @@ void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	 * would ask GETATTR, and with the new ones S_NOSEC gone, GETXATTR
 	 * security.capability - two round trips per fsync'd batch of
 	 * overwrites. */
-	if (fs_blocks_changed(d->fs, ino))
+	uint64_t version;
+
+	if (fs_blocks_changed(d->fs, ino, &version)) {
 		rfs_inval_attr_now(d, ino);
+		fs_blocks_shown(d->fs, ino, version);
+	}
 	fuse_reply_err(req, -ret);
 }
 

@@ -294,11 +294,14 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
-/* Has ino's st_blocks changed since the last call (the first call for an
- * inode in memory: yes)?  For a caller that must not leave a cached
- * st_blocks stale (the daemon's fsync) and need not drop its cached
- * attributes otherwise.  One such caller per fs. */
-bool fs_blocks_changed(struct fs *fs, uint64_t ino);
+/* Has ino's st_blocks changed since a caller last said it showed them
+ * (fs_blocks_shown with this *version; an inode new in memory: yes)?  For
+ * the daemon's fsync, which must not leave the kernel a stale cached
+ * st_blocks and need not drop its cached attributes otherwise: it drops
+ * them, then says so.  Two callers at once both see the change until one
+ * has said it. */
+bool fs_blocks_changed(struct fs *fs, uint64_t ino, uint64_t *version);
+void fs_blocks_shown(struct fs *fs, uint64_t ino, uint64_t version);
 /* chattr/lsattr flags (FS_IOC_GETFLAGS values): FS_IMMUTABLE_FL,
  * FS_APPEND_FL, FS_NODUMP_FL; others are -EOPNOTSUPP.  An immutable inode
  * refuses every change with -EPERM, an append-only one every change but

@@ -407,8 +407,8 @@ struct fs_inode {
 	struct hc_node node;            /* in fs->icache, key: ino */
 	/* st_blocks' changes, for fs_blocks_changed: the block count the
 	 * inode was last logged with (fs_inode_dirty*: every change of
-	 * d.blocks is logged), how often it differed, and that count + 1
-	 * when fs_blocks_changed last answered (0: never).  Atomics: read
+	 * d.blocks is logged), how often it differed, and the largest
+	 * count + 1 fs_blocks_shown was given (0: none).  Atomics: read
 	 * under the shared lock. */
 	uint64_t blocks_logged;
 	uint64_t blocks_gen;

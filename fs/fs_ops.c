@@ -351,18 +351,35 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 	return fs_journal_sync_upto(fs, seq);
 }
 
-bool fs_blocks_changed(struct fs *fs, uint64_t ino)
+bool fs_blocks_changed(struct fs *fs, uint64_t ino, uint64_t *version)
 {
 	struct fs_inode *ip;
-	uint64_t gen;
+	bool changed;
 
+	*version = 0;
 	if (fs_iget(fs, ino, &ip))
 		return true;
-	gen = __atomic_load_n(&ip->blocks_gen, __ATOMIC_RELAXED) + 1;
-	gen = __atomic_exchange_n(&ip->blocks_gen_told, gen,
-				  __ATOMIC_RELAXED) != gen;
+	*version = __atomic_load_n(&ip->blocks_gen, __ATOMIC_RELAXED) + 1;
+	changed = __atomic_load_n(&ip->blocks_gen_told, __ATOMIC_RELAXED) !=
+		  *version;
 	fs_iput(fs, ip);
-	return gen;
+	return changed;
+}
+
+void fs_blocks_shown(struct fs *fs, uint64_t ino, uint64_t version)
+{
+	struct fs_inode *ip;
+	uint64_t told;
+
+	if (!version || fs_iget(fs, ino, &ip))
+		return;
+	told = __atomic_load_n(&ip->blocks_gen_told, __ATOMIC_RELAXED);
+	while (told < version &&
+	       !__atomic_compare_exchange_n(&ip->blocks_gen_told, &told,
+					    version, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	fs_iput(fs, ip);
 }
 
 static off_t seek_locked(struct fs *fs, struct fs_inode *ip, uint64_t off,

@@ -555,33 +555,52 @@ static void test_kill_caps_of_a_direct_write(void **state)
 	assert_int_equal(fs_kill_caps(t->fs, g), 1);
 }
 
-/* fs_blocks_changed answers yes once per change of st_blocks, whatever
- * made it, and no for writes over blocks the file has. */
+/* fs_blocks_changed until fs_blocks_shown: yes once per change of
+ * st_blocks, whatever made it, and no for writes over blocks the file
+ * has. */
+static bool blocks_changed(struct tfs *t, uint64_t ino)
+{
+	uint64_t v;
+	bool changed = fs_blocks_changed(t->fs, ino, &v);
+
+	fs_blocks_shown(t->fs, ino, v);
+	return changed;
+}
+
 static void test_blocks_changed_once_per_change(void **state)
 {
 	struct tfs *t = *state;
 	uint64_t f = tfs_create(t, ROOT, "f");
 	struct fs_attr in = { .size = 4096 };
 	static char big[8192], page[4096];
+	uint64_t v1, v2;
 
-	assert_true(fs_blocks_changed(t->fs, f));      /* first call */
-	assert_false(fs_blocks_changed(t->fs, f));
+	assert_true(blocks_changed(t, f));      /* first call */
+	assert_false(blocks_changed(t, f));
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(big), big, 0),
 			 sizeof(big));
-	assert_true(fs_blocks_changed(t->fs, f));
-	assert_false(fs_blocks_changed(t->fs, f));
+	assert_true(blocks_changed(t, f));
+	assert_false(blocks_changed(t, f));
 	assert_int_equal(fs_write(t->fs, f, 4096, sizeof(page), page, 0),
 			 sizeof(page));
 	assert_int_equal(fs_write(t->fs, f, 0, 10, "overwrite!", 0), 10);
-	assert_false(fs_blocks_changed(t->fs, f));
+	assert_false(blocks_changed(t, f));
 	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, NULL), 0);
-	assert_true(fs_blocks_changed(t->fs, f));
+	assert_true(blocks_changed(t, f));
 	/* grown and shrunk back between two calls: still a change */
 	assert_int_equal(fs_write(t->fs, f, 4096, sizeof(page), page, 0),
 			 sizeof(page));
 	assert_int_equal(fs_setattr(t->fs, f, &in, FS_SET_ATTR_SIZE, NULL), 0);
-	assert_true(fs_blocks_changed(t->fs, f));
-	assert_false(fs_blocks_changed(t->fs, f));
+	assert_true(blocks_changed(t, f));
+	assert_false(blocks_changed(t, f));
+	/* two callers at once: both see a change until one showed it */
+	assert_int_equal(fs_write(t->fs, f, 4096, sizeof(page), page, 0),
+			 sizeof(page));
+	assert_true(fs_blocks_changed(t->fs, f, &v1));
+	assert_true(fs_blocks_changed(t->fs, f, &v2));
+	fs_blocks_shown(t->fs, f, v2);
+	fs_blocks_shown(t->fs, f, v1);
+	assert_false(blocks_changed(t, f));
 }
 
 /* setfacl by the owner outside the group drops S_ISGID, as chmod does */
