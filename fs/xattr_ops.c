@@ -135,45 +135,41 @@ int fs_removexattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	return xa_modify(fs, ctx, ino, name, NULL, 0, 0, true);
 }
 
-/* Does ip hold file capabilities?  Caller holds ip->lock. */
-static bool caps_present(struct fs *fs, struct fs_inode *ip)
+/* Does ip hold file capabilities a write would take away (not when the
+ * file refuses the write: immutable)?  Caller holds ip->lock. */
+static bool caps_to_kill(struct fs *fs, struct fs_inode *ip)
 {
 	return ip->d.xattr_root &&
-	       fs_xattr_get(fs, ip, XA_CAPS, NULL, 0) >= 0;
+	       fs_xattr_get(fs, ip, XA_CAPS, NULL, 0) >= 0 &&
+	       !fs_iflags_check(ip, FS_CHANGE_DATA);
 }
 
+/* fs_accessed's shape: most files have no xattrs, so a read lock decides,
+ * and the write lock only confirms and changes. */
 int fs_kill_caps(struct fs *fs, uint64_t ino)
 {
 	struct fs_inode *ip;
 	struct fs_tx *tx;
-	bool has;
+	bool kill;
 	int err = fs_iget(fs, ino, &ip);
 
 	if (err)
 		return err;
-	/* Most files have no xattrs: only a read lock for them. */
 	pthread_rwlock_rdlock(&ip->lock);
-	has = caps_present(fs, ip);
+	kill = caps_to_kill(fs, ip);
 	pthread_rwlock_unlock(&ip->lock);
-	if (has) {
+	if (kill) {
 		pthread_rwlock_wrlock(&ip->lock);
-		/* A write the file refuses (immutable) takes nothing away. */
-		if (!caps_present(fs, ip) ||
-		    fs_iflags_check(ip, FS_CHANGE_DATA))
-			goto unlock;
-		err = fs_meta_check(fs, FS_META_FLOOR_REMOVE);
-		if (!err)
-			err = fs_tx_begin(fs, &tx);
-		if (!err) {
+		kill = caps_to_kill(fs, ip);
+		if (kill && !(err = fs_meta_check(fs, FS_META_FLOOR_REMOVE)) &&
+		    !(err = fs_tx_begin(fs, &tx))) {
 			err = fs_xattr_remove(fs, tx, ip, XA_CAPS);
 			fs_tx_end(fs, tx);
 		}
-		err = err ? err : 1;
-unlock:
 		pthread_rwlock_unlock(&ip->lock);
 	}
 	fs_iput(fs, ip);
-	return err;
+	return err ? err : kill;
 }
 
 ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
