@@ -285,8 +285,8 @@ A change is measured against what it changed with bench/speed.sh: the
 target raidfsref-LEVEL is raidfs-LEVEL run by another build
 (BENCH_REF_BIN), in the same alternating rounds, beside the ceiling and
 the backing store, on the jobs of issue 10's goals for the filesystem and
-the FUSE layer (seqwrite's CPU per GiB, randwrite, meta, links, fsx,
-dbench) and on 4 KiB random O_DIRECT writes (randwrite-direct); it
+the FUSE layer (seqwrite and its CPU per GiB, with the suite's 1 GiB
+file, randwrite, meta, links, fsx, dbench) and on 4 KiB random O_DIRECT writes (randwrite-direct); it
 prints each goal's medians and their ratios to the ceiling.
 """
 
