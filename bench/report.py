@@ -286,8 +286,9 @@ target raidfsref-LEVEL is raidfs-LEVEL run by another build
 (BENCH_REF_BIN), in the same alternating rounds, beside the ceiling and
 the backing store, on the jobs of issue 10's goals for the filesystem and
 the FUSE layer (seqwrite and its CPU per GiB, with the suite's 1 GiB
-file, randwrite, meta, links, fsx, dbench) and on 4 KiB random O_DIRECT writes (randwrite-direct); it
-prints each goal's medians and their ratios to the ceiling.
+file, randwrite, meta, links, fsx, dbench) and on 4 KiB random O_DIRECT
+writes (randwrite-direct); it prints each goal's medians and their ratios
+to the ceiling.
 """
 
 
