@@ -171,6 +171,10 @@ $(eval $(call variant,build/asan,$(ASAN_CFLAGS)))
 build/bench/%: build/obj/bench/%.o build/libraidcore.a build/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $^ $(RC_LIBS)
+# the disk model for bench/online.sh (BENCH_DISK_MIBPS): a FUSE program of its own
+build/bench/slowdisk: build/obj/bench/slowdisk.o
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(call pkg_libs,fuse3) -pthread
 
 # ---- tests ------------------------------------------------------------------
 UNIT_BINS := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))

@@ -1,27 +1,40 @@
 #!/usr/bin/env bash
 # bench/online.sh: issue 9's online figures, measured in one run on this
 # machine (not part of make test; make bench-online):
-#   - rebuild of a 4-member RAID 5 of image files at 10 % and 90 % full,
-#     as MiB/s of the rebuilt member, against `cat` of one member;
+#   - rebuild of a 4-member RAID 5 (BENCH_LEVEL) of image files at 10 %
+#     and 90 % full, as MiB/s of the rebuilt member, against a sequential
+#     read of one member;
 #   - the catch-up of a member that was away while 1 % of the array
 #     changed, against the full rebuild of the same member;
 #   - what a running rebuild and a running scrub cost a concurrent fio
 #     sequential reader (its MiB/s alone and meanwhile).
+#   - scrub at 90 % full, as MiB/s of each member, against the same read.
 # Members live in BENCH_DIR (default /dev/shm: software cost, not disks),
 # BENCH_MEMBER_MB each (default 1024); the release build in BENCH_BIN
-# (default build/).  Prints one "name value unit" line per figure.
+# (default build/).  With BENCH_DISK_MIBPS=N each member is a disk of N
+# MiB/s (bench/slowdisk.c: busy while it works, idle time lost), which
+# is where issue 10's "rebuild and scrub >= 0.8x the members' sequential
+# read speed" can be measured: on tmpfs a member reads at memory speed.
+# Prints one "name value unit" line per figure.
 set -eu
 BIN=${BENCH_BIN:-build}
 CTL=$BIN/raidfsctl
 MB=${BENCH_MEMBER_MB:-1024}
+LEVEL=${BENCH_LEVEL:-5}
 W=$(mktemp -d "${BENCH_DIR:-/dev/shm}/raidfs-online.XXXXXX")
 M=$W/mnt
+D=$W            # the member images, as the array opens them
 PID=
+DISKPID=
 mkdir -p "$M"
 
 cleanup() {
 	mountpoint -q "$M" && { fusermount3 -u "$M" 2>/dev/null || umount "$M"; }
 	[ -n "$PID" ] && wait "$PID" 2>/dev/null
+	if [ -n "$DISKPID" ]; then
+		fusermount3 -u "$D" 2>/dev/null || umount "$D"
+		wait "$DISKPID" 2>/dev/null
+	fi
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -63,15 +76,15 @@ fill() {
 blank3() {
 	"$CTL" fail "$M" 3 >/dev/null
 	"$CTL" remove "$M" 3 >/dev/null
-	truncate -s 0 "$W/m3.img"
-	truncate -s "${MB}M" "$W/m3.img"
+	truncate -s 0 "$D/m3.img"
+	truncate -s "${MB}M" "$D/m3.img"
 }
 # rebuild: the new disk added and rebuilt; ms from add to clean
 rebuild() {
 	local t0 t1
 	blank3
 	t0=$(now)
-	"$CTL" add "$M" "$W/m3.img" >/dev/null
+	"$CTL" add "$M" "$D/m3.img" >/dev/null
 	wait_clean
 	t1=$(now)
 	ms "$t0" "$t1"
@@ -85,26 +98,45 @@ fio_read() {
 		python3 -c 'import json,sys; print(int(json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))'
 }
 
-for i in 0 1 2 3; do truncate -s "${MB}M" "$W/m$i.img"; done
-SRC=$W/m0.img:$W/m1.img:$W/m2.img:$W/m3.img
-"$BIN/mkfs.raidfs" -q -f -l 5 -c 64K "$W"/m[0-3].img >/dev/null
+if [ -n "${BENCH_DISK_MIBPS:-}" ]; then
+	mkdir -p "$W/back" "$W/disks"
+	"$BIN/bench/slowdisk" "$W/back" "$W/disks" "$BENCH_DISK_MIBPS" -f &
+	DISKPID=$!
+	for _ in $(seq 100); do mountpoint -q "$W/disks" && break; sleep 0.05; done
+	for i in 0 1 2 3; do truncate -s "${MB}M" "$W/back/m$i.img"; done
+	D=$W/disks
+else
+	for i in 0 1 2 3; do truncate -s "${MB}M" "$W/m$i.img"; done
+fi
+SRC=$D/m0.img:$D/m1.img:$D/m2.img:$D/m3.img
+"$BIN/mkfs.raidfs" -q -f -l "$LEVEL" -c 64K "$D"/m[0-3].img >/dev/null
 head -c 64M /dev/urandom >"$W/blob"
 up "$SRC"
 "$CTL" set "$M" rebuild-speed-min=0 rebuild-speed-max=0 >/dev/null
 
-t0=$(now); cat "$W/m0.img" >/dev/null; t1=$(now)
-say "cat one member" "$(mb_s $((MB * 1048576)) "$(ms "$t0" "$t1")")" MiB/s
+t0=$(now); dd if="$D/m0.img" of=/dev/null bs=1M status=none; t1=$(now)
+one=$(mb_s $((MB * 1048576)) "$(ms "$t0" "$t1")")
+say "read one member (dd bs=1M)" "$one" MiB/s
+of_one() { awk -v r="$1" -v o="$one" 'BEGIN { printf "%.2fx", r / o }'; }
 for pct in 10 90; do
 	fill "$pct"
 	t=$(rebuild)
-	say "rebuild at $pct % full" "$(mb_s $((MB * 1048576)) "$t")" \
-		"MiB/s of the member ($t ms)"
+	r=$(mb_s $((MB * 1048576)) "$t")
+	say "rebuild at $pct % full" "$r" \
+		"MiB/s of the member ($t ms; $(of_one "$r") one member's read)"
 	[ "$pct" = 90 ] && full_ms=$t
 done
+t0=$(now)
+"$CTL" scrub start "$M" >/dev/null
+until "$CTL" scrub status "$M" | head -1 | grep -q finished; do sleep 0.02; done
+t1=$(now)
+r=$(mb_s $((MB * 1048576)) "$(ms "$t0" "$t1")")
+say "scrub at 90 % full" "$r" \
+	"MiB/s of each member ($(ms "$t0" "$t1") ms; $(of_one "$r") one member's read)"
 
 # the catch-up: member 3 away while 1 % of the array changes
 down
-up "$W/m0.img:$W/m1.img:$W/m2.img"
+up "$D/m0.img:$D/m1.img:$D/m2.img"
 cap=$(df -Pm "$M" | awk 'NR == 2 { print $3 + $4 }')
 f=$(ls "$M" | grep '^fill90' | head -1)
 dd if="$W/blob" of="$M/$f" bs=1M count=$(( cap / 100 )) conv=notrunc status=none
@@ -122,7 +154,7 @@ grep 'catch-up' "$W/daemon.log" | tail -2 || true
 alone=$(fio_read 2)
 say "fio seq read alone" "$alone" MiB/s
 blank3
-"$CTL" add "$M" "$W/m3.img" >/dev/null
+"$CTL" add "$M" "$D/m3.img" >/dev/null
 during=$(fio_read 2)
 say "fio seq read during a rebuild" "$during" "MiB/s ($(state) at its end)"
 wait_clean
@@ -130,7 +162,7 @@ wait_clean
 # the minimum
 "$CTL" set "$M" rebuild-speed-min=100M >/dev/null
 blank3
-"$CTL" add "$M" "$W/m3.img" >/dev/null
+"$CTL" add "$M" "$D/m3.img" >/dev/null
 during=$(fio_read 2)
 say "fio ... during a rebuild, min 100M" "$during" "MiB/s ($(state) at its end)"
 wait_clean

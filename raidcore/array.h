@@ -368,6 +368,13 @@ int rc_io_member_sync(struct rc_array *a, int slot);
 void rc_io_drain(struct rc_array *a, int slot);
 /* Runs every request, members in parallel; sets each io->err. */
 void rc_io_run(struct rc_array *a, struct rc_io *io, int n);
+/* rc_io_run in two halves: rc_io_submit queues every request on its
+ * member's worker and returns at once, rc_io_wait waits for them all
+ * (and frees the batch).  io[] and the buffers stay the workers' between
+ * the two.  Out of memory: every io->err is -ENOMEM, the batch NULL. */
+struct rc_io_batch;
+struct rc_io_batch *rc_io_submit(struct rc_array *a, struct rc_io *io, int n);
+void rc_io_wait(struct rc_io_batch *ib);
 /* fdatasync of every present member in parallel; -EIO when some failed,
  * their slots in the bitmask *failed.  Faulting them is the caller's. */
 int rc_io_sync_all(struct rc_array *a, uint32_t *failed);
@@ -590,6 +597,21 @@ void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
  * it per column).  The caller holds the stripes' locks. */
 void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
 		  uint64_t absent, uint8_t **membuf, uint8_t *how);
+/* rc_rows_load in two halves, the caller working between them (the
+ * rebuild reconstructs and writes the batch before): _start queues the
+ * reads on the members' workers (k == 0 reads nothing), _finish waits for
+ * them and sets how[].  The stripes' locks are held from before _start to
+ * after _finish. */
+struct rc_rows_loading {
+	struct rc_io io[RC_MAX_MEMBERS];
+	int n;
+	uint8_t *how;
+	struct rc_io_batch *b;
+};
+void rc_rows_load_start(struct rc_array *a, uint64_t s0, uint64_t k,
+			uint64_t absent, uint8_t **membuf, uint8_t *how,
+			struct rc_rows_loading *ld);
+void rc_rows_load_finish(struct rc_rows_loading *ld);
 /* Every table entry of [mblock, mblock + count) of slot is 0. */
 bool rc_col_is_unwritten(struct rc_array *a, int slot, uint64_t mblock,
 			 uint64_t count);

@@ -6,6 +6,8 @@
  * rc_io_member_read / _write / _sync       one member, synchronous
  * rc_io_run                                a batch over several members,
  *                                          one worker thread per member
+ * rc_io_submit / rc_io_wait                the same in two halves: the
+ *                                          caller works meanwhile
  * rc_io_sync_all                           the flush barrier
  * rc_io_unplaced_write / _sync            a spare, or a replacement
  *                                          before it takes its slot
@@ -602,23 +604,13 @@ static void tasks_run(struct rc_array *a, struct rc_task *tasks, int ntasks,
 	pthread_cond_destroy(&b.done);
 }
 
-void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
+/* Groups io[] by member into tasks (idx[] holds their indices, n of
+ * them); returns how many tasks, their members in slots[]. */
+static int tasks_group(struct rc_io *io, int n, struct rc_task *tasks,
+		       int *slots, int *idx)
 {
-	struct rc_task tasks[RC_MAX_MEMBERS];
-	int slots[RC_MAX_MEMBERS] = { 0 }, of_slot[RC_MAX_MEMBERS];
-	int *idx, ntasks = 0, pos = 0;
-	uint64_t bytes = 0;
+	int of_slot[RC_MAX_MEMBERS], ntasks = 0, pos = 0;
 
-	if (n <= 0)
-		return;
-	for (int i = 0; i < n; i++)
-		bytes += (uint64_t)io[i].count * RC_BLOCK_SIZE;
-	idx = malloc((size_t)(unsigned)n * sizeof(int));
-	if (!idx) {
-		for (int i = 0; i < n; i++)
-			io[i].err = -ENOMEM;
-		return;
-	}
 	for (int s = 0; s < RC_MAX_MEMBERS; s++)
 		of_slot[s] = -1;
 	for (int i = 0; i < n; i++) {
@@ -641,8 +633,70 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 
 		((int *)t->idx)[t->n++] = i;
 	}
+	return ntasks;
+}
+
+void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
+{
+	struct rc_task tasks[RC_MAX_MEMBERS];
+	int slots[RC_MAX_MEMBERS] = { 0 };
+	int *idx, ntasks;
+	uint64_t bytes = 0;
+
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+		bytes += (uint64_t)io[i].count * RC_BLOCK_SIZE;
+	idx = malloc((size_t)(unsigned)n * sizeof(int));
+	if (!idx) {
+		for (int i = 0; i < n; i++)
+			io[i].err = -ENOMEM;
+		return;
+	}
+	ntasks = tasks_group(io, n, tasks, slots, idx);
 	tasks_run(a, tasks, ntasks, slots, bytes < PARALLEL_MIN_BYTES);
 	free(idx);
+}
+
+struct rc_io_batch {
+	struct rc_batch b;
+	struct rc_task tasks[RC_MAX_MEMBERS];
+	int idx[];
+};
+
+struct rc_io_batch *rc_io_submit(struct rc_array *a, struct rc_io *io, int n)
+{
+	struct rc_io_batch *ib;
+	int slots[RC_MAX_MEMBERS] = { 0 }, ntasks;
+
+	ib = malloc(sizeof(*ib) + (size_t)(unsigned)(n > 0 ? n : 0) * sizeof(int));
+	if (!ib) {
+		for (int i = 0; i < n; i++)
+			io[i].err = -ENOMEM;
+		return NULL;
+	}
+	ntasks = n > 0 ? tasks_group(io, n, ib->tasks, slots, ib->idx) : 0;
+	pthread_mutex_init(&ib->b.lock, NULL);
+	pthread_cond_init(&ib->b.done, NULL);
+	ib->b.pending = ntasks;
+	for (int t = 0; t < ntasks; t++) {
+		ib->tasks[t].b = &ib->b;
+		worker_queue(a->m[slots[t]].worker, &ib->tasks[t]);
+	}
+	return ib;
+}
+
+void rc_io_wait(struct rc_io_batch *ib)
+{
+	if (!ib)
+		return;
+	pthread_mutex_lock(&ib->b.lock);
+	while (ib->b.pending)
+		pthread_cond_wait(&ib->b.done, &ib->b.lock);
+	pthread_mutex_unlock(&ib->b.lock);
+	pthread_mutex_destroy(&ib->b.lock);
+	pthread_cond_destroy(&ib->b.done);
+	free(ib);
 }
 
 /* Flushes that took less than this in all, the last time, run one after

@@ -28,7 +28,7 @@
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
 #define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
-/* Read by the rebuild per member at once (rebuild_rows_batch). */
+/* Read by the rebuild per member at once (rebuild_rows_pipe). */
 #define REBUILD_READ_BYTES (2u << 20)
 #define REBUILD_READ_MAX 512
 
@@ -95,47 +95,50 @@ static int member_put(struct rc_array *a, void *ctx, int slot,
 	return rc_io_member_write(a, slot, block, 1, data);
 }
 
-/* The rebuild's blocks for the new device not yet written: one run,
- * contiguous on the device and in memory. */
-struct put_run {
-	int slot;
-	uint64_t block;
-	uint32_t n;
-	const uint8_t *data;
+/*
+ * The rebuild's writes to the new device, gathered: a block that
+ * continues the last run on the member and in memory joins it, so a
+ * stripe's column is one write, not one per block.  The blocks' table
+ * entries are updated at once (by the caller), as before the write; the
+ * tables reach the device only after the writes (rebuild_batch), and a
+ * failed write fails the rebuild.
+ */
+#define PUT_RUNS_MAX 64
+struct put_runs {
+	struct rc_io io[PUT_RUNS_MAX];
+	int n;
 };
 
-/* Writes the pending run. */
-static int run_flush(struct rc_array *a, struct put_run *run)
+/* Writes what is gathered: 0 or the first error; none are left. */
+static int runs_write(struct rc_array *a, struct put_runs *pr)
 {
 	int ret = 0;
 
-	if (run->n)
-		ret = rc_io_member_write(a, run->slot, run->block, run->n,
-					 run->data);
-	run->n = 0;
+	rc_io_run(a, pr->io, pr->n);
+	for (int i = 0; i < pr->n; i++)
+		if (pr->io[i].err < 0 && ret == 0)
+			ret = pr->io[i].err;
+	pr->n = 0;
 	return ret;
 }
 
-/* member_put, gathered: a block that continues the pending run on the
- * member and in memory joins it, so a stripe's column is one write, not
- * one per block.  Its table entry is updated at once (by the caller), as
- * before the write; the tables reach the device only after run_flush
- * (rebuild_batch), and a failed write fails the rebuild. */
-static int run_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
-		   const void *data)
+static int runs_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
+		    const void *data)
 {
-	struct put_run *run = ctx;
+	struct put_runs *pr = ctx;
+	struct rc_io *last = pr->n ? &pr->io[pr->n - 1] : NULL;
 	int ret = 0;
 
-	if (run->n && (run->slot != slot || run->block + run->n != block ||
-		       run->data + (size_t)run->n * RC_BLOCK_SIZE != data))
-		ret = run_flush(a, run);
-	if (run->n == 0) {
-		run->slot = slot;
-		run->block = block;
-		run->data = data;
+	if (last && last->member == slot && last->block + last->count == block &&
+	    (const uint8_t *)last->buf + (size_t)last->count * RC_BLOCK_SIZE ==
+	    (const uint8_t *)data) {
+		last->count++;
+		return 0;
 	}
-	run->n++;
+	if (pr->n == PUT_RUNS_MAX)
+		ret = runs_write(a, pr);        /* full: these go now */
+	pr->io[pr->n++] = (struct rc_io){ .member = slot, .write = true,
+		.buf = (void *)data, .block = block, .count = 1 };
 	return ret;
 }
 
@@ -144,11 +147,11 @@ static int run_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
  * verify.c establishes of the others (their own repairs go along).
  * Rows that were never written stay unwritten (entry 0, no write), so the
  * unused part of an array costs no writes; every other row is written,
- * zeros included, through run (the caller flushes it).
+ * zeros included, through pr (the caller writes what is left in it).
  */
 static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			int c, uint8_t **cols, uint8_t **state, uint32_t r0,
-			uint32_t nr, struct put_run *run, uint64_t *lost)
+			uint32_t nr, struct put_runs *pr, uint64_t *lost)
 {
 	struct rc_row v;
 	int ret = 0;
@@ -162,7 +165,7 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		 * named (the daemon lists the files), and the rebuild goes on */
 		rc_row_report_lost(a, mp, r, &v, ~0ull);
 		ret = rc_rebuild_cell(a, mp, (uint32_t)c, cols, state, r, r, &v,
-				      run_put, run, lost);
+				      runs_put, pr, lost);
 	}
 	return ret;
 }
@@ -173,9 +176,9 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	uint32_t nr = a->g.chunk_blocks;
 	struct rc_stripe_map map;
 	struct rc_stripe *st;
-	struct put_run run = { 0 };
+	struct put_runs pr = { .n = 0 };
 	uint8_t **state;
-	int c, ret = 0, flushed;
+	int c, ret = 0, written;
 
 	rc_geom_stripe(&a->g, s, &map);
 	c = col_of(&map, slot);
@@ -187,68 +190,171 @@ static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
 	st = rc_stripe_lock(a, s);
 	rc_stripe_load(a, &map, 0, nr, cols, state);
 	memset(state[c], BLK_ABSENT, nr);
-	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &run, lost);
-	/* cols hold the next stripe next: the run goes now */
-	flushed = run_flush(a, &run);
+	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &pr, lost);
+	/* cols hold the next stripe next: the writes go now */
+	written = runs_write(a, &pr);
 	rc_stripe_unlock(a, st);
 	rc_state_free(state, map.ncols);
-	return ret ? ret : flushed;
+	return ret ? ret : written;
+}
+
+static void rebuild_pos_set(struct rc_array *a, int slot, uint64_t pos)
+{
+	pthread_mutex_lock(&a->state_lock);
+	a->m[slot].rebuild_pos = pos;
+	pthread_mutex_unlock(&a->state_lock);
 }
 
 /*
  * k consecutive row stripes at once (every level but RAID 10, whose
  * stripes are not rows of every member): one large read per surviving
- * member, all in parallel (rc_rows_load, as scrub reads), and the
- * slot's columns reconstructed into membuf[slot], where they lie as on
- * the device, so they go out as one write.  The same verdicts as
- * rebuild_stripe, stripe by stripe: the survivors' blocks are verified
- * against their entries, read errors retried block by block.
+ * member, all in parallel (as scrub reads), and the slot's columns
+ * reconstructed into membuf[slot], where they lie as on the device, so
+ * they go out as one write.  The same verdicts as rebuild_stripe, stripe
+ * by stripe: the survivors' blocks are verified against their entries,
+ * read errors retried block by block.
  */
-static int rebuild_rows_batch(struct rc_array *a, int slot, uint64_t s0,
-			      uint64_t k, uint8_t **membuf, uint64_t *lost)
+struct rows_step {
+	uint64_t s0, k, nwant;
+	bool want[REBUILD_READ_MAX];
+	struct rc_stripe *st[REBUILD_READ_MAX];
+	uint8_t how[RC_MAX_MEMBERS];
+	uint8_t **membuf;               /* one of the two sets */
+	struct put_runs pr;             /* its writes, once reconstructed */
+};
+
+/*
+ * Every member's checksum table blocks for rows [s0, s0 + k) in the
+ * cache, read now, while the members stand idle: the reconstruction
+ * would read a missing one behind the next step's large read or write on
+ * that member, and wait for it.
+ */
+static void step_tables_touch(struct rc_array *a, uint64_t s0, uint64_t k)
+{
+	uint64_t nr = a->g.chunk_blocks, b0 = s0 * nr, b1 = (s0 + k) * nr, csum;
+
+	for (uint32_t m = 0; m < a->g.members; m++) {
+		if (!rc_member_present(a, (int)m))
+			continue;
+		for (uint64_t b = b0; b < b1; b += RC_CSUM_PER_BLOCK -
+						   b % RC_CSUM_PER_BLOCK)
+			(void)rc_csum_entry(a, (int)m, b, &csum);
+	}
+}
+
+/* The step's stripes that want rebuilding, locked (none if none do). */
+static void step_lock(struct rc_array *a, int slot, struct rows_step *sp,
+		      uint64_t s0, uint64_t k, uint8_t **membuf)
+{
+	sp->s0 = s0;
+	sp->k = k;
+	sp->nwant = 0;
+	sp->membuf = membuf;
+	sp->pr.n = 0;
+	for (uint64_t i = 0; i < k; i++)
+		sp->nwant += sp->want[i] = rc_wi_rebuild_wants(a, slot, s0 + i);
+	for (uint64_t i = 0; i < k && sp->nwant; i++)
+		sp->st[i] = rc_stripe_lock(a, s0 + i);
+	if (sp->nwant)
+		step_tables_touch(a, s0, k);
+}
+
+static void step_unlock(struct rc_array *a, struct rows_step *sp)
+{
+	for (uint64_t i = sp->k; sp->nwant && i-- > 0;)
+		rc_stripe_unlock(a, sp->st[i]);
+}
+
+/* The step's loaded stripes reconstructed into sp->pr (not yet written). */
+static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
+			uint64_t *lost)
 {
 	uint32_t nr = a->g.chunk_blocks;
 	size_t chunk = (size_t)nr * RC_BLOCK_SIZE;
-	uint64_t nwant = 0;
-	struct rc_stripe *st[REBUILD_READ_MAX];
-	bool want[REBUILD_READ_MAX];
-	uint8_t how[RC_MAX_MEMBERS], **state = NULL, *cols[RC_MAX_MEMBERS];
+	uint8_t **state, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
-	struct put_run run = { 0 };
-	int ret = 0, flushed;
+	int ret = 0;
 
-	for (uint64_t i = 0; i < k; i++)
-		nwant += want[i] = rc_wi_rebuild_wants(a, slot, s0 + i);
-	if (nwant == 0)
+	if (sp->nwant == 0)
 		return 0;
 	state = rc_state_alloc(a->g.members, nr);
 	if (!state)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < k; i++)
-		st[i] = rc_stripe_lock(a, s0 + i);
-	rc_rows_load(a, s0, k, 1ull << slot, membuf, how);
-	for (uint64_t i = 0; i < k && ret == 0; i++) {
+	for (uint64_t i = 0; i < sp->k && ret == 0; i++) {
 		uint8_t chow[RC_MAX_MEMBERS];
 		int c;
 
-		if (!want[i])
+		if (!sp->want[i])
 			continue;
-		rc_geom_stripe(&a->g, s0 + i, &map);
+		rc_geom_stripe(&a->g, sp->s0 + i, &map);
 		c = col_of(&map, slot);
 		if (c < 0)
 			continue;
 		for (uint32_t j = 0; j < map.ncols; j++) {
-			cols[j] = membuf[map.col[j].member] + i * chunk;
-			chow[j] = how[map.col[j].member];
+			cols[j] = sp->membuf[map.col[j].member] + i * chunk;
+			chow[j] = sp->how[map.col[j].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
-		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &run, lost);
+		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &sp->pr, lost);
 	}
-	flushed = run_flush(a, &run);
-	for (uint64_t i = k; i-- > 0;)
-		rc_stripe_unlock(a, st[i]);
 	rc_state_free(state, a->g.members);
-	return ret ? ret : flushed;
+	return ret;
+}
+
+/*
+ * The row stripes [s0, s1) as a pipeline of steps (k stripes each) over
+ * two buffer sets: while step j is reconstructed and written here, the
+ * survivors read step j + 1 into the other set, each on its own worker.
+ * A disk then rebuilds at the speed it writes, not at that of a read, a
+ * reconstruction and a write one after the other; the write is made by
+ * the thread that reconstructed the data, while it is in its cache.
+ *
+ * A step's stripes are locked from before its reads to after its write,
+ * as a single step's always were; rebuild_pos passes it after its write.
+ */
+static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
+			     uint64_t s1, uint8_t **sets[2], uint64_t *lost)
+{
+	uint64_t per = rebuild_read_stripes(a), absent = 1ull << slot;
+	struct rows_step step[2], *cur, *next;
+	struct rc_rows_loading ld;
+	int ret = 0;
+
+	if (s0 >= s1)
+		return 0;
+	step_lock(a, slot, &step[0], s0, s1 - s0 < per ? s1 - s0 : per, sets[0]);
+	rc_rows_load_start(a, s0, step[0].nwant ? step[0].k : 0, absent,
+			   sets[0], step[0].how, &ld);
+	for (int j = 0;; j++) {
+		uint64_t n0;
+		bool more;
+
+		cur = &step[j & 1];
+		next = &step[~j & 1];
+		n0 = cur->s0 + cur->k;
+		more = n0 < s1;
+		rc_rows_load_finish(&ld);
+		if (more) {
+			step_lock(a, slot, next, n0, s1 - n0 < per ? s1 - n0 :
+				  per, sets[~j & 1]);
+			rc_rows_load_start(a, n0, next->nwant ? next->k : 0,
+					   absent, sets[~j & 1], next->how, &ld);
+		}
+		ret = step_rebuild(a, slot, cur, lost);
+		if (ret == 0)
+			ret = runs_write(a, &cur->pr);
+		/* every block of them is on the device: readers may use it */
+		if (ret == 0)
+			rebuild_pos_set(a, slot, n0);
+		step_unlock(a, cur);
+		if (more && ret) {
+			rc_rows_load_finish(&ld);
+			step_unlock(a, next);
+		}
+		if (!more || ret)
+			break;
+	}
+	return ret;
 }
 
 int rc_tables_put(struct rc_array *a, int slot, rc_block_put put, void *ctx)
@@ -377,25 +483,19 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
  * the same state_lock (the handler is a leaf): nobody sees the array
  * redundant before the event is on its way (*finished). */
 static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
-			 uint64_t s1, uint8_t **cols, uint64_t *lost,
+			 uint64_t s1, uint8_t **sets[2], uint64_t *lost,
 			 bool *finished)
 {
 	int ret = 0;
 
 	pthread_mutex_lock(&a->commit_lock);
-	for (uint64_t s = s0, k = 1; s < s1 && ret == 0; s += k) {
-		if (a->g.level == RC_RAID10) {
-			k = 1;
-			ret = rebuild_stripe(a, slot, s, cols, lost);
-		} else {
-			k = s1 - s < rebuild_read_stripes(a) ? s1 - s :
-			    rebuild_read_stripes(a);
-			ret = rebuild_rows_batch(a, slot, s, k, cols, lost);
-		}
-		/* every block of them is on the device (or the rebuild fails) */
-		pthread_mutex_lock(&a->state_lock);
-		a->m[slot].rebuild_pos = s + k;
-		pthread_mutex_unlock(&a->state_lock);
+	if (a->g.level != RC_RAID10)
+		ret = rebuild_rows_pipe(a, slot, s0, s1, sets, lost);
+	for (uint64_t s = s0; a->g.level == RC_RAID10 && s < s1 && ret == 0; s++) {
+		ret = rebuild_stripe(a, slot, s, sets[0], lost);
+		/* every block of it is on the device (or the rebuild fails) */
+		if (ret == 0)
+			rebuild_pos_set(a, slot, s + 1);
 	}
 	/* Straight to the device, not journaled: a crash before the
 	 * checkpoint redoes the batch from the recorded position. */
@@ -489,11 +589,13 @@ static uint64_t rebuild_limit(struct rc_array *a)
 	return max;
 }
 
-/* Stripes per batch: 16 MiB of the member, or about a tenth of a second
- * at the speed limit, so the pace is even and progress is seen. */
+/* Stripes per batch: 32 MiB of the member (rebuild_rows_pipe fills and
+ * drains once a batch: at 16 MiB that cost a disk a tenth of its speed),
+ * or about a tenth of a second at the speed limit, so the pace is even
+ * and progress is seen. */
 static uint64_t rebuild_batch_stripes(struct rc_array *a)
 {
-	uint64_t per = 4096 / a->g.chunk_blocks, limit = rebuild_limit(a);
+	uint64_t per = 8192 / a->g.chunk_blocks, limit = rebuild_limit(a);
 	uint64_t lim = limit / 10 / (a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024));
 
 	if (limit && lim < per)
@@ -544,7 +646,7 @@ static void rebuild_progress_event(struct rc_array *a, int slot,
 			      after, n, 0);
 }
 
-static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
+static int rebuild_run(struct rc_array *a, int slot, uint8_t **sets[2],
 		       uint64_t *lost, bool *finished,
 		       void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		       void *ctx)
@@ -565,7 +667,7 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
 		bool catchup = a->m[slot].catchup;
 		uint64_t done0 = a->m[slot].resync_stripes;
 
-		ret = rebuild_batch(a, slot, s, end, cols, lost, finished);
+		ret = rebuild_batch(a, slot, s, end, sets, lost, finished);
 		rebuild_progress_event(a, slot, s, end);
 		if (progress)
 			progress(ctx, end, a->stripes);
@@ -574,7 +676,7 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **cols,
 		s = end;
 	}
 	if (ret == 0 && a->stripes == 0)
-		ret = rebuild_batch(a, slot, 0, 0, cols, lost, finished);
+		ret = rebuild_batch(a, slot, 0, 0, sets, lost, finished);
 	return ret;
 }
 
@@ -584,7 +686,8 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		      void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		      void *ctx)
 {
-	uint8_t *cols[RC_MAX_MEMBERS] = { 0 };
+	uint8_t *buf[2][RC_MAX_MEMBERS] = { { 0 } };
+	uint8_t **sets[2] = { buf[0], buf[1] };
 	uint64_t lost = 0;
 	struct rc_dev *dev = given;
 	bool taken = false;
@@ -606,10 +709,11 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	if (ret < 0)
 		return ret;
 	ret = 0;
-	/* a chunk per column, or rebuild_read_stripes chunks per member */
-	for (uint32_t c = 0; c < a->g.members && ret == 0; c++)
-		if (!(cols[c] = rc_buf_alloc(rebuild_read_stripes(a) *
-					     a->g.chunk_blocks * RC_BLOCK_SIZE)))
+	/* a chunk per column, or rebuild_read_stripes chunks per member, in
+	 * each of the pipeline's two sets (rebuild_rows_pipe) */
+	for (uint32_t c = 0; c < 2 * a->g.members && ret == 0; c++)
+		if (!(buf[c & 1][c / 2] = rc_buf_alloc(rebuild_read_stripes(a) *
+				a->g.chunk_blocks * RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	if (ret == 0) {
 		bool catchup = a->m[slot].catchup;
@@ -619,7 +723,7 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name,
 			      catchup ? "catch-up" : NULL,
 			      a->m[slot].rebuild_pos, a->stripes, 0);
-		ret = rebuild_run(a, slot, cols, &lost, &finished, progress, ctx);
+		ret = rebuild_run(a, slot, sets, &lost, &finished, progress, ctx);
 		rebuild_finished_why(a, slot, catchup, lost, why, sizeof(why));
 		if (catchup)
 			rc_log("slot %d: %s", slot, why);
@@ -632,7 +736,9 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		rc_log("rebuild of slot %d: %llu blocks could not be rebuilt "
 		       "(more columns lost than the level tolerates)", slot,
 		       (unsigned long long)lost);
-	for (uint32_t c = 0; c < a->g.members; c++)
-		free(cols[c]);
+	for (uint32_t c = 0; c < a->g.members; c++) {
+		free(buf[0][c]);
+		free(buf[1][c]);
+	}
 	return ret < 0 ? ret : lost ? -EIO : 0;
 }

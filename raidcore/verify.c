@@ -173,11 +173,13 @@ static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
 	       rc_member_usable(a, slot, s0 + k - 1);
 }
 
-void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
-		  uint64_t absent, uint8_t **membuf, uint8_t *how)
+/* The reads of rc_rows_load into io[]: how many; how[] of the members
+ * not read is set. */
+static int rows_reads(struct rc_array *a, uint64_t s0, uint64_t k,
+		      uint64_t absent, uint8_t **membuf, uint8_t *how,
+		      struct rc_io *io)
 {
 	uint64_t nr = a->g.chunk_blocks, span = k * nr;
-	struct rc_io io[RC_MAX_MEMBERS];
 	int nio = 0;
 
 	for (uint32_t m = 0; m < a->g.members; m++) {
@@ -194,10 +196,39 @@ void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
 				.retried = true };  /* load_blockwise */
 		}
 	}
-	rc_io_run(a, io, nio);
+	return nio;
+}
+
+static void rows_errors(const struct rc_io *io, int nio, uint8_t *how)
+{
 	for (int i = 0; i < nio; i++)
 		if (io[i].err < 0)
 			how[io[i].member] = RC_LOADED_ERROR;
+}
+
+void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
+		  uint64_t absent, uint8_t **membuf, uint8_t *how)
+{
+	struct rc_io io[RC_MAX_MEMBERS];
+	int nio = rows_reads(a, s0, k, absent, membuf, how, io);
+
+	rc_io_run(a, io, nio);
+	rows_errors(io, nio, how);
+}
+
+void rc_rows_load_start(struct rc_array *a, uint64_t s0, uint64_t k,
+			uint64_t absent, uint8_t **membuf, uint8_t *how,
+			struct rc_rows_loading *ld)
+{
+	ld->how = how;
+	ld->n = k ? rows_reads(a, s0, k, absent, membuf, how, ld->io) : 0;
+	ld->b = rc_io_submit(a, ld->io, ld->n);
+}
+
+void rc_rows_load_finish(struct rc_rows_loading *ld)
+{
+	rc_io_wait(ld->b);
+	rows_errors(ld->io, ld->n, ld->how);
 }
 
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,

@@ -82,6 +82,25 @@ static void write_random(struct rc_array *a, struct model *m, uint64_t *seed,
 	free(buf);
 }
 
+/* Every block written (generation 1) and flushed. */
+static void write_all(struct rc_array *a, struct model *m)
+{
+	uint8_t *buf = malloc(256 * RC_BLOCK_SIZE);
+
+	assert_non_null(buf);
+	for (uint64_t b = 0; b < m->blocks; b += 256) {
+		uint32_t n = m->blocks - b < 256 ? (uint32_t)(m->blocks - b) : 256;
+
+		for (uint32_t k = 0; k < n; k++) {
+			tb_pattern(buf + (size_t)k * RC_BLOCK_SIZE, b + k, 1);
+			m->gen[b + k] = 1;
+		}
+		assert_int_equal(rc_write(a, b, n, buf), 0);
+	}
+	assert_int_equal(rc_flush(a), 0);
+	free(buf);
+}
+
 static void verify_all(struct rc_array *a, const struct model *m)
 {
 	uint8_t *buf = malloc(64 * RC_BLOCK_SIZE), zero[RC_BLOCK_SIZE] = { 0 };
@@ -246,7 +265,7 @@ static void test_degraded_missing(void **state)
 /*
  * A rebuild writes the new device in large runs: the rows it reconstructs
  * for consecutive stripes lie side by side on the device and go out as one
- * write (rebuild.c, rebuild_rows_batch), not one write per block - on a
+ * write (rebuild.c, rebuild_rows_pipe), not one write per block - on a
  * disk opened O_DIRECT a block at a time is a fraction of its speed.  The
  * whole array is written while slot 1 is missing, so the catch-up rebuilds
  * every stripe; then every block reads back, before and after another
@@ -267,25 +286,13 @@ static void test_rebuild_large_writes(void **state)
 		struct rc_dev *dev;
 		struct rc_fault *ctl;
 		struct model m;
-		uint8_t *buf = malloc(256 * RC_BLOCK_SIZE);
 		uint64_t writes, blocks;
 
-		assert_non_null(buf);
 		tb_init(&tb, c->members, DEV_BYTES);
 		tb_create(&tb, c->level, c->chunk, 0);
 		a = tb_assemble(&tb, 1u << 1, 0);
 		model_init(&m, a);
-		for (uint64_t b = 0; b < m.blocks; b += 256) {
-			uint32_t n = m.blocks - b < 256 ? (uint32_t)(m.blocks - b)
-							: 256;
-
-			for (uint32_t k = 0; k < n; k++) {
-				tb_pattern(buf + (size_t)k * RC_BLOCK_SIZE, b + k, 1);
-				m.gen[b + k] = 1;
-			}
-			assert_int_equal(rc_write(a, b, n, buf), 0);
-		}
-		assert_int_equal(rc_flush(a), 0);
+		write_all(a, &m);
 		assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 1), NULL, &dev,
 					       &ctl), 0);
 		assert_int_equal(rc_member_replace(a, 1, dev, NULL, NULL), 0);
@@ -297,9 +304,69 @@ static void test_rebuild_large_writes(void **state)
 				 (unsigned long long)writes);
 		verify_close_lose(&tb, a, &m, 1u << 0);
 		free(m.gen);
-		free(buf);
 		tb_fini(&tb);
 	}
+}
+
+/*
+ * The rebuild's pipeline (rebuild.c, rebuild_rows_pipe: the survivors
+ * read the next step while this one is reconstructed and written) meets
+ * faults in its middle step.  A survivor's read errors at RAID 6 cost
+ * nothing: the rebuild ends, every block reads back, also with another
+ * member lost.  A write error on the new device at RAID 5 fails the
+ * rebuild with its position short of the failed step, every block still
+ * reads back meanwhile, and the rebuild resumed from that position ends
+ * with a device that holds every block.
+ */
+static void test_rebuild_pipeline_faults(void **state)
+{
+	/* the data region starts at 2 MiB on these members (FORMAT.md,
+	 * member layout): block 700 of it is in the second step's stripes */
+	uint64_t mid = (2ull << 20) + 700 * RC_BLOCK_SIZE;
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_dev *dev;
+	struct rc_fault *ctl;
+	struct rc_info info;
+	struct model m;
+
+	(void)state;
+	tb_init(&tb, 5, DEV_BYTES);     /* 4 KiB chunks: 512 stripes a step */
+	tb_create(&tb, RC_RAID6, 4096, 0);
+	a = tb_assemble(&tb, 1u << 1, 0);
+	model_init(&m, a);
+	write_all(a, &m);
+	assert_int_equal(rc_fault_eio(tb.fault[2], RC_FAULT_READ, mid, 64 << 10,
+				      RC_FAULT_PERSISTENT), 0);
+	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 1), NULL,
+					   NULL), 0);
+	rc_array_member_status(a, 2, &st);
+	assert_true(st.read_errors > 0);        /* the fault was met */
+	rc_fault_clear(tb.fault[2]);
+	verify_close_lose(&tb, a, &m, 1u << 0);
+	free(m.gen);
+	tb_fini(&tb);
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 4096, 0);
+	a = tb_assemble(&tb, 1u << 1, 0);
+	model_init(&m, a);
+	write_all(a, &m);
+	rc_array_info(a, &info);
+	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 1), NULL, &dev, &ctl), 0);
+	assert_int_equal(rc_fault_eio(ctl, RC_FAULT_WRITE, mid, RC_BLOCK_SIZE,
+				      1), 0);
+	assert_true(rc_member_replace(a, 1, dev, NULL, NULL) < 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_true(st.rebuild_done > 0 && st.rebuild_done <= 700);
+	assert_true(info.stripes > 700);
+	verify_all(a, &m);
+	assert_int_equal(rc_member_replace(a, 1, NULL, NULL, NULL), 0);
+	verify_close_lose(&tb, a, &m, 1u << 0);
+	free(m.gen);
+	tb_fini(&tb);
 }
 
 /* Fills the cache past half its limit (not past the limit: nobody
@@ -1144,6 +1211,7 @@ int main(void)
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_rebuild_large_writes),
+		cmocka_unit_test(test_rebuild_pipeline_faults),
 		cmocka_unit_test(test_writeback_thread),
 		cmocka_unit_test(test_flush_inline_when_fast),
 	};
