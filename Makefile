@@ -171,10 +171,6 @@ $(eval $(call variant,build/asan,$(ASAN_CFLAGS)))
 build/bench/%: build/obj/bench/%.o build/libraidcore.a build/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $^ $(RC_LIBS)
-# the disk model for bench/online.sh (BENCH_DISK_MIBPS): a FUSE program of its own
-build/bench/slowdisk: build/obj/bench/slowdisk.o
-	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -o $@ $^ $(call pkg_libs,fuse3) -pthread
 
 # ---- tests ------------------------------------------------------------------
 UNIT_BINS := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))
@@ -286,7 +282,7 @@ bench-micro: all
 	build/bench/bench_array
 
 # issue 9's online figures: rebuild, catch-up, a reader's cost (bench/online.sh)
-bench-online: all
+bench-online: all build/tools/faultfs
 	bench/online.sh
 
 # The helper links to the daemon by its final, absolute path: a relative

@@ -12,7 +12,8 @@
 # Members live in BENCH_DIR (default /dev/shm: software cost, not disks),
 # BENCH_MEMBER_MB each (default 1024); the release build in BENCH_BIN
 # (default build/).  With BENCH_DISK_MIBPS=N each member is a disk of N
-# MiB/s (bench/slowdisk.c: busy while it works, idle time lost), which
+# MiB/s (tests/tools/faultfs.c -r: busy while it works, idle time lost,
+# built as build/tools/faultfs), which
 # is where issue 10's "rebuild and scrub >= 0.8x the members' sequential
 # read speed" can be measured: on tmpfs a member reads at memory speed.
 # Prints one "name value unit" line per figure.
@@ -100,7 +101,8 @@ fio_read() {
 
 if [ -n "${BENCH_DISK_MIBPS:-}" ]; then
 	mkdir -p "$W/back" "$W/disks"
-	"$BIN/bench/slowdisk" "$W/back" "$W/disks" "$BENCH_DISK_MIBPS" -f &
+	"${BENCH_FAULTFS:-build/tools/faultfs}" -f -r "$BENCH_DISK_MIBPS" \
+		"$W/back" "$W/disks" 2>>"$W/disks.log" &
 	DISKPID=$!
 	for _ in $(seq 100); do mountpoint -q "$W/disks" && break; sleep 0.05; done
 	for i in 0 1 2 3; do truncate -s "${MB}M" "$W/back/m$i.img"; done

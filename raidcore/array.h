@@ -590,25 +590,29 @@ enum rc_loaded {
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,
 			     uint8_t **cols, uint8_t **state,
 			     const uint8_t *how);
-/* k consecutive row stripes (not RAID 10) from s0 into membuf[m], one
- * large read per member, all in parallel (scrub, rebuild); members in the
- * absent mask, or not usable for all of them, are RC_LOADED_ABSENT and
- * not read; how[m] says how each came in (rc_stripe_verify_loaded takes
- * it per column).  The caller holds the stripes' locks. */
-void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
+/* The chunk rows [row0, row0 + nrows) of every member into membuf[m]
+ * (rc_geom_stripes_rows: the rows a run of stripes lies in, at every
+ * level), one large read per member, all in parallel (scrub, rebuild);
+ * members in the absent mask, or not usable for every stripe their rows
+ * hold, are RC_LOADED_ABSENT and not read; how[m] says how each came in
+ * (rc_stripe_verify_loaded takes it per column; rc_rows_col finds a
+ * column).  The caller holds the locks of the stripes it will use. */
+void rc_rows_load(struct rc_array *a, uint64_t row0, uint64_t nrows,
 		  uint64_t absent, uint8_t **membuf, uint8_t *how);
+uint8_t *rc_rows_col(struct rc_array *a, uint8_t **membuf,
+		     const struct rc_stripe_map *mp, uint32_t c, uint64_t row0);
 /* rc_rows_load in two halves, the caller working between them (the
  * rebuild reconstructs and writes the batch before): _start queues the
- * reads on the members' workers (k == 0 reads nothing), _finish waits for
- * them and sets how[].  The stripes' locks are held from before _start to
- * after _finish. */
+ * reads on the members' workers (nrows == 0 reads nothing), _finish waits
+ * for them and sets how[].  The stripes' locks are held from before
+ * _start to after _finish. */
 struct rc_rows_loading {
 	struct rc_io io[RC_MAX_MEMBERS];
 	int n;
 	uint8_t *how;
 	struct rc_io_batch *b;
 };
-void rc_rows_load_start(struct rc_array *a, uint64_t s0, uint64_t k,
+void rc_rows_load_start(struct rc_array *a, uint64_t row0, uint64_t nrows,
 			uint64_t absent, uint8_t **membuf, uint8_t *how,
 			struct rc_rows_loading *ld);
 void rc_rows_load_finish(struct rc_rows_loading *ld);

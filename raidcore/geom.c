@@ -267,6 +267,56 @@ void rc_geom_stripe(const struct rc_geom *g, uint64_t stripe,
 		geom_row_fill(g, stripe, m);
 }
 
+void rc_geom_stripes_rows(const struct rc_geom *g, uint64_t s0, uint64_t k,
+			  uint64_t *row0, uint64_t *nrows)
+{
+	uint64_t n = g->members;
+
+	assert(k >= 1 && s0 + k <= rc_geom_stripes(g));
+	if (g->level != RC_RAID10) {
+		*row0 = s0;
+		*nrows = k;
+		return;
+	}
+	*row0 = 2 * s0 / n;
+	*nrows = (2 * (s0 + k) - 1) / n - *row0 + 1;
+}
+
+/* At RAID 10, k stripes span at most (2k - 1) / n + 2 rows. */
+uint64_t rc_geom_stripes_fitting(const struct rc_geom *g, uint64_t maxrows)
+{
+	uint64_t k;
+
+	assert(maxrows >= 2);
+	if (g->level != RC_RAID10)
+		return maxrows;
+	k = (maxrows - 1) * g->members / 2;
+	return k ? k : 1;
+}
+
+void rc_geom_member_rows_stripes(const struct rc_geom *g, uint32_t member,
+				 uint64_t row0, uint64_t nrows, uint64_t *lo,
+				 uint64_t *hi)
+{
+	uint64_t n = g->members, last = rc_geom_stripes(g) - 1;
+
+	assert(nrows >= 1 && member < n);
+	if (g->level != RC_RAID10) {
+		*lo = row0;
+		*hi = row0 + nrows - 1;
+	} else {
+		uint64_t slot = (row0 + nrows - 1) * n + member;
+
+		/* the odd tail slot holds nothing: the row before is last */
+		if (slot >= 2 * (last + 1) && nrows > 1)
+			slot -= n;
+		*lo = (row0 * n + member) / 2;
+		*hi = slot / 2;
+	}
+	*lo = *lo > last ? last : *lo;
+	*hi = *hi > last ? last : *hi;
+}
+
 void rc_geom_locate(const struct rc_geom *g, uint64_t lblock,
 		    uint64_t *stripe, uint32_t *col, uint32_t *in_chunk)
 {

@@ -62,6 +62,23 @@ uint32_t rc_geom_stripe_blocks(const struct rc_geom *g);  /* data blocks per str
 void rc_geom_stripe(const struct rc_geom *g, uint64_t stripe,
 		    struct rc_stripe_map *m);
 
+/*
+ * The chunk rows stripes [s0, s0 + k) lie in: every column of each is in
+ * rows [*row0, *row0 + *nrows) of its member.  Stripe s is row s at every
+ * level but RAID 10, whose stripe s is slots 2s and 2s + 1 of the near-2
+ * order (slot / members is the row), so k stripes span about 2k / members
+ * rows.
+ */
+void rc_geom_stripes_rows(const struct rc_geom *g, uint64_t s0, uint64_t k,
+			  uint64_t *row0, uint64_t *nrows);
+/* Stripes that fit in maxrows rows (>= 2) wherever they start: 1 or more. */
+uint64_t rc_geom_stripes_fitting(const struct rc_geom *g, uint64_t maxrows);
+/* The stripes that member's rows [row0, row0 + nrows) hold columns of lie
+ * in [*lo, *hi] (nrows >= 1, row0 + nrows <= the member's rows). */
+void rc_geom_member_rows_stripes(const struct rc_geom *g, uint32_t member,
+				 uint64_t row0, uint64_t nrows, uint64_t *lo,
+				 uint64_t *hi);
+
 /* Logical block -> stripe, data column and block within the chunk. */
 void rc_geom_locate(const struct rc_geom *g, uint64_t lblock,
 		    uint64_t *stripe, uint32_t *col, uint32_t *in_chunk);

@@ -32,13 +32,22 @@
 #define REBUILD_READ_BYTES (2u << 20)
 #define REBUILD_READ_MAX 512
 
-/* Stripes read at once: REBUILD_READ_BYTES of each member. */
-static uint64_t rebuild_read_stripes(const struct rc_array *a)
+/* Chunk rows of each member a step reads: REBUILD_READ_BYTES, at least
+ * 2 (a RAID 10 stripe may span two rows). */
+static uint64_t rebuild_read_rows(const struct rc_array *a)
 {
 	uint64_t per = REBUILD_READ_BYTES /
 		       ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
 
-	return per < 1 ? 1 : per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
+	return per < 2 ? 2 : per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
+}
+
+/* Stripes a step holds: as many as fit in rebuild_read_rows rows. */
+static uint64_t rebuild_read_stripes(const struct rc_array *a)
+{
+	uint64_t per = rc_geom_stripes_fitting(&a->g, rebuild_read_rows(a));
+
+	return per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
 }
 
 static int col_of(const struct rc_stripe_map *mp, int slot)
@@ -170,34 +179,6 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 	return ret;
 }
 
-static int rebuild_stripe(struct rc_array *a, int slot, uint64_t s,
-			  uint8_t **cols, uint64_t *lost)
-{
-	uint32_t nr = a->g.chunk_blocks;
-	struct rc_stripe_map map;
-	struct rc_stripe *st;
-	struct put_runs pr = { .n = 0 };
-	uint8_t **state;
-	int c, ret = 0, written;
-
-	rc_geom_stripe(&a->g, s, &map);
-	c = col_of(&map, slot);
-	if (c < 0 || !rc_wi_rebuild_wants(a, slot, s))
-		return 0;
-	state = rc_state_alloc(map.ncols, nr);
-	if (!state)
-		return -ENOMEM;
-	st = rc_stripe_lock(a, s);
-	rc_stripe_load(a, &map, 0, nr, cols, state);
-	memset(state[c], BLK_ABSENT, nr);
-	ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &pr, lost);
-	/* cols hold the next stripe next: the writes go now */
-	written = runs_write(a, &pr);
-	rc_stripe_unlock(a, st);
-	rc_state_free(state, map.ncols);
-	return ret ? ret : written;
-}
-
 static void rebuild_pos_set(struct rc_array *a, int slot, uint64_t pos)
 {
 	pthread_mutex_lock(&a->state_lock);
@@ -206,16 +187,19 @@ static void rebuild_pos_set(struct rc_array *a, int slot, uint64_t pos)
 }
 
 /*
- * k consecutive row stripes at once (every level but RAID 10, whose
- * stripes are not rows of every member): one large read per surviving
- * member, all in parallel (as scrub reads), and the slot's columns
- * reconstructed into membuf[slot], where they lie as on the device, so
- * they go out as one write.  The same verdicts as rebuild_stripe, stripe
- * by stripe: the survivors' blocks are verified against their entries,
- * read errors retried block by block.
+ * k consecutive stripes at once: the member rows they lie in
+ * (rc_geom_stripes_rows), one large read per surviving member that holds
+ * a column of them, all in parallel (as scrub reads), and the slot's
+ * columns reconstructed into membuf[slot], where they lie as on the
+ * device, so they go out as one write.  The survivors' blocks are
+ * verified against their entries, read errors retried block by block.
  */
 struct rows_step {
 	uint64_t s0, k, nwant;
+	uint64_t row0, nrows;           /* the rows they lie in */
+	uint64_t absent;                /* members not read: the slot, and
+					   at RAID 10 those with no column
+					   in a stripe that has the slot's */
 	bool want[REBUILD_READ_MAX];
 	struct rc_stripe *st[REBUILD_READ_MAX];
 	uint8_t how[RC_MAX_MEMBERS];
@@ -224,14 +208,15 @@ struct rows_step {
 };
 
 /*
- * Every member's checksum table blocks for rows [s0, s0 + k) in the
- * cache, read now, while the members stand idle: the reconstruction
- * would read a missing one behind the next step's large read or write on
- * that member, and wait for it.
+ * The checksum table blocks of the step's rows, of every member it reads
+ * and of the slot, in the cache, read now, while the members stand idle:
+ * the reconstruction would read a missing one behind the next step's
+ * large read or write on that member, and wait for it.
  */
-static void step_tables_touch(struct rc_array *a, uint64_t s0, uint64_t k)
+static void step_tables_touch(struct rc_array *a, const struct rows_step *sp)
 {
-	uint64_t nr = a->g.chunk_blocks, b0 = s0 * nr, b1 = (s0 + k) * nr, csum;
+	uint64_t nr = a->g.chunk_blocks, b0 = sp->row0 * nr, csum;
+	uint64_t b1 = (sp->row0 + sp->nrows) * nr;
 
 	for (uint32_t m = 0; m < a->g.members; m++) {
 		if (!rc_member_present(a, (int)m))
@@ -242,21 +227,43 @@ static void step_tables_touch(struct rc_array *a, uint64_t s0, uint64_t k)
 	}
 }
 
-/* The step's stripes that want rebuilding, locked (none if none do). */
+/* The step's stripes that want rebuilding, locked (none if none do),
+ * and the members they need read. */
 static void step_lock(struct rc_array *a, int slot, struct rows_step *sp,
 		      uint64_t s0, uint64_t k, uint8_t **membuf)
 {
+	struct rc_stripe_map map;
+	uint64_t need = 0;
+
 	sp->s0 = s0;
 	sp->k = k;
 	sp->nwant = 0;
 	sp->membuf = membuf;
 	sp->pr.n = 0;
-	for (uint64_t i = 0; i < k; i++)
-		sp->nwant += sp->want[i] = rc_wi_rebuild_wants(a, slot, s0 + i);
+	rc_geom_stripes_rows(&a->g, s0, k, &sp->row0, &sp->nrows);
+	for (uint64_t i = 0; i < k; i++) {
+		sp->want[i] = false;
+		rc_geom_stripe(&a->g, s0 + i, &map);
+		if (col_of(&map, slot) < 0 || !rc_wi_rebuild_wants(a, slot, s0 + i))
+			continue;
+		sp->want[i] = true;
+		sp->nwant++;
+		for (uint32_t c = 0; c < map.ncols; c++)
+			need |= 1ull << map.col[c].member;
+	}
+	sp->absent = ~need | 1ull << slot;
 	for (uint64_t i = 0; i < k && sp->nwant; i++)
 		sp->st[i] = rc_stripe_lock(a, s0 + i);
 	if (sp->nwant)
-		step_tables_touch(a, s0, k);
+		step_tables_touch(a, sp);
+}
+
+/* Starts the step's reads (none when it wants nothing). */
+static void step_load_start(struct rc_array *a, struct rows_step *sp,
+			    struct rc_rows_loading *ld)
+{
+	rc_rows_load_start(a, sp->row0, sp->nwant ? sp->nrows : 0, sp->absent,
+			   sp->membuf, sp->how, ld);
 }
 
 static void step_unlock(struct rc_array *a, struct rows_step *sp)
@@ -270,7 +277,6 @@ static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
 			uint64_t *lost)
 {
 	uint32_t nr = a->g.chunk_blocks;
-	size_t chunk = (size_t)nr * RC_BLOCK_SIZE;
 	uint8_t **state, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
 	int ret = 0;
@@ -282,27 +288,24 @@ static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
 		return -ENOMEM;
 	for (uint64_t i = 0; i < sp->k && ret == 0; i++) {
 		uint8_t chow[RC_MAX_MEMBERS];
-		int c;
 
 		if (!sp->want[i])
 			continue;
 		rc_geom_stripe(&a->g, sp->s0 + i, &map);
-		c = col_of(&map, slot);
-		if (c < 0)
-			continue;
 		for (uint32_t j = 0; j < map.ncols; j++) {
-			cols[j] = sp->membuf[map.col[j].member] + i * chunk;
+			cols[j] = rc_rows_col(a, sp->membuf, &map, j, sp->row0);
 			chow[j] = sp->how[map.col[j].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
-		ret = rebuild_rows(a, &map, c, cols, state, 0, nr, &sp->pr, lost);
+		ret = rebuild_rows(a, &map, col_of(&map, slot), cols, state, 0,
+				   nr, &sp->pr, lost);
 	}
 	rc_state_free(state, a->g.members);
 	return ret;
 }
 
 /*
- * The row stripes [s0, s1) as a pipeline of steps (k stripes each) over
+ * The stripes [s0, s1) as a pipeline of steps (k stripes each) over
  * two buffer sets: while step j is reconstructed and written here, the
  * survivors read step j + 1 into the other set, each on its own worker.
  * A disk then rebuilds at the speed it writes, not at that of a read, a
@@ -315,7 +318,7 @@ static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
 static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
 			     uint64_t s1, uint8_t **sets[2], uint64_t *lost)
 {
-	uint64_t per = rebuild_read_stripes(a), absent = 1ull << slot;
+	uint64_t per = rebuild_read_stripes(a);
 	struct rows_step step[2], *cur, *next;
 	struct rc_rows_loading ld;
 	int ret = 0;
@@ -323,8 +326,7 @@ static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
 	if (s0 >= s1)
 		return 0;
 	step_lock(a, slot, &step[0], s0, s1 - s0 < per ? s1 - s0 : per, sets[0]);
-	rc_rows_load_start(a, s0, step[0].nwant ? step[0].k : 0, absent,
-			   sets[0], step[0].how, &ld);
+	step_load_start(a, &step[0], &ld);
 	for (int j = 0;; j++) {
 		uint64_t n0;
 		bool more;
@@ -337,8 +339,7 @@ static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
 		if (more) {
 			step_lock(a, slot, next, n0, s1 - n0 < per ? s1 - n0 :
 				  per, sets[~j & 1]);
-			rc_rows_load_start(a, n0, next->nwant ? next->k : 0,
-					   absent, sets[~j & 1], next->how, &ld);
+			step_load_start(a, next, &ld);
 		}
 		ret = step_rebuild(a, slot, cur, lost);
 		if (ret == 0)
@@ -489,14 +490,7 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	int ret = 0;
 
 	pthread_mutex_lock(&a->commit_lock);
-	if (a->g.level != RC_RAID10)
-		ret = rebuild_rows_pipe(a, slot, s0, s1, sets, lost);
-	for (uint64_t s = s0; a->g.level == RC_RAID10 && s < s1 && ret == 0; s++) {
-		ret = rebuild_stripe(a, slot, s, sets[0], lost);
-		/* every block of it is on the device (or the rebuild fails) */
-		if (ret == 0)
-			rebuild_pos_set(a, slot, s + 1);
-	}
+	ret = rebuild_rows_pipe(a, slot, s0, s1, sets, lost);
 	/* Straight to the device, not journaled: a crash before the
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
@@ -589,13 +583,14 @@ static uint64_t rebuild_limit(struct rc_array *a)
 	return max;
 }
 
-/* Stripes per batch: 32 MiB of the member (rebuild_rows_pipe fills and
+/* Stripes per batch: 32 MiB of each member (rebuild_rows_pipe fills and
  * drains once a batch: at 16 MiB that cost a disk a tenth of its speed),
  * or about a tenth of a second at the speed limit, so the pace is even
  * and progress is seen. */
 static uint64_t rebuild_batch_stripes(struct rc_array *a)
 {
-	uint64_t per = 8192 / a->g.chunk_blocks, limit = rebuild_limit(a);
+	uint64_t rows = 8192 / a->g.chunk_blocks, limit = rebuild_limit(a);
+	uint64_t per = rc_geom_stripes_fitting(&a->g, rows < 2 ? 2 : rows);
 	uint64_t lim = limit / 10 / (a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024));
 
 	if (limit && lim < per)
@@ -709,10 +704,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	if (ret < 0)
 		return ret;
 	ret = 0;
-	/* a chunk per column, or rebuild_read_stripes chunks per member, in
-	 * each of the pipeline's two sets (rebuild_rows_pipe) */
+	/* rebuild_read_rows chunks per member, in each of the pipeline's
+	 * two sets (rebuild_rows_pipe) */
 	for (uint32_t c = 0; c < 2 * a->g.members && ret == 0; c++)
-		if (!(buf[c & 1][c / 2] = rc_buf_alloc(rebuild_read_stripes(a) *
+		if (!(buf[c & 1][c / 2] = rc_buf_alloc(rebuild_read_rows(a) *
 				a->g.chunk_blocks * RC_BLOCK_SIZE)))
 			ret = -ENOMEM;
 	if (ret == 0) {

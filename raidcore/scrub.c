@@ -103,55 +103,35 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 	return 0;
 }
 
-/* One stripe on its own (RAID 10, whose columns are not rows). */
-static int scrub_stripe(struct rc_array *a, uint64_t s, bool repair,
-			struct rc_scrub_report *rep, struct bad_list *bl,
-			uint8_t **cols)
-{
-	uint32_t nr = a->g.chunk_blocks;
-	struct rc_stripe_map map;
-	struct rc_stripe *st;
-	uint8_t **state;
-	int ret;
-
-	rc_geom_stripe(&a->g, s, &map);
-	state = rc_state_alloc(map.ncols, nr);
-	if (!state)
-		return -ENOMEM;
-	st = rc_stripe_lock(a, s);
-	rc_stripe_load(a, &map, 0, nr, cols, state);
-	ret = scrub_rows(a, &map, repair, rep, bl, cols, state);
-	rc_stripe_unlock(a, st);
-	rc_state_free(state, map.ncols);
-	return ret;
-}
-
 /*
- * k consecutive row stripes at once: one large read per member, all
- * members in parallel, so scrub runs at the speed of reading the members.
+ * k consecutive stripes at once: the member rows they lie in, one large
+ * read per member, all members in parallel, so scrub runs at the speed
+ * of reading the members.  At RAID 10 the first and last rows may hold
+ * columns of stripes outside the batch: read, not used.
  */
 static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 			    bool repair, struct rc_scrub_report *rep,
 			    struct bad_list *bl, uint8_t **membuf)
 {
-	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	struct rc_stripe *st[SCRUB_BATCH_MAX];
 	uint8_t how[RC_MAX_MEMBERS], **state, *cols[RC_MAX_MEMBERS];
 	struct rc_stripe_map map;
+	uint64_t row0, nrows;
 	int ret = 0;
 
 	state = rc_state_alloc(a->g.members, a->g.chunk_blocks);
 	if (!state)
 		return -ENOMEM;
+	rc_geom_stripes_rows(&a->g, s0, k, &row0, &nrows);
 	for (uint64_t i = 0; i < k; i++)
 		st[i] = rc_stripe_lock(a, s0 + i);
-	rc_rows_load(a, s0, k, 0, membuf, how);
+	rc_rows_load(a, row0, nrows, 0, membuf, how);
 	for (uint64_t i = 0; i < k; i++) {
 		uint8_t chow[RC_MAX_MEMBERS];
 
 		rc_geom_stripe(&a->g, s0 + i, &map);
 		for (uint32_t c = 0; c < map.ncols; c++) {
-			cols[c] = membuf[map.col[c].member] + i * chunk;
+			cols[c] = rc_rows_col(a, membuf, &map, c, row0);
 			chow[c] = how[map.col[c].member];
 		}
 		rc_stripe_verify_loaded(a, &map, cols, state, chow);
@@ -173,14 +153,32 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	return rc_scrub_list(a, repair, rep, NULL, 0, progress, ctx);
 }
 
-/* Buffers for per stripes of every member (freed with scrub_bufs_free). */
-static int scrub_bufs_alloc(struct rc_array *a, uint64_t per, uint8_t **bufs)
+/* Chunk rows of each member a batch reads: SCRUB_BATCH_BYTES, at least
+ * 2 (a RAID 10 stripe may span two rows). */
+static uint64_t scrub_rows_per(struct rc_array *a)
+{
+	uint64_t per = SCRUB_BATCH_BYTES /
+		       ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
+
+	return per < 2 ? 2 : per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
+}
+
+/* Stripes per batch: as many as fit in scrub_rows_per rows. */
+static uint64_t scrub_per(struct rc_array *a)
+{
+	uint64_t per = rc_geom_stripes_fitting(&a->g, scrub_rows_per(a));
+
+	return per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
+}
+
+/* Buffers for scrub_rows_per rows of every member (scrub_bufs_free). */
+static int scrub_bufs_alloc(struct rc_array *a, uint8_t **bufs)
 {
 	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members; m++)
-		if (!(bufs[m] = rc_buf_alloc(per * chunk)))
+		if (!(bufs[m] = rc_buf_alloc(scrub_rows_per(a) * chunk)))
 			ret = -ENOMEM;
 	return ret;
 }
@@ -189,17 +187,6 @@ static void scrub_bufs_free(struct rc_array *a, uint8_t **bufs)
 {
 	for (uint32_t m = 0; m < a->g.members; m++)
 		free(bufs[m]);
-}
-
-/* Stripes per batch: SCRUB_BATCH_BYTES per member, one for RAID 10. */
-static uint64_t scrub_per(struct rc_array *a)
-{
-	size_t chunk = (size_t)a->g.chunk_blocks * RC_BLOCK_SIZE;
-	uint64_t per = SCRUB_BATCH_BYTES / chunk;
-
-	if (a->g.level == RC_RAID10)
-		return 1;
-	return per < 1 ? 1 : per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
 }
 
 /* Stripes [first, end) in batches of per; progress as rc_scrub_list. */
@@ -218,12 +205,7 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	for (uint64_t s = first; s < end && ret == 0; s += per) {
 		uint64_t k = end - s < per ? end - s : per;
 
-		if (a->g.level != RC_RAID10) {
-			ret = scrub_rows_batch(a, s, k, repair, rep, bl, bufs);
-		} else {
-			ret = scrub_stripe(a, s, repair, rep, bl, bufs);
-			rep->stripes++;
-		}
+		ret = scrub_rows_batch(a, s, k, repair, rep, bl, bufs);
 		if (progress && (s + k >= next_report || s + k == end)) {
 			progress(ctx, s + k, end);
 			next_report = s + k + end / 100 + 1;
@@ -246,7 +228,7 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	ret = scrub_bufs_alloc(a, per, bufs);
+	ret = scrub_bufs_alloc(a, bufs);
 	if (ret == 0)
 		ret = scrub_range(a, 0, a->stripes, repair, rep, &bl, bufs, per,
 				  progress, ctx);
@@ -256,7 +238,8 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 
 struct rc_scrub_bufs {
 	uint32_t members;
-	uint64_t per;                   /* stripes each buffer holds */
+	uint64_t per;                   /* stripes a batch of the buffers
+					   holds (scrub_per) */
 	uint8_t *bufs[RC_MAX_MEMBERS];
 };
 
@@ -268,7 +251,7 @@ int rc_scrub_bufs_new(struct rc_array *a, struct rc_scrub_bufs **out)
 	if (b) {
 		b->members = a->g.members;
 		b->per = scrub_per(a);
-		ret = scrub_bufs_alloc(a, b->per, b->bufs);
+		ret = scrub_bufs_alloc(a, b->bufs);
 	}
 	if (ret) {
 		rc_scrub_bufs_free(b);

@@ -166,32 +166,35 @@ int rc_stripe_load_masked(struct rc_array *a, const struct rc_stripe_map *mp,
 	return 0;
 }
 
-/* A member usable for every stripe of [s0, s0 + k). */
-static bool usable_all(struct rc_array *a, int slot, uint64_t s0, uint64_t k)
+/* A member usable for every stripe its rows [row0, row0 + nrows) hold. */
+static bool usable_all(struct rc_array *a, int slot, uint64_t row0,
+		       uint64_t nrows)
 {
-	return rc_member_usable(a, slot, s0) &&
-	       rc_member_usable(a, slot, s0 + k - 1);
+	uint64_t lo, hi;
+
+	rc_geom_member_rows_stripes(&a->g, (uint32_t)slot, row0, nrows, &lo, &hi);
+	return rc_member_usable(a, slot, lo) && rc_member_usable(a, slot, hi);
 }
 
 /* The reads of rc_rows_load into io[]: how many; how[] of the members
  * not read is set. */
-static int rows_reads(struct rc_array *a, uint64_t s0, uint64_t k,
+static int rows_reads(struct rc_array *a, uint64_t row0, uint64_t nrows,
 		      uint64_t absent, uint8_t **membuf, uint8_t *how,
 		      struct rc_io *io)
 {
-	uint64_t nr = a->g.chunk_blocks, span = k * nr;
+	uint64_t nr = a->g.chunk_blocks, span = nrows * nr;
 	int nio = 0;
 
 	for (uint32_t m = 0; m < a->g.members; m++) {
-		if ((absent >> m & 1) || !usable_all(a, (int)m, s0, k)) {
+		if ((absent >> m & 1) || !usable_all(a, (int)m, row0, nrows)) {
 			how[m] = RC_LOADED_ABSENT;
-		} else if (col_unwritten(a, (int)m, s0 * nr, span)) {
+		} else if (col_unwritten(a, (int)m, row0 * nr, span)) {
 			how[m] = RC_LOADED_ZERO;
 			memset(membuf[m], 0, span * RC_BLOCK_SIZE);
 		} else {
 			how[m] = RC_LOADED_READ;
 			io[nio++] = (struct rc_io){ .member = (int)m,
-				.buf = membuf[m], .block = rc_abs(a, s0 * nr),
+				.buf = membuf[m], .block = rc_abs(a, row0 * nr),
 				.count = (uint32_t)span,
 				.retried = true };  /* load_blockwise */
 		}
@@ -206,22 +209,22 @@ static void rows_errors(const struct rc_io *io, int nio, uint8_t *how)
 			how[io[i].member] = RC_LOADED_ERROR;
 }
 
-void rc_rows_load(struct rc_array *a, uint64_t s0, uint64_t k,
+void rc_rows_load(struct rc_array *a, uint64_t row0, uint64_t nrows,
 		  uint64_t absent, uint8_t **membuf, uint8_t *how)
 {
 	struct rc_io io[RC_MAX_MEMBERS];
-	int nio = rows_reads(a, s0, k, absent, membuf, how, io);
+	int nio = rows_reads(a, row0, nrows, absent, membuf, how, io);
 
 	rc_io_run(a, io, nio);
 	rows_errors(io, nio, how);
 }
 
-void rc_rows_load_start(struct rc_array *a, uint64_t s0, uint64_t k,
+void rc_rows_load_start(struct rc_array *a, uint64_t row0, uint64_t nrows,
 			uint64_t absent, uint8_t **membuf, uint8_t *how,
 			struct rc_rows_loading *ld)
 {
 	ld->how = how;
-	ld->n = k ? rows_reads(a, s0, k, absent, membuf, how, ld->io) : 0;
+	ld->n = nrows ? rows_reads(a, row0, nrows, absent, membuf, how, ld->io) : 0;
 	ld->b = rc_io_submit(a, ld->io, ld->n);
 }
 
@@ -229,6 +232,15 @@ void rc_rows_load_finish(struct rc_rows_loading *ld)
 {
 	rc_io_wait(ld->b);
 	rows_errors(ld->io, ld->n, ld->how);
+}
+
+/* Column c of mp, in the rows loaded from row0 (rc_rows_load). */
+uint8_t *rc_rows_col(struct rc_array *a, uint8_t **membuf,
+		     const struct rc_stripe_map *mp, uint32_t c, uint64_t row0)
+{
+	return membuf[mp->col[c].member] +
+	       (size_t)(mp->col[c].offset / a->g.chunk_blocks - row0) *
+	       a->g.chunk_blocks * RC_BLOCK_SIZE;
 }
 
 void rc_stripe_verify_loaded(struct rc_array *a, const struct rc_stripe_map *mp,

@@ -4,7 +4,7 @@
  * raidfs a member that fails the way real disks fail, while it is mounted
  * and busy (this kernel has no device-mapper, so no dm-flakey or dm-error).
  *
- *   faultfs [-f] BACKDIR MOUNTPOINT
+ *   faultfs [-f] [-r MIBPS] BACKDIR MOUNTPOINT
  *
  * MOUNTPOINT/NAME is BACKDIR/NAME (the top directory only), always with
  * direct I/O and no attribute cache, so every read and write of a member
@@ -31,6 +31,18 @@
  * A file keeps its size, as a device does: a write past its end fails with
  * ENOSPC instead of growing it (so a member image truncated behind the
  * daemon's back stays short).  Truncate BACKDIR/NAME to change the size.
+ *
+ * With -r each file is also a disk of MIBPS MiB/s (bench/online.sh's
+ * BENCH_DISK_MIBPS: rebuild and scrub against a member's sequential read,
+ * where tmpfs reads at memory speed): a single server, busy while it
+ * works and losing the time it stands idle.  A request of n bytes starts
+ * when the disk is free (at once if idle), holds it for n / MIBPS and is
+ * answered when that time ends, the copy done meanwhile; requests to one
+ * file queue behind each other, to different files not.  A cgroup's blkio
+ * throttle does not do this: it credits a device for its idle time, so a
+ * program that reads one member and then writes another looks as fast as
+ * one that keeps both busy.  Seeks are not modelled.  Requests are up to
+ * 1 MiB (max_read, max_write), as a disk's would be.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -43,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -69,12 +82,68 @@ struct rule {
 	uint8_t *pending;       /* EIO_PENDING: bit i set, block i unwritten */
 };
 
+#define MAX_DISKS 64
+
+/* -r: a file's disk, the time it is busy until (CLOCK_MONOTONIC ns). */
+struct disk {
+	char name[256];
+	uint64_t busy_until;
+};
+
 static struct {
 	int backfd;                     /* BACKDIR */
-	pthread_mutex_t lock;           /* rules */
+	pthread_mutex_t lock;           /* rules, disks; a leaf */
 	struct rule rules[MAX_RULES];
 	int nrules;
+	uint64_t bytes_per_s;           /* -r; 0: no disk model */
+	struct disk disks[MAX_DISKS];
+	int ndisks;
 } fst = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* -r: holds name's disk for n bytes' worth of time from when it is free;
+ * returns when that time ends (0: no model).  Past MAX_DISKS files a file
+ * has no model. */
+static uint64_t disk_take(const char *name, size_t n)
+{
+	struct disk *d = NULL;
+	uint64_t end = 0, t = now_ns();
+
+	if (!fst.bytes_per_s)
+		return 0;
+	pthread_mutex_lock(&fst.lock);
+	for (int i = 0; i < fst.ndisks && !d; i++)
+		if (!strcmp(fst.disks[i].name, name))
+			d = &fst.disks[i];
+	if (!d && fst.ndisks < MAX_DISKS) {
+		d = &fst.disks[fst.ndisks++];
+		snprintf(d->name, sizeof(d->name), "%s", name);
+	}
+	if (d) {
+		end = (d->busy_until > t ? d->busy_until : t) +
+		      (uint64_t)n * 1000000000ull / fst.bytes_per_s;
+		d->busy_until = end;
+	}
+	pthread_mutex_unlock(&fst.lock);
+	return end;
+}
+
+static void disk_wait(uint64_t end)
+{
+	struct timespec ts = { .tv_sec = (time_t)(end / 1000000000ull),
+			       .tv_nsec = (long)(end % 1000000000ull) };
+
+	while (end && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				      NULL) == EINTR)
+		;
+}
 
 static bool overlaps(const struct rule *r, uint64_t off, uint64_t len)
 {
@@ -387,6 +456,7 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 {
 	const char *name = base(path);
 	struct rule *r;
+	uint64_t end;
 	ssize_t n;
 
 	if (fi->fh == (uint64_t)-1)
@@ -402,7 +472,9 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	pthread_mutex_unlock(&fst.lock);
 	if (r)
 		return r->kind == VANISH ? -ENXIO : -EIO;
+	end = disk_take(name, size);
 	n = pread((int)fi->fh, buf, size, off);
+	disk_wait(end);
 	if (n < 0)
 		return -errno;
 	zero_ranges(name, buf, (uint64_t)off, (size_t)n);
@@ -469,6 +541,7 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 {
 	const char *name = base(path);
 	struct rule *r;
+	uint64_t end;
 	int ret;
 
 	if (fi->fh == (uint64_t)-1) {
@@ -492,7 +565,9 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	pthread_mutex_unlock(&fst.lock);
 	if (r)
 		return r->kind == VANISH ? -ENXIO : -EIO;
+	end = disk_take(name, size);
 	ret = store(name, (int)fi->fh, buf, size, (uint64_t)off);
+	disk_wait(end);
 	return ret ? ret : (int)size;
 }
 
@@ -533,6 +608,10 @@ static int ff_fallocate(const char *path, int mode, off_t off, off_t len,
 
 static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
+	if (fst.bytes_per_s) {
+		conn->max_read = 1u << 20;      /* as main's max_read says */
+		conn->max_write = 1u << 20;
+	}
 	cfg->attr_timeout = 0;
 	cfg->entry_timeout = 0;
 	cfg->negative_timeout = 0;
@@ -556,18 +635,25 @@ static const struct fuse_operations ff_ops = {
 
 int main(int argc, char **argv)
 {
-	char *fargv[8];
+	char *fargv[10];
 	int fargc = 0, i = 1;
 	bool fg = false;
+	long mibps = 0;
 
-	if (argc > 1 && !strcmp(argv[1], "-f")) {
-		fg = true;
-		i++;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-f"))
+			fg = true;
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc &&
+			 (mibps = strtol(argv[i + 1], NULL, 10)) > 0)
+			i++;
+		else
+			break;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: faultfs [-f] BACKDIR MOUNTPOINT\n");
+		fprintf(stderr, "usage: faultfs [-f] [-r MIBPS] BACKDIR MOUNTPOINT\n");
 		return 2;
 	}
+	fst.bytes_per_s = (uint64_t)mibps << 20;
 	fst.backfd = open(argv[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fst.backfd < 0) {
 		perror(argv[i]);
@@ -578,6 +664,10 @@ int main(int argc, char **argv)
 		fargv[fargc++] = "-f";
 	fargv[fargc++] = "-o";
 	fargv[fargc++] = "fsname=faultfs,allow_other,default_permissions";
+	if (mibps) {
+		fargv[fargc++] = "-o";
+		fargv[fargc++] = "max_read=1048576";
+	}
 	fargv[fargc++] = argv[i + 1];
 	fargv[fargc] = NULL;
 	return fuse_main(fargc, fargv, &ff_ops, NULL);

@@ -266,7 +266,8 @@ static void test_degraded_missing(void **state)
  * A rebuild writes the new device in large runs: the rows it reconstructs
  * for consecutive stripes lie side by side on the device and go out as one
  * write (rebuild.c, rebuild_rows_pipe), not one write per block - on a
- * disk opened O_DIRECT a block at a time is a fraction of its speed.  The
+ * disk opened O_DIRECT a block at a time is a fraction of its speed.
+ * RAID 10 too: a run of its stripes lies in a run of member rows.  The
  * whole array is written while slot 1 is missing, so the catch-up rebuilds
  * every stripe; then every block reads back, before and after another
  * member is lost.
@@ -276,6 +277,8 @@ static void test_rebuild_large_writes(void **state)
 	static const struct cfg rcfgs[] = {
 		{ RC_RAID5, 4, 65536 }, { RC_RAID6, 5, 4096 },
 		{ RC_RAID4, 3, 16384 }, { RC_RAID1, 3, 4096 },
+		{ RC_RAID10, 3, 4096 }, { RC_RAID10, 4, 4096 },
+		{ RC_RAID10, 2, 16384 },
 	};
 
 	(void)state;

@@ -301,6 +301,87 @@ static void test_level_layout(void **state)
 	}
 }
 
+/*
+ * rc_geom_stripes_rows, _fitting and _member_rows_stripes (the batches of
+ * rebuild and scrub): for every level, member count, start and length,
+ * every column of the stripes lies in the rows named, and the first and
+ * last of them are used; k = _fitting(maxrows) stripes never need more
+ * than maxrows rows; the stripes a member's row range holds columns of
+ * are all within [lo, hi], and lo and hi hold one there.
+ */
+static void check_rows(const struct rc_geom *g)
+{
+	uint64_t n = rc_geom_stripes(g), rows = g->member_blocks / g->chunk_blocks;
+	struct rc_stripe_map m;
+
+	for (uint64_t s0 = 0; s0 < n; s0++) {
+		for (uint64_t k = 1; s0 + k <= n && k <= 9; k++) {
+			uint64_t r0, nr, lo = UINT64_MAX, hi = 0;
+
+			rc_geom_stripes_rows(g, s0, k, &r0, &nr);
+			for (uint64_t s = s0; s < s0 + k; s++) {
+				rc_geom_stripe(g, s, &m);
+				for (uint32_t c = 0; c < m.ncols; c++) {
+					uint64_t r = m.col[c].offset / g->chunk_blocks;
+
+					lo = r < lo ? r : lo;
+					hi = r > hi ? r : hi;
+				}
+			}
+			assert_int_equal(lo, r0);
+			assert_int_equal(hi, r0 + nr - 1);
+		}
+		for (uint64_t max = 2; max <= 6; max++) {
+			uint64_t k = rc_geom_stripes_fitting(g, max), r0, nr;
+
+			assert_true(k >= 1);
+			if (s0 + k > n)
+				continue;
+			rc_geom_stripes_rows(g, s0, k, &r0, &nr);
+			assert_true(nr <= max);
+		}
+	}
+	for (uint32_t mem = 0; mem < g->members; mem++) {
+		for (uint64_t r0 = 0; r0 < rows; r0++) {
+			for (uint64_t nr = 1; r0 + nr <= rows && nr <= 5; nr++) {
+				uint64_t lo, hi, s, first = UINT64_MAX, last = 0;
+				uint32_t col;
+
+				rc_geom_member_rows_stripes(g, mem, r0, nr, &lo, &hi);
+				for (uint64_t r = r0; r < r0 + nr; r++) {
+					if (rc_geom_reverse(g, mem, r * g->chunk_blocks,
+							    &s, &col))
+						continue;       /* RAID 10's odd tail */
+					first = s < first ? s : first;
+					last = s > last ? s : last;
+				}
+				if (first == UINT64_MAX)
+					continue;
+				assert_int_equal(first, lo);
+				assert_int_equal(last, hi);
+			}
+		}
+	}
+}
+
+static void test_stripes_rows(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(level_specs); i++) {
+		const struct level_spec *spec = &level_specs[i];
+		struct rc_geom g = { .level = spec->level, .layout = spec->layout,
+				     .chunk_blocks = 4 };
+
+		for (g.members = spec->min_members; g.members <= TEST_MAX_N;
+		     g.members++) {
+			for (uint64_t rows = 1; rows <= 12; rows++) {
+				g.member_blocks = rows * g.chunk_blocks;
+				check_rows(&g);
+			}
+		}
+	}
+}
+
 /* ---- known answers ------------------------------------------------------ */
 
 struct known_stripe {
@@ -609,6 +690,7 @@ int main(void)
 		LEVEL_TEST(3, "RAID5"),
 		LEVEL_TEST(4, "RAID6"),
 		LEVEL_TEST(5, "RAID10"),
+		cmocka_unit_test(test_stripes_rows),
 		cmocka_unit_test(test_known_stripes),
 		cmocka_unit_test(test_known_kinds),
 		cmocka_unit_test(test_known_locate),
