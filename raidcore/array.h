@@ -601,6 +601,13 @@ void rc_rows_load(struct rc_array *a, uint64_t row0, uint64_t nrows,
 		  uint64_t absent, uint8_t **membuf, uint8_t *how);
 uint8_t *rc_rows_col(struct rc_array *a, uint8_t **membuf,
 		     const struct rc_stripe_map *mp, uint32_t c, uint64_t row0);
+/* Chunk rows of each member in bytes, at least 2 (a RAID 10 stripe may
+ * span two) and at most max: what a batch of rc_rows_load reads. */
+uint64_t rc_rows_for_bytes(const struct rc_array *a, uint64_t bytes,
+			   uint64_t max);
+/* Stripes that fit in rows rows wherever they start, at most max. */
+uint64_t rc_rows_stripes(const struct rc_array *a, uint64_t rows,
+			 uint64_t max);
 /* rc_rows_load in two halves, the caller working between them (the
  * rebuild reconstructs and writes the batch before): _start queues the
  * reads on the members' workers (nrows == 0 reads nothing), _finish waits

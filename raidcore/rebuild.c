@@ -31,23 +31,19 @@
 /* Read by the rebuild per member at once (rebuild_rows_pipe). */
 #define REBUILD_READ_BYTES (2u << 20)
 #define REBUILD_READ_MAX 512
+/* Of each member between two checkpoints (rebuild_batch_stripes). */
+#define REBUILD_BATCH_BYTES (32ull << 20)
 
-/* Chunk rows of each member a step reads: REBUILD_READ_BYTES, at least
- * 2 (a RAID 10 stripe may span two rows). */
+/* Chunk rows of each member a step reads. */
 static uint64_t rebuild_read_rows(const struct rc_array *a)
 {
-	uint64_t per = REBUILD_READ_BYTES /
-		       ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
-
-	return per < 2 ? 2 : per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
+	return rc_rows_for_bytes(a, REBUILD_READ_BYTES, REBUILD_READ_MAX);
 }
 
 /* Stripes a step holds: as many as fit in rebuild_read_rows rows. */
 static uint64_t rebuild_read_stripes(const struct rc_array *a)
 {
-	uint64_t per = rc_geom_stripes_fitting(&a->g, rebuild_read_rows(a));
-
-	return per > REBUILD_READ_MAX ? REBUILD_READ_MAX : per;
+	return rc_rows_stripes(a, rebuild_read_rows(a), REBUILD_READ_MAX);
 }
 
 static int col_of(const struct rc_stripe_map *mp, int slot)
@@ -589,8 +585,9 @@ static uint64_t rebuild_limit(struct rc_array *a)
  * and progress is seen. */
 static uint64_t rebuild_batch_stripes(struct rc_array *a)
 {
-	uint64_t rows = 8192 / a->g.chunk_blocks, limit = rebuild_limit(a);
-	uint64_t per = rc_geom_stripes_fitting(&a->g, rows < 2 ? 2 : rows);
+	uint64_t rows = rc_rows_for_bytes(a, REBUILD_BATCH_BYTES, UINT64_MAX);
+	uint64_t per = rc_rows_stripes(a, rows, UINT64_MAX);
+	uint64_t limit = rebuild_limit(a);
 	uint64_t lim = limit / 10 / (a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024));
 
 	if (limit && lim < per)

@@ -153,22 +153,16 @@ int rc_scrub(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	return rc_scrub_list(a, repair, rep, NULL, 0, progress, ctx);
 }
 
-/* Chunk rows of each member a batch reads: SCRUB_BATCH_BYTES, at least
- * 2 (a RAID 10 stripe may span two rows). */
+/* Chunk rows of each member a batch reads. */
 static uint64_t scrub_rows_per(struct rc_array *a)
 {
-	uint64_t per = SCRUB_BATCH_BYTES /
-		       ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
-
-	return per < 2 ? 2 : per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
+	return rc_rows_for_bytes(a, SCRUB_BATCH_BYTES, SCRUB_BATCH_MAX);
 }
 
 /* Stripes per batch: as many as fit in scrub_rows_per rows. */
 static uint64_t scrub_per(struct rc_array *a)
 {
-	uint64_t per = rc_geom_stripes_fitting(&a->g, scrub_rows_per(a));
-
-	return per > SCRUB_BATCH_MAX ? SCRUB_BATCH_MAX : per;
+	return rc_rows_stripes(a, scrub_rows_per(a), SCRUB_BATCH_MAX);
 }
 
 /* Buffers for scrub_rows_per rows of every member (scrub_bufs_free). */

@@ -234,6 +234,21 @@ void rc_rows_load_finish(struct rc_rows_loading *ld)
 	rows_errors(ld->io, ld->n, ld->how);
 }
 
+uint64_t rc_rows_for_bytes(const struct rc_array *a, uint64_t bytes,
+			   uint64_t max)
+{
+	uint64_t rows = bytes / ((uint64_t)a->g.chunk_blocks * RC_BLOCK_SIZE);
+
+	return rows < 2 ? 2 : rows > max ? max : rows;
+}
+
+uint64_t rc_rows_stripes(const struct rc_array *a, uint64_t rows, uint64_t max)
+{
+	uint64_t k = rc_geom_stripes_fitting(&a->g, rows);
+
+	return k > max ? max : k;
+}
+
 /* Column c of mp, in the rows loaded from row0 (rc_rows_load). */
 uint8_t *rc_rows_col(struct rc_array *a, uint8_t **membuf,
 		     const struct rc_stripe_map *mp, uint32_t c, uint64_t row0)
