@@ -273,7 +273,7 @@ build/bench/ceiling_ll: bench/ceiling/ceiling_ll.c
 	$(CC) -O2 -g -Wall -I$(FUSE_EXAMPLES) $(call pkg_cflags,fuse3) -o $@ $< \
 		$(call pkg_libs,fuse3) -pthread
 
-bench: all build/tools/fsx $(CEILING)
+bench: all build/tools/fsx build/tools/faultfs $(CEILING)
 	@python3 bench/test_report.py
 	bench/run.sh
 

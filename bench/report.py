@@ -268,7 +268,9 @@ wide, so other work on the machine adds to every target alike.  bonnie++'s
 `make bench` (as root) runs bench/run.sh, `make bench BENCH_QUICK=1` a
 smoke run of a few minutes; `make bench-deps` installs the peers and tools.
 `bench/run.sh --help` lists the settings (sizes, rounds, targets, jobs,
-members on disk with BENCH_STORE_DIR).  The suite is small scripts with
+members on disk with BENCH_STORE_DIR, every member a disk of N MiB/s with
+BENCH_DISK_MIBPS=N: the rebuild and scrub rates against a member's read).
+The suite is small scripts with
 one job each: bench/targets/*.sh set up and tear down one kind of target
 (check, up, down, degrade, scrub, rebuild), bench/jobs/*.sh run one
 workload each on the mounted target, bench/report.py writes this file.

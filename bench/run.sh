@@ -16,6 +16,17 @@
 #                      on a fresh array of BENCH_REBUILD_MB MiB of data
 #   BENCH_STORE_DIR=D  members in a new folder under D (a disk) instead of
 #                      a tmpfs (/dev/shm)
+#   BENCH_DISK_MIBPS=N every file in the store (each target's members) a
+#                      disk of N MiB/s: tests/tools/faultfs -r N, built as
+#                      build/tools/faultfs (make bench-online builds it),
+#                      mounted over the store; busy while it works, its
+#                      idle time lost.  dd then reads a 1 GiB file through
+#                      it once: the members' sequential read, which the
+#                      report gives beside the rebuild and scrub rates
+#                      (issue 10: rebuild >= 0.8x of it).  A tmpfs reads
+#                      at memory speed, so only this measures that goal.
+#                      Image files only: ceiling and backing, which keep
+#                      a directory tree in the store, fail their setup.
 #   BENCH_SIZE_MB, BENCH_RUNTIME, BENCH_FILES, BENCH_FSX_OPS, BENCH_DBENCH_S,
 #   BENCH_BONNIE_MB, BENCH_SEEK_MB, BENCH_SEEKS, BENCH_CACHE_MB: job sizes
 #   BENCH_OUT=FILE     the report (default docs/BENCHMARKS.md; its plots go
@@ -58,7 +69,7 @@ export BENCH_SIZE_MB=${BENCH_SIZE_MB:-1024} BENCH_RUNTIME=${BENCH_RUNTIME:-10} \
 ROUNDS=${BENCH_ROUNDS:-3}
 TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling ceiling-xattr \
 zfs-raidz1 zfs-raidz2 btrfs-raid5 btrfs-raid6 backing}
-JOBS=${BENCH_JOBS:-seqwrite seqread randread1 randread4 randwrite randwrite-direct meta links fsx dbench bonnie seeks cache}
+JOBS=${BENCH_JOBS-seqwrite seqread randread1 randread4 randwrite randwrite-direct meta links fsx dbench bonnie seeks cache}
 DEG_JOBS=${BENCH_DEGRADED_JOBS-seqread randread1 randread4 bonnie}
 OUT=${BENCH_OUT:-$BENCH_TOP/docs/BENCHMARKS.md}
 # What a target must hold at once: the fio file beside the largest other.
@@ -76,7 +87,8 @@ else
 fi
 BENCH_RESULTS=$BENCH_RUN/results.tsv
 : >"$BENCH_RESULTS"
-CURRENT= JOB_PID=
+CURRENT= JOB_PID= DISK_PID=
+STORE_SAID=${BENCH_STORE_DIR:-tmpfs (/dev/shm)}
 
 # Sets the environment of target NAME's scripts and jobs: its script
 # (called as SCRIPT VERB ARG), state dir and mount point.
@@ -157,7 +169,8 @@ cleanup() {
 	trap '' INT TERM PIPE	# a second Ctrl-C, or a closed pipe, must not cut it short
 	[ -z "$JOB_PID" ] || { kill -- -"$JOB_PID"; wait "$JOB_PID"; } 2>/dev/null
 	[ -z "$CURRENT" ] || { enter "$CURRENT"; target down >/dev/null 2>&1; }
-	for m in $(awk -v r="$BENCH_RUN" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v r="$BENCH_RUN" -v s="$BENCH_STORE" \
+		'index($2, r) == 1 && $2 != s { print $2 }' /proc/mounts | sort -r); do
 		umount "$m" 2>/dev/null || umount -l "$m"
 	done
 	for p in $(zpool list -H -o name 2>/dev/null | grep "^rfsbench$(basename "$BENCH_RUN" | tr -dc 'a-zA-Z0-9')"); do
@@ -170,10 +183,36 @@ cleanup() {
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = zfs-fuse ] || kill "$p" 2>/dev/null
 	done
 	[ -s "$BENCH_RUN/zfs-fuse.pid" ] && kill "$(cat "$BENCH_RUN/zfs-fuse.pid")" 2>/dev/null
+	if [ -n "$DISK_PID" ]; then
+		umount "$BENCH_STORE" 2>/dev/null || umount -l "$BENCH_STORE"
+		wait "$DISK_PID"
+		rm -rf "$BENCH_STORE.disks"
+	fi
 	rm -rf "$BENCH_STORE" "$BENCH_RUN"
 }
 trap cleanup EXIT
 trap 'trap "" PIPE; bench_log interrupted; exit 130' INT TERM
+
+# The store as disks of BENCH_DISK_MIBPS each, over the files of
+# BENCH_STORE.disks; what dd reads from one of them is the reference.
+if [ -n "${BENCH_DISK_MIBPS:-}" ]; then
+	faultfs=${BENCH_FAULTFS:-$BENCH_TOP/build/tools/faultfs}
+	[ -x "$faultfs" ] || { echo "bench: no $faultfs (make build/tools/faultfs)" >&2; exit 2; }
+	mkdir "$BENCH_STORE.disks"
+	"$faultfs" -f -r "$BENCH_DISK_MIBPS" "$BENCH_STORE.disks" "$BENCH_STORE" \
+		2>>"$BENCH_RUN/disks.log" &
+	DISK_PID=$!
+	for _ in $(seq 100); do mountpoint -q "$BENCH_STORE" && break; sleep 0.05; done
+	mountpoint -q "$BENCH_STORE" || { echo "bench: faultfs did not mount" >&2; exit 1; }
+	head -c 1G /dev/zero >"$BENCH_STORE.disks/probe.img"
+	t0=$(date +%s%N)
+	dd if="$BENCH_STORE/probe.img" of=/dev/null bs=1M status=none
+	t1=$(date +%s%N)
+	rm -f "$BENCH_STORE.disks/probe.img"
+	disk_read=$(( 1024 * 1000000000 / (t1 - t0) ))
+	bench_log "members on disks of $BENCH_DISK_MIBPS MiB/s: dd reads one at $disk_read MiB/s"
+	STORE_SAID="$STORE_SAID as disks of $BENCH_DISK_MIBPS MiB/s each (faultfs -r; dd bs=1M reads one member at $disk_read MiB/s, the reference for the rebuild and scrub rates)"
+fi
 
 avail=
 for t in $TARGETS; do
@@ -195,7 +234,7 @@ for BENCH_ROUND in $(seq "$ROUNDS"); do
 done
 grep '^cpu ' /proc/stat >>"$BENCH_RUN/cpustat"
 python3 "$BENCH_SUITE/report.py" --results "$BENCH_RESULTS" --run "$BENCH_RUN" --out "$OUT" \
-	--start "$START" --rounds "$ROUNDS" --store "${BENCH_STORE_DIR:-tmpfs (/dev/shm)}" \
+	--start "$START" --rounds "$ROUNDS" --store "$STORE_SAID" \
 	--note "${BENCH_NOTE:-}"
 cp "$BENCH_RESULTS" "${OUT%.md}.tsv"
 bench_log "report: $OUT"

@@ -62,7 +62,7 @@ static int activate(struct rc_array *a, bool wait)
 	if (rc_array_is_active(a))
 		return 0;
 	if (wait)
-		pthread_mutex_lock(&a->commit_lock);
+		rc_commit_lock(a);
 	else if (pthread_mutex_trylock(&a->commit_lock))
 		return -EAGAIN;
 	if (!rc_array_is_active(a))

@@ -163,7 +163,7 @@ int rc_array_close(struct rc_array *a)
 		 * call it clean and current. */
 		rc_sb_check_members(a);
 		ret = rc_flush(a);
-		pthread_mutex_lock(&a->commit_lock);
+		rc_commit_lock(a);
 		if (ret == 0)
 			ret = rc_journal_checkpoint(a, true);
 		pthread_mutex_unlock(&a->commit_lock);

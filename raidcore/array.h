@@ -173,8 +173,12 @@ struct rc_array {
 
 	/* First in the lock order: serialises commits, checkpoints, rebuild
 	 * batches and superblock writes that move the journal.  Taken before
-	 * any stripe lock (rc_stripe_lock, stripe.c, the second). */
+	 * any stripe lock (rc_stripe_lock, stripe.c, the second).  Taken
+	 * with rc_commit_lock, which counts the threads waiting for it in
+	 * commit_waiting: a rebuild holds it past its shortest batch only
+	 * while nobody does (rebuild.c). */
 	pthread_mutex_t commit_lock;
+	atomic_uint commit_waiting;
 	/* Alone, never with another lock held: one device retirement at a
 	 * time (rc_member_dev_retire, io.c). */
 	pthread_mutex_t retire_lock;
@@ -273,6 +277,14 @@ struct rc_array {
 	atomic_uint_fast64_t last_io_ns;
 	struct rc_replace repl;
 };
+
+/* commit_lock, counted in commit_waiting while it is waited for. */
+static inline void rc_commit_lock(struct rc_array *a)
+{
+	atomic_fetch_add(&a->commit_waiting, 1);
+	pthread_mutex_lock(&a->commit_lock);
+	atomic_fetch_sub(&a->commit_waiting, 1);
+}
 
 /* ---- log.c: messages and the names they use ---- */
 void rc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -488,7 +488,7 @@ int rc_commit(struct rc_array *a, bool all)
 	/* Nothing was written yet (rc_write activates): nothing to flush. */
 	if (!rc_array_is_active(a))
 		return 0;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	while (ret == 0 && a->ndirty_stripes > target) {
 		n = rc_stripe_take_dirty(a, stripes, batch_stripes(a));
 		if (n == 0)

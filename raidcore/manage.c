@@ -102,7 +102,7 @@ int rc_member_remove(struct rc_array *a, int slot)
 
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	if ((uint32_t)slot < a->g.members)
 		ret = slot_clear(a, slot, &closing);
@@ -182,7 +182,7 @@ int rc_spare_add(struct rc_array *a, struct rc_dev *dev)
 	ret = rc_array_activate(a);
 	if (ret < 0)
 		goto out_close;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	ret = spare_append(a, dev);
 	pthread_mutex_unlock(&a->state_lock);
@@ -230,7 +230,7 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 	ret = rc_array_activate(a);
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	slot = readd_slot(a, &sb);
 	if (slot >= 0) {
@@ -288,7 +288,7 @@ int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev)
 		ret = -ENOSPC;
 	if (ret < 0)
 		goto out_close;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	ret = repl_set(a, slot, dev, old, sizeof(old));
 	pthread_mutex_unlock(&a->state_lock);

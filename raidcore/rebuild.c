@@ -33,6 +33,8 @@
 #define REBUILD_READ_MAX 512
 /* Of each member between two checkpoints (rebuild_batch_stripes). */
 #define REBUILD_BATCH_BYTES (32ull << 20)
+/* An idle array's batch: up to this many (rebuild_rows_pipe). */
+#define REBUILD_LONG_BATCHES 8
 
 /* Chunk rows of each member a step reads. */
 static uint64_t rebuild_read_rows(const struct rc_array *a)
@@ -300,6 +302,29 @@ static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
 	return ret;
 }
 
+static bool member_is_rebuilding(struct rc_array *a, int slot)
+{
+	bool yes;
+
+	pthread_mutex_lock(&a->state_lock);
+	yes = a->m[slot].state == RC_MEMBER_REBUILDING;
+	pthread_mutex_unlock(&a->state_lock);
+	return yes;
+}
+
+/*
+ * Past its batch, a rebuild goes on while nobody waits for commit_lock
+ * (a commit, a checkpoint, an admin command), no close stops it and the
+ * slot still rebuilds: each batch's end costs a disk a read alone (about
+ * a tenth of a 32 MiB batch), and an idle array has nobody to give the
+ * lock to.  Whoever comes waits for one step (2 MiB of each member).
+ */
+static bool pipe_goes_on(struct rc_array *a, int slot)
+{
+	return atomic_load(&a->commit_waiting) == 0 &&
+	       !atomic_load(&a->rebuild_abort) && member_is_rebuilding(a, slot);
+}
+
 /*
  * The stripes [s0, s1) as a pipeline of steps (k stripes each) over
  * two buffer sets: while step j is reconstructed and written here, the
@@ -310,18 +335,24 @@ static int step_rebuild(struct rc_array *a, int slot, struct rows_step *sp,
  *
  * A step's stripes are locked from before its reads to after its write,
  * as a single step's always were; rebuild_pos passes it after its write.
+ *
+ * The pipeline drains at the batch's end (a step's read alone, then the
+ * checkpoint): it goes on past s1, up to smax, while the array is idle
+ * (pipe_goes_on); *s1 is where it stopped.
  */
 static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
-			     uint64_t s1, uint8_t **sets[2], uint64_t *lost)
+			     uint64_t *s1, uint64_t smax, uint8_t **sets[2],
+			     uint64_t *lost)
 {
-	uint64_t per = rebuild_read_stripes(a);
+	uint64_t per = rebuild_read_stripes(a), end = *s1;
 	struct rows_step step[2], *cur, *next;
 	struct rc_rows_loading ld;
 	int ret = 0;
 
-	if (s0 >= s1)
+	if (s0 >= end)
 		return 0;
-	step_lock(a, slot, &step[0], s0, s1 - s0 < per ? s1 - s0 : per, sets[0]);
+	step_lock(a, slot, &step[0], s0, end - s0 < per ? end - s0 : per,
+		  sets[0]);
 	step_load_start(a, &step[0], &ld);
 	for (int j = 0;; j++) {
 		uint64_t n0;
@@ -330,10 +361,13 @@ static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
 		cur = &step[j & 1];
 		next = &step[~j & 1];
 		n0 = cur->s0 + cur->k;
-		more = n0 < s1;
+		if (n0 >= end && n0 < smax && pipe_goes_on(a, slot))
+			end = n0 + per < smax ? n0 + per : smax;
+		more = n0 < end;
+		*s1 = end;
 		rc_rows_load_finish(&ld);
 		if (more) {
-			step_lock(a, slot, next, n0, s1 - n0 < per ? s1 - n0 :
+			step_lock(a, slot, next, n0, end - n0 < per ? end - n0 :
 				  per, sets[~j & 1]);
 			step_load_start(a, next, &ld);
 		}
@@ -420,7 +454,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	ret = tables_format(a, dev, uuid);
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	was_spare = spare_take(a, dev);
 	old = m->dev;
@@ -444,16 +478,6 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 		rc_event_emit(a, RC_EV_SPARE_ACTIVE, slot, dev->name, NULL, 0,
 			      a->stripes, ret);
 	return ret;
-}
-
-static bool member_is_rebuilding(struct rc_array *a, int slot)
-{
-	bool yes;
-
-	pthread_mutex_lock(&a->state_lock);
-	yes = a->m[slot].state == RC_MEMBER_REBUILDING;
-	pthread_mutex_unlock(&a->state_lock);
-	return yes;
 }
 
 /* What RebuildFinished says: lost blocks, and what a catch-up resynced
@@ -480,18 +504,18 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
  * the same state_lock (the handler is a leaf): nobody sees the array
  * redundant before the event is on its way (*finished). */
 static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
-			 uint64_t s1, uint8_t **sets[2], uint64_t *lost,
-			 bool *finished)
+			 uint64_t *s1, uint64_t smax, uint8_t **sets[2],
+			 uint64_t *lost, bool *finished)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&a->commit_lock);
-	ret = rebuild_rows_pipe(a, slot, s0, s1, sets, lost);
+	rc_commit_lock(a);
+	ret = rebuild_rows_pipe(a, slot, s0, s1, smax, sets, lost);
 	/* Straight to the device, not journaled: a crash before the
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
 		ret = rc_tables_put(a, slot, member_put, NULL);
-	if (ret == 0 && s1 == a->stripes) {
+	if (ret == 0 && *s1 == a->stripes) {
 		char why[160];
 
 		rebuild_finished_why(a, slot, a->m[slot].catchup, *lost, why,
@@ -595,6 +619,23 @@ static uint64_t rebuild_batch_stripes(struct rc_array *a)
 	return per;
 }
 
+/* Where the batch [s, end) of per stripes may run on to on an idle array
+ * (rebuild_rows_pipe): as md records its recovery offset, at least every
+ * sixteenth of the member, so a resume loses no more; no further than
+ * REBUILD_LONG_BATCHES batches; nowhere for a catch-up, which skips
+ * regions, or a paced rebuild. */
+static uint64_t rebuild_batch_max(struct rc_array *a, uint64_t s, uint64_t end,
+				  uint64_t per, bool catchup)
+{
+	uint64_t most = a->stripes / 16;
+
+	if (catchup || rebuild_limit(a))
+		return end;
+	most = most < per ? per : most > REBUILD_LONG_BATCHES * per ?
+	       REBUILD_LONG_BATCHES * per : most;
+	return a->stripes - s > most ? s + most : a->stripes;
+}
+
 /* After a batch of n stripes that took since start_ns (no lock held):
  * sleeps what keeps it under the limit, waking for close. */
 static void rebuild_throttle(struct rc_array *a, uint64_t n, uint64_t start_ns)
@@ -658,8 +699,10 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **sets[2],
 		/* a catch-up is paced by what it rebuilds, not what it skips */
 		bool catchup = a->m[slot].catchup;
 		uint64_t done0 = a->m[slot].resync_stripes;
+		uint64_t smax = rebuild_batch_max(a, s, end, per, catchup);
 
-		ret = rebuild_batch(a, slot, s, end, sets, lost, finished);
+		ret = rebuild_batch(a, slot, s, &end, smax, sets, lost,
+				    finished);
 		rebuild_progress_event(a, slot, s, end);
 		if (progress)
 			progress(ctx, end, a->stripes);
@@ -667,8 +710,11 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **sets[2],
 				 end - s, t0);
 		s = end;
 	}
-	if (ret == 0 && a->stripes == 0)
-		ret = rebuild_batch(a, slot, 0, 0, sets, lost, finished);
+	if (ret == 0 && a->stripes == 0) {
+		uint64_t end = 0;
+
+		ret = rebuild_batch(a, slot, 0, &end, 0, sets, lost, finished);
+	}
 	return ret;
 }
 

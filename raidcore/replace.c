@@ -118,7 +118,7 @@ static int copy_batch(struct rc_array *a, uint64_t s0, uint64_t s1,
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	for (uint64_t s = s0; s < s1 && ret == 0; s++)
 		ret = copy_stripe(a, s, buf, lost);
 	if (ret == 0)
@@ -251,7 +251,7 @@ static int replace_swap(struct rc_array *a, const char *dstname,
 		touched_track(a, 0);
 		return ret;
 	}
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	ret = rc_journal_checkpoint(a, false);
 	if (ret == 0 && (ret = tables_write(a, 1)) < 0)
 		atomic_store(&a->repl.failed, true);
@@ -289,14 +289,14 @@ static void replace_drop(struct rc_array *a, bool keep)
 
 	/* a->repl is free for another replacement once dst is cleared */
 	memcpy(uuid, a->repl.uuid, RC_UUID_SIZE);
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	__atomic_store_n(&a->repl.dst, NULL, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&a->state_lock);
 	pthread_mutex_unlock(&a->commit_lock);
 	/* no mirror write to dst is in flight after this */
 	rc_io_drain(a, slot);
-	pthread_mutex_lock(&a->commit_lock);
+	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
 	n = a->nspares;
 	if (keep && n < RC_MAX_SPARES) {

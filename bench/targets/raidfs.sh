@@ -65,15 +65,17 @@ raidfs_degrade() {
 }
 
 # Waits until the mounted array's status says WHAT: "scrub" finished, or
-# no "rebuild" runs; at most 10 minutes.  Polled every 20 ms (raidfsctl's
-# --wait looks once a second).
+# the array clean again after a "rebuild" (not merely no rebuild running:
+# the one an add starts begins a moment after the add returns, the spare
+# taken by the recovery thread); at most 10 minutes.  Polled every 20 ms
+# (raidfsctl's --wait looks once a second).
 raidfs_wait() {	# WHAT
-	local pat i=0
-	case $1 in
-	scrub) pat='"scrub":{"state":"finished"' ;;
-	rebuild) pat='"rebuild":null' ;;
-	esac
-	until "$BIN/raidfsctl" status --json "$BENCH_MNT" | tr -d ' \n' | grep -qF "$pat"; do
+	local i=0
+	until case $1 in
+		scrub) "$BIN/raidfsctl" status --json "$BENCH_MNT" | tr -d ' \n' |
+			grep -qF '"scrub":{"state":"finished"' ;;
+		rebuild) "$BIN/raidfsctl" status "$BENCH_MNT" | head -1 | grep -q ': clean$' ;;
+		esac; do
 		i=$((i + 1))
 		[ "$i" -lt 30000 ] || { bench_log "$BENCH_TARGET: $1 not done after 10 minutes"; return 1; }
 		sleep 0.02

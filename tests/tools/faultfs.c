@@ -9,6 +9,8 @@
  * MOUNTPOINT/NAME is BACKDIR/NAME (the top directory only), always with
  * direct I/O and no attribute cache, so every read and write of a member
  * reaches this program and a truncate of BACKDIR/NAME is seen at once.
+ * Regular files can be made, removed and renamed there too (no
+ * directories).
  * Faults are rules written, one per line, to MOUNTPOINT/.faultctl:
  *
  *   NAME eio-read OFF LEN        reads touching the range fail with EIO
@@ -606,6 +608,58 @@ static int ff_fallocate(const char *path, int mode, off_t off, off_t len,
 	return fallocate((int)fi->fh, mode, off, len) ? -errno : 0;
 }
 
+/* New files (bench/run.sh's targets make their member images through a
+ * disk-model mount): regular files at the top only. */
+static int ff_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	int fd;
+
+	if (is_ctl(path) || strchr(base(path), '/'))
+		return -EPERM;
+	fi->direct_io = 1;
+	fd = openat(fst.backfd, base(path), (fi->flags & O_ACCMODE) | O_CREAT |
+		    O_EXCL | O_CLOEXEC, mode & 07777);
+	if (fd < 0)
+		return -errno;
+	fi->fh = (uint64_t)fd;
+	return 0;
+}
+
+/* Forgets name's disk (-r): a file made later under the name is a new,
+ * idle disk, and the table keeps room. */
+static void disk_forget(const char *name)
+{
+	pthread_mutex_lock(&fst.lock);
+	for (int i = 0; i < fst.ndisks; i++) {
+		if (strcmp(fst.disks[i].name, name))
+			continue;
+		fst.disks[i] = fst.disks[--fst.ndisks];
+		break;
+	}
+	pthread_mutex_unlock(&fst.lock);
+}
+
+static int ff_unlink(const char *path)
+{
+	if (is_ctl(path))
+		return -EPERM;
+	if (unlinkat(fst.backfd, base(path), 0))
+		return -errno;
+	disk_forget(base(path));
+	return 0;
+}
+
+static int ff_rename(const char *from, const char *to, unsigned int flags)
+{
+	if (is_ctl(from) || is_ctl(to) || flags)
+		return -EPERM;
+	if (renameat(fst.backfd, base(from), fst.backfd, base(to)))
+		return -errno;
+	disk_forget(base(from));
+	disk_forget(base(to));
+	return 0;
+}
+
 static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	if (fst.bytes_per_s) {
@@ -631,6 +685,9 @@ static const struct fuse_operations ff_ops = {
 	.fsync = ff_fsync,
 	.truncate = ff_truncate,
 	.fallocate = ff_fallocate,
+	.create = ff_create,
+	.unlink = ff_unlink,
+	.rename = ff_rename,
 };
 
 int main(int argc, char **argv)

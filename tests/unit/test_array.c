@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <time.h>
+#include "array.h"
 #include "rc_test_util.h"
 
 #define DEV_BYTES (6ull << 20)
@@ -369,6 +370,65 @@ static void test_rebuild_pipeline_faults(void **state)
 	assert_int_equal(rc_member_replace(a, 1, NULL, NULL, NULL), 0);
 	verify_close_lose(&tb, a, &m, 1u << 0);
 	free(m.gen);
+	tb_fini(&tb);
+}
+
+struct batch_log {
+	int n;
+	uint64_t done[32];
+};
+
+static void batch_logged(void *ctx, uint64_t done, uint64_t total)
+{
+	struct batch_log *lg = ctx;
+
+	(void)total;
+	if (lg->n < 32)
+		lg->done[lg->n] = done;
+	lg->n++;
+}
+
+/*
+ * Each batch's end drains the rebuild's pipeline and checkpoints.  On an
+ * idle array a batch runs on past its 32 MiB of each member, to a
+ * sixteenth of the member (at most 256 MiB); one that anybody waits on
+ * commit_lock for ends at 32 MiB.  rc_member_replace's progress reports
+ * each batch's end.  Members of 768 MiB (memory devices, never written
+ * but for their metadata): batches of 48 MiB, not 32.
+ */
+static void test_rebuild_long_batches(void **state)
+{
+	const uint64_t per = (32ull << 20) / 4096;      /* stripes: 4 KiB rows */
+	struct batch_log lg = { 0 };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	uint64_t most;
+
+	(void)state;
+	tb_init(&tb, 4, 768ull << 20);
+	tb_create(&tb, RC_RAID5, 4096, 0);
+	a = tb_assemble(&tb, 1u << 1, 0);
+	rc_array_info(a, &info);
+	most = info.stripes / 16;
+	assert_true(most > per + per / 4 && most < 2 * per);
+	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 1),
+					   batch_logged, &lg), 0);
+	assert_int_equal(lg.n, (int)((info.stripes + most - 1) / most));
+	for (int i = 0; i + 1 < lg.n; i++)
+		assert_int_equal(lg.done[i], (uint64_t)(i + 1) * most);
+	assert_int_equal(rc_array_close(a), 0);
+
+	memset(&lg, 0, sizeof(lg));
+	a = tb_assemble(&tb, 1u << 2, 0);
+	atomic_store(&a->commit_waiting, 1);    /* as if a commit waited */
+	assert_int_equal(rc_member_replace(a, 2, tb_borrow(&tb, 2),
+					   batch_logged, &lg), 0);
+	atomic_store(&a->commit_waiting, 0);
+	assert_int_equal(lg.n, (int)((info.stripes + per - 1) / per));
+	for (int i = 0; i + 1 < lg.n; i++)
+		assert_int_equal(lg.done[i], (uint64_t)(i + 1) * per);
+	assert_int_equal(rc_array_close(a), 0);
 	tb_fini(&tb);
 }
 
@@ -1215,6 +1275,7 @@ int main(void)
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_rebuild_large_writes),
 		cmocka_unit_test(test_rebuild_pipeline_faults),
+		cmocka_unit_test(test_rebuild_long_batches),
 		cmocka_unit_test(test_writeback_thread),
 		cmocka_unit_test(test_flush_inline_when_fast),
 	};
