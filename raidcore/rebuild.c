@@ -317,7 +317,8 @@ static bool member_is_rebuilding(struct rc_array *a, int slot)
  * (a commit, a checkpoint, an admin command), no close stops it and the
  * slot still rebuilds: each batch's end costs a disk a read alone (about
  * a tenth of a 32 MiB batch), and an idle array has nobody to give the
- * lock to.  Whoever comes waits for one step (2 MiB of each member).
+ * lock to.  Whoever comes waits for the steps in flight (two of 2 MiB
+ * of each member).
  */
 static bool pipe_goes_on(struct rc_array *a, int slot)
 {
@@ -337,8 +338,8 @@ static bool pipe_goes_on(struct rc_array *a, int slot)
  * as a single step's always were; rebuild_pos passes it after its write.
  *
  * The pipeline drains at the batch's end (a step's read alone, then the
- * checkpoint): it goes on past s1, up to smax, while the array is idle
- * (pipe_goes_on); *s1 is where it stopped.
+ * checkpoint): it goes on past s1, a step at a time up to smax, while
+ * nobody waits for commit_lock (pipe_goes_on); *s1 is where it stopped.
  */
 static int rebuild_rows_pipe(struct rc_array *a, int slot, uint64_t s0,
 			     uint64_t *s1, uint64_t smax, uint8_t **sets[2],
@@ -631,8 +632,10 @@ static uint64_t rebuild_batch_max(struct rc_array *a, uint64_t s, uint64_t end,
 
 	if (catchup || rebuild_limit(a))
 		return end;
-	most = most < per ? per : most > REBUILD_LONG_BATCHES * per ?
-	       REBUILD_LONG_BATCHES * per : most;
+	if (most < per)
+		most = per;
+	if (most > REBUILD_LONG_BATCHES * per)
+		most = REBUILD_LONG_BATCHES * per;
 	return a->stripes - s > most ? s + most : a->stripes;
 }
 
