@@ -5,7 +5,8 @@
  * known), rc_csum_update() when a commit computes a new block or a repair
  * re-derives an entry, rc_csum_take_dirty() when the commit journals the
  * table blocks it changed.  All under csum_lock, which is the innermost
- * lock (see array.h).
+ * lock (see array.h) and is not held while a missing table block is read
+ * from its member (entry_get).
  *
  * The cache is a common/hcache.h hash keyed by (slot, table block) with its
  * LRU; beyond CSUM_MAX_BLOCKS the coldest clean, fully known blocks go.
@@ -49,6 +50,10 @@ struct rc_csum_cache {
 	/* Per slot, the entries with dirty set, so a commit finds them
 	 * without walking the whole cache. */
 	struct rc_csum_entry *dirty[RC_MAX_MEMBERS];
+	/* Entries taken out of the cache so far (entry_remove): a table
+	 * block read without csum_lock is put in only if none went while
+	 * it was read (entry_get). */
+	uint64_t removals;
 };
 
 static uint64_t csum_key(int slot, uint64_t index)
@@ -85,6 +90,7 @@ static void entry_remove(struct rc_array *a, struct rc_csum_entry *e)
 {
 	hc_remove(&a->cc->hc, &e->node);
 	entry_free(e);
+	a->cc->removals++;
 }
 
 static void entry_node_free(struct hc_node *n, void *arg)
@@ -155,14 +161,25 @@ static uint64_t table_block(const struct rc_array *a, uint64_t index)
 	return a->sb.csum_offset + index;
 }
 
-/* Caller holds csum_lock. */
+/*
+ * Caller holds csum_lock, which is let go while a missing block is read
+ * from its member: a disk's seek must not stop every other thread's
+ * lookups (a table miss is a random read's usual case on a member larger
+ * than the cache covers).  Two threads may read the same block; the
+ * second to come back takes the first's entry.  A block read while any
+ * entry left the cache is read again: that entry may have been this one,
+ * dirty, written home and evicted in the meantime, so the copy read
+ * before it could be older than the media.  Every table write goes from
+ * a cached entry, so with no removal the media cannot have changed.
+ */
 static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 				       uint64_t index)
 {
-	struct rc_csum_entry *e = entry_of(hc_find(&a->cc->hc,
-						   csum_key(slot, index)));
+	struct rc_csum_entry *e, *found;
+	uint64_t removals;
 	int ret;
 
+	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, index)));
 	if (e) {
 		hc_lru_add(&a->cc->hc, &e->node);
 		return e;
@@ -172,7 +189,19 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 		return NULL;
 	e->slot = slot;
 	e->index = index;
-	ret = rc_io_member_read(a, slot, table_block(a, index), 1, e->block);
+	do {
+		removals = a->cc->removals;
+		pthread_mutex_unlock(&a->csum_lock);
+		ret = rc_io_member_read(a, slot, table_block(a, index), 1,
+					e->block);
+		pthread_mutex_lock(&a->csum_lock);
+		found = entry_of(hc_find(&a->cc->hc, csum_key(slot, index)));
+	} while (!found && a->cc->removals != removals);
+	if (found) {
+		free(e);
+		hc_lru_add(&a->cc->hc, &found->node);
+		return found;
+	}
 	if (ret < 0 || !rc_csum_block_ok(e->block, rc_csum_seed(a, slot),
 					 table_block(a, index))) {
 		if (ret == 0) {
@@ -248,12 +277,14 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 	int ret = 0;
 
 	pthread_mutex_lock(&a->csum_lock);
-	replace_touch(a, slot, mblock / RC_CSUM_PER_BLOCK);
 	e = entry_get(a, slot, mblock / RC_CSUM_PER_BLOCK);
 	if (!e) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* after entry_get, which may let csum_lock go: the change below
+	 * and the mark are seen together */
+	replace_touch(a, slot, mblock / RC_CSUM_PER_BLOCK);
 	if (entry_is_unknown(e, j)) {
 		e->unknown[j / 64] &= ~(1ull << (j % 64));
 		if (--e->nunknown == 0) {
@@ -378,6 +409,7 @@ void rc_csum_drop_slot(struct rc_array *a, int slot)
 
 	pthread_mutex_lock(&a->csum_lock);
 	a->cc->dirty[slot] = NULL;
+	a->cc->removals++;      /* a read of the old device's may be out */
 	for (n = hc_lru_oldest(&a->cc->hc); n; n = next) {
 		next = hc_lru_next(n);
 		if (entry_of(n)->slot == slot)

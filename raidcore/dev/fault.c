@@ -101,6 +101,11 @@ struct rc_fault {
 	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
 	atomic_uint sync_delay_us;
 	pthread_t last_sync_thread;       /* f->lock */
+	/* rc_fault_hold_reads: reads touching [hold_off, hold_end) wait on
+	 * hold_cond until released; held counts them (all f->lock). */
+	uint64_t hold_off, hold_end;
+	unsigned held;
+	pthread_cond_t hold_cond;
 	/* Protected by power->lock. */
 	struct fault_pending *head, **tail;
 	struct rc_fault *domain_next;
@@ -535,6 +540,20 @@ static void power_detach(struct rc_fault *f)
 
 /* ---- the device ----------------------------------------------------------- */
 
+/* A read touching the held range waits here until it is released. */
+static void fault_read_hold(struct rc_fault *f, size_t len, uint64_t off)
+{
+	pthread_mutex_lock(&f->lock);
+	if (off < f->hold_end && off + len > f->hold_off) {
+		f->held++;
+		pthread_cond_broadcast(&f->hold_cond);
+		while (off < f->hold_end && off + len > f->hold_off)
+			pthread_cond_wait(&f->hold_cond, &f->lock);
+		f->held--;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	struct rc_fault *f = dev->ctx;
@@ -544,6 +563,7 @@ static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
 	atomic_fetch_add(&f->reads, 1);
 	if (!fault_in_bounds(dev, len, off))
 		return -EINVAL;
+	fault_read_hold(f, len, off);
 	err = fault_gate(f, RC_FAULT_READ, off, off + len, FAULT_FLIP, &flips);
 	if (err)
 		goto out;
@@ -629,6 +649,7 @@ static void fault_close(struct rc_dev *dev)
 	rc_dev_close(atomic_load(&f->swapped));
 	rc_dev_close(f->lower);
 	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->hold_cond);
 	free(f->rules);
 	free(f);
 	free(dev);
@@ -685,6 +706,7 @@ int rc_fault_wrap(struct rc_dev *lower, struct rc_power *power,
 	err = -pthread_mutex_init(&f->lock, NULL);
 	if (err)
 		goto fail;
+	pthread_cond_init(&f->hold_cond, NULL);
 	f->lower = lower;
 	f->power = power;
 	f->shrunk_to = UINT64_MAX;
@@ -850,6 +872,30 @@ bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t)
 	on = atomic_load(&f->syncs) && pthread_equal(f->last_sync_thread, t);
 	pthread_mutex_unlock(&f->lock);
 	return on;
+}
+
+void rc_fault_hold_reads(struct rc_fault *f, uint64_t off, uint64_t len)
+{
+	pthread_mutex_lock(&f->lock);
+	f->hold_off = off;
+	f->hold_end = off + len;
+	pthread_mutex_unlock(&f->lock);
+}
+
+void rc_fault_wait_held(struct rc_fault *f, unsigned n)
+{
+	pthread_mutex_lock(&f->lock);
+	while (f->held < n)
+		pthread_cond_wait(&f->hold_cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void rc_fault_release_reads(struct rc_fault *f)
+{
+	pthread_mutex_lock(&f->lock);
+	f->hold_off = f->hold_end = 0;
+	pthread_cond_broadcast(&f->hold_cond);
+	pthread_mutex_unlock(&f->lock);
 }
 
 void rc_fault_clear(struct rc_fault *f)

@@ -76,6 +76,13 @@ int rc_fault_swap(struct rc_fault *f, struct rc_dev *other);
 void rc_fault_sync_delay(struct rc_fault *f, unsigned usec);
 /* Did the last sync run on thread t? */
 bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t);
+/* Reads touching [off, off + len) wait, each inside its call, until
+ * rc_fault_release_reads (a disk that has not answered yet); one range at
+ * a time, not removed by rc_fault_clear.  rc_fault_wait_held returns once
+ * n reads wait. */
+void rc_fault_hold_reads(struct rc_fault *f, uint64_t off, uint64_t len);
+void rc_fault_wait_held(struct rc_fault *f, unsigned n);
+void rc_fault_release_reads(struct rc_fault *f);
 /* Removes every rule (vanish and shrink included; a swap stays). */
 void rc_fault_clear(struct rc_fault *f);
 /* Operations seen, for assertions: every call, failed or not. */

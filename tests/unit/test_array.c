@@ -432,6 +432,105 @@ static void test_rebuild_long_batches(void **state)
 	tb_fini(&tb);
 }
 
+struct lookup {
+	struct rc_array *a;
+	int slot;
+	int ret;
+	uint64_t csum;
+	bool done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *lookup_run(void *arg)
+{
+	struct lookup *l = arg;
+	int ret = rc_csum_entry(l->a, l->slot, 0, &l->csum);
+
+	pthread_mutex_lock(&l->lock);
+	l->ret = ret;
+	l->done = true;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+static void lookup_start(struct lookup *l, pthread_t *t, struct rc_array *a,
+			 int slot)
+{
+	memset(l, 0, sizeof(*l));
+	l->a = a;
+	l->slot = slot;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	assert_int_equal(pthread_create(t, NULL, lookup_run, l), 0);
+}
+
+/* Whether the lookup ended within secs. */
+static bool lookup_ended(struct lookup *l, int secs)
+{
+	struct timespec ts;
+	bool done;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	pthread_mutex_lock(&l->lock);
+	while (!l->done && pthread_cond_timedwait(&l->cond, &l->lock, &ts) == 0)
+		;
+	done = l->done;
+	pthread_mutex_unlock(&l->lock);
+	return done;
+}
+
+/*
+ * A checksum table block missing from the cache is read from its member
+ * without csum_lock held: while member 0 has not answered such a read
+ * (its table reads held), a lookup in member 1's tables ends, and a second
+ * lookup of the same block of member 0 waits for the same answer; both
+ * then see the entry the write left.
+ */
+static void test_csum_miss_unlocked(void **state)
+{
+	struct lookup l0, l0b, l1;
+	pthread_t t0, t0b, t1;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct model m;
+	uint64_t tables;
+	bool ended;
+
+	(void)state;
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 4096, 0);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	write_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);             /* the table cache is cold */
+	tables = a->sb.csum_offset * RC_BLOCK_SIZE;
+	rc_fault_hold_reads(tb.fault[0], tables,
+			    a->sb.csum_blocks * RC_BLOCK_SIZE);
+	lookup_start(&l0, &t0, a, 0);
+	rc_fault_wait_held(tb.fault[0], 1);
+	lookup_start(&l0b, &t0b, a, 0);
+	lookup_start(&l1, &t1, a, 1);
+	ended = lookup_ended(&l1, 10);
+	rc_fault_wait_held(tb.fault[0], ended ? 2 : 1);
+	rc_fault_release_reads(tb.fault[0]);
+	pthread_join(t0, NULL);
+	pthread_join(t0b, NULL);
+	pthread_join(t1, NULL);
+	assert_true(ended);
+	assert_int_equal(l1.ret, RC_ENTRY_SUM);
+	assert_int_equal(l0.ret, RC_ENTRY_SUM);
+	assert_int_equal(l0b.ret, RC_ENTRY_SUM);
+	assert_true(l0.csum == l0b.csum);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* Fills the cache past half its limit (not past the limit: nobody
  * commits inline) with generation gen of blocks [0, n). */
 static void fill_half(struct rc_array *a, struct model *m, uint64_t n,
@@ -1276,6 +1375,7 @@ int main(void)
 		cmocka_unit_test(test_rebuild_large_writes),
 		cmocka_unit_test(test_rebuild_pipeline_faults),
 		cmocka_unit_test(test_rebuild_long_batches),
+		cmocka_unit_test(test_csum_miss_unlocked),
 		cmocka_unit_test(test_writeback_thread),
 		cmocka_unit_test(test_flush_inline_when_fast),
 	};
