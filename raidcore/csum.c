@@ -41,6 +41,7 @@ struct rc_csum_entry {
 
 #define CSUM_BUCKETS 4096
 #define CSUM_MAX_BLOCKS 16384                   /* 64 MiB of tables */
+#define CSUM_REMOVAL_BUCKETS 256                /* removal_count: 8 bits */
 
 /* Every entry is on the LRU (nobody holds one past csum_lock), so the LRU
  * orders them all, least recently used first. */
@@ -50,11 +51,19 @@ struct rc_csum_cache {
 	/* Per slot, the entries with dirty set, so a commit finds them
 	 * without walking the whole cache. */
 	struct rc_csum_entry *dirty[RC_MAX_MEMBERS];
-	/* Entries taken out of the cache so far (entry_remove): a table
-	 * block read without csum_lock is put in only if none went while
-	 * it was read (entry_get). */
-	uint64_t removals;
+	/* Entries taken out of the cache so far (entry_remove), counted by
+	 * removal_bucket of their key: a table block read without csum_lock
+	 * is put in only if none of its bucket went while it was read
+	 * (entry_get).  Buckets, so that evictions of other blocks, which
+	 * every insert into a full cache makes, rarely send a read back. */
+	uint64_t removals[CSUM_REMOVAL_BUCKETS];
 };
+
+static uint64_t *removal_count(struct rc_csum_cache *cc, uint64_t key)
+{
+	/* Fibonacci hashing: keys of one slot differ in their high part */
+	return &cc->removals[(key * 0x9e3779b97f4a7c15ull) >> 56];
+}
 
 static uint64_t csum_key(int slot, uint64_t index)
 {
@@ -88,9 +97,9 @@ static void entry_free(struct rc_csum_entry *e)
 
 static void entry_remove(struct rc_array *a, struct rc_csum_entry *e)
 {
+	(*removal_count(a->cc, csum_key(e->slot, e->index)))++;
 	hc_remove(&a->cc->hc, &e->node);
 	entry_free(e);
-	a->cc->removals++;
 }
 
 static void entry_node_free(struct hc_node *n, void *arg)
@@ -166,11 +175,12 @@ static uint64_t table_block(const struct rc_array *a, uint64_t index)
  * from its member: a disk's seek must not stop every other thread's
  * lookups (a table miss is a random read's usual case on a member larger
  * than the cache covers).  Two threads may read the same block; the
- * second to come back takes the first's entry.  A block read while any
- * entry left the cache is read again: that entry may have been this one,
- * dirty, written home and evicted in the meantime, so the copy read
- * before it could be older than the media.  Every table write goes from
- * a cached entry, so with no removal the media cannot have changed.
+ * second to come back takes the first's entry.  A block read while an
+ * entry of its removal bucket left the cache is read again: that entry
+ * may have been this one, dirty, written home and evicted in the
+ * meantime, so the copy read before it could be older than the media.
+ * Every table write goes from a cached entry, so with no such removal the
+ * media cannot have changed.
  */
 static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 				       uint64_t index)
@@ -190,13 +200,14 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 	e->slot = slot;
 	e->index = index;
 	do {
-		removals = a->cc->removals;
+		removals = *removal_count(a->cc, csum_key(slot, index));
 		pthread_mutex_unlock(&a->csum_lock);
 		ret = rc_io_member_read(a, slot, table_block(a, index), 1,
 					e->block);
 		pthread_mutex_lock(&a->csum_lock);
 		found = entry_of(hc_find(&a->cc->hc, csum_key(slot, index)));
-	} while (!found && a->cc->removals != removals);
+	} while (!found &&
+		 *removal_count(a->cc, csum_key(slot, index)) != removals);
 	if (found) {
 		free(e);
 		hc_lru_add(&a->cc->hc, &found->node);
@@ -409,7 +420,9 @@ void rc_csum_drop_slot(struct rc_array *a, int slot)
 
 	pthread_mutex_lock(&a->csum_lock);
 	a->cc->dirty[slot] = NULL;
-	a->cc->removals++;      /* a read of the old device's may be out */
+	/* a read of the old device's may be out: every bucket moves */
+	for (int i = 0; i < CSUM_REMOVAL_BUCKETS; i++)
+		a->cc->removals[i]++;
 	for (n = hc_lru_oldest(&a->cc->hc); n; n = next) {
 		next = hc_lru_next(n);
 		if (entry_of(n)->slot == slot)
