@@ -185,11 +185,11 @@ static uint64_t table_block(const struct rc_array *a, uint64_t index)
 static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 				       uint64_t index)
 {
+	uint64_t key = csum_key(slot, index), *gone, removals;
 	struct rc_csum_entry *e, *found;
-	uint64_t removals;
 	int ret;
 
-	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, index)));
+	e = entry_of(hc_find(&a->cc->hc, key));
 	if (e) {
 		hc_lru_add(&a->cc->hc, &e->node);
 		return e;
@@ -199,15 +199,15 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 		return NULL;
 	e->slot = slot;
 	e->index = index;
+	gone = removal_count(a->cc, key);
 	do {
-		removals = *removal_count(a->cc, csum_key(slot, index));
+		removals = *gone;
 		pthread_mutex_unlock(&a->csum_lock);
 		ret = rc_io_member_read(a, slot, table_block(a, index), 1,
 					e->block);
 		pthread_mutex_lock(&a->csum_lock);
-		found = entry_of(hc_find(&a->cc->hc, csum_key(slot, index)));
-	} while (!found &&
-		 *removal_count(a->cc, csum_key(slot, index)) != removals);
+		found = entry_of(hc_find(&a->cc->hc, key));
+	} while (!found && *gone != removals);
 	if (found) {
 		free(e);
 		hc_lru_add(&a->cc->hc, &found->node);
@@ -229,7 +229,7 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 		if (e->unknown && a->m[slot].dev)
 			atomic_store(&a->tables_to_heal, true);
 	}
-	hc_insert(&a->cc->hc, &e->node, csum_key(slot, index));
+	hc_insert(&a->cc->hc, &e->node, key);
 	hc_lru_add(&a->cc->hc, &e->node);
 	evict(a);
 	return e;
