@@ -38,7 +38,9 @@
 # attributes), zfs-raidz1 zfs-raidz2 (zfs-fuse), btrfs-raid5
 # btrfs-raid6 (loop devices), backing (the store itself); raidfsref-LEVEL
 # (not in the default list): raidfs-LEVEL run by the build in BENCH_REF_BIN,
-# the before of a before/after measurement (bench/speed.sh).  A target whose
+# the before of a before/after measurement (bench/speed.sh); raidfsloop-LEVEL
+# (not in the default list): raidfs-LEVEL on loop devices over its images,
+# the block-device path (members opened O_DIRECT).  A target whose
 # tools are missing is skipped with its reason (make bench-deps installs
 # them).  Everything a run makes lives in one temp dir and is removed at
 # the end, on Ctrl-C or failure too: mounts, loop devices, pools, daemons.
@@ -96,6 +98,7 @@ enter() {	# NAME
 	local n=$1
 	case $n in
 	raidfsref-*) BENCH_TARGET_SCRIPT=raidfs.sh BENCH_TARGET_ARG=${n#*-} ;;
+	raidfsloop-*) BENCH_TARGET_SCRIPT=raidfs.sh BENCH_TARGET_ARG=${n#*-} ;;
 	raidfs-* | zfs-* | btrfs-*) BENCH_TARGET_SCRIPT=${n%%-*}.sh BENCH_TARGET_ARG=${n#*-} ;;
 	ceiling | backing) BENCH_TARGET_SCRIPT=$n.sh BENCH_TARGET_ARG= ;;
 	ceiling-xattr) BENCH_TARGET_SCRIPT=ceiling.sh BENCH_TARGET_ARG=xattr ;;

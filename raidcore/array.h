@@ -75,6 +75,10 @@ struct rc_member {
 	 * first), so that flushes that return at once are not handed to
 	 * the workers (rc_io_sync_all). */
 	atomic_uint_fast64_t sync_ns;
+	/* io.c: how long its reads wait, beyond copying what they read (a
+	 * moving average, ns): a member whose reads wait gets its share of
+	 * a batch on its worker (tasks_wait). */
+	atomic_uint_fast64_t read_wait_ns;
 };
 
 /* A cached stripe: its lock and, while dirty, its new data. */
@@ -690,6 +694,13 @@ uint32_t rc_row_report_lost(struct rc_array *a, const struct rc_stripe_map *mp,
  */
 int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict);
+/* rc_col_read's second half, for a piece already read from its member
+ * into buf (rc_io_member_read_run or an rc_io with retried set) with
+ * result read_ret: verified, and the slow path for what does not verify
+ * or was not read. */
+int rc_col_check(struct rc_array *a, const struct rc_stripe_map *mp,
+		 uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict,
+		 int read_ret);
 /* Reads rows [r0, r0+nr) of every column (cols[c] = buffer of nr blocks),
  * resolving and repairing; -EIO if a column in the mask want is not known
  * in some row. */

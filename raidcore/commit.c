@@ -42,6 +42,16 @@ struct wrun {
 	uint64_t *csum;         /* per block, filled by wset_checksum */
 };
 
+/* A column piece read ahead for a parity run (wset_prefetch). */
+struct pre {
+	uint64_t stripe;
+	uint32_t col, r0, nr;
+	int member;
+	uint64_t block;         /* absolute */
+	uint8_t *buf;           /* in the arena */
+	int err;                /* the member read's result */
+};
+
 struct wset {
 	struct wrun *runs;
 	uint32_t n, cap;
@@ -50,6 +60,8 @@ struct wset {
 	struct rc_arena *arena; /* scratch, taken back after the commit */
 	uint8_t **bufs;         /* other buffers to free after the commit */
 	uint32_t nbufs, capbufs;
+	struct pre *pre;        /* read ahead, in the order they are used */
+	uint32_t npre, cappre, pre_next;
 };
 
 static int wset_add(struct wset *w, struct wrun r)
@@ -99,6 +111,7 @@ static void wset_free(struct wset *w)
 	free(w->bufs);
 	free(w->runs);
 	free(w->direct);
+	free(w->pre);
 	rc_arena_reset(w->arena, ARENA_KEEP);
 	memset(w, 0, sizeof(*w));
 }
@@ -128,6 +141,143 @@ static int queue_col(struct rc_array *a, struct wset *w,
 }
 
 /*
+ * The columns a run of rows whose dirty set is mask (not empty) reads for
+ * its new parity: the clean data columns (reconstruct-write), or the
+ * dirty ones and the parity (read-modify-write, *rmw), whichever reads
+ * fewer blocks.  A column on a member that is not usable costs a whole
+ * row's reads (its slow path).
+ */
+static uint64_t run_reads(struct rc_array *a, const struct rc_stripe_map *mp,
+			  uint64_t mask, bool *rmw)
+{
+	uint32_t d = a->ndata, ndirty = (uint32_t)__builtin_popcountll(mask);
+	uint32_t rcw_cost = 0, rmw_cost = ndirty + a->nred;
+	uint64_t data = (1ull << d) - 1;
+
+	for (uint32_t c = 0; c < d; c++)
+		if (!(mask >> c & 1))
+			rcw_cost += rc_member_usable(a, (int)mp->col[c].member,
+						     mp->stripe) ? 1 : d;
+	for (uint32_t k = 0; k < a->nred; k++)
+		if (!rc_member_usable(a, (int)mp->col[d + k].member, mp->stripe))
+			rmw_cost += d;
+	*rmw = !(ndirty == d || rcw_cost <= rmw_cost);
+	return *rmw ? mask | (((1ull << a->nred) - 1) << d) : data & ~mask;
+}
+
+static int pre_add(struct wset *w, struct pre p)
+{
+	struct pre *np;
+
+	if (w->npre == w->cappre) {
+		w->cappre = w->cappre ? w->cappre * 2 : 64;
+		np = realloc(w->pre, w->cappre * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		w->pre = np;
+	}
+	w->pre[w->npre++] = p;
+	return 0;
+}
+
+/*
+ * Reads ahead, all at once, every column piece the parity runs of the
+ * locked stripes st[0..n) will read (run_reads), so that the members'
+ * waits overlap (rc_io_run) where one read after the other they would add
+ * up: at RAID 5, two reads per random write.  What is not read here (a
+ * member not usable now, or a choice that changed by the time the run is
+ * computed) is read by col_get itself.
+ */
+static int wset_prefetch(struct rc_array *a, struct wset *w,
+			 struct rc_stripe **st, uint32_t n)
+{
+	uint32_t chunk = a->g.chunk_blocks, nr;
+	struct rc_stripe_map map;
+	struct rc_io *io;
+	uint64_t mask, reads;
+	bool rmw;
+	int ret = 0;
+
+	if (!a->nred || a->g.level == RC_RAID1 || a->g.level == RC_RAID10)
+		return 0;
+	for (uint32_t i = 0; i < n && ret == 0; i++) {
+		if (!st[i]->data || !st[i]->ndirty)
+			continue;
+		rc_geom_stripe(&a->g, st[i]->stripe, &map);
+		for (uint32_t r0 = 0; r0 < chunk && ret == 0; r0 += nr) {
+			mask = dirty_mask(a, st[i], r0);
+			for (nr = 1; r0 + nr < chunk &&
+			     dirty_mask(a, st[i], r0 + nr) == mask; nr++)
+				;
+			reads = mask ? run_reads(a, &map, mask, &rmw) : 0;
+			for (uint32_t c = 0; c < map.ncols && ret == 0; c++) {
+				struct pre p = { .stripe = map.stripe, .col = c,
+					.r0 = r0, .nr = nr,
+					.member = (int)map.col[c].member,
+					.block = rc_abs(a, map.col[c].offset + r0) };
+
+				if (!(reads >> c & 1) ||
+				    !rc_member_usable(a, p.member, map.stripe))
+					continue;
+				p.buf = wset_alloc(w, (size_t)nr * RC_BLOCK_SIZE);
+				ret = p.buf ? pre_add(w, p) : -ENOMEM;
+			}
+		}
+	}
+	if (ret || !w->npre)
+		return ret;
+	io = calloc(w->npre, sizeof(*io));
+	if (!io)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->npre; i++)
+		io[i] = (struct rc_io){ .member = w->pre[i].member,
+			.buf = w->pre[i].buf, .block = w->pre[i].block,
+			.count = w->pre[i].nr,
+			.retried = true };      /* rc_col_check reads again */
+	rc_io_run(a, io, (int)w->npre);
+	for (uint32_t i = 0; i < w->npre; i++)
+		w->pre[i].err = io[i].err;
+	free(io);
+	return 0;
+}
+
+/* The piece read ahead for column c, rows [r0, r0 + nr) of mp's stripe,
+ * or NULL.  Pieces are asked for in the order they were read ahead. */
+static struct pre *pre_find(struct wset *w, const struct rc_stripe_map *mp,
+			    uint32_t c, uint32_t r0, uint32_t nr)
+{
+	for (uint32_t k = 0; k < w->npre; k++) {
+		uint32_t i = (w->pre_next + k) % w->npre;
+		struct pre *p = &w->pre[i];
+
+		if (p->stripe == mp->stripe && p->col == c && p->r0 == r0 &&
+		    p->nr == nr) {
+			w->pre_next = i + 1;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Column c, rows [r0, r0 + nr) of mp's stripe, verified (rc_col_read's
+ * rules for the write path) in *out: the piece read ahead, or read now. */
+static int col_get(struct rc_array *a, struct wset *w,
+		   const struct rc_stripe_map *mp, uint32_t c, uint32_t r0,
+		   uint32_t nr, uint8_t **out)
+{
+	struct pre *p = pre_find(w, mp, c, r0, nr);
+
+	if (p) {
+		*out = p->buf;
+		return rc_col_check(a, mp, c, r0, nr, p->buf, false, p->err);
+	}
+	*out = wset_alloc(w, (size_t)nr * RC_BLOCK_SIZE);
+	if (!*out)
+		return -ENOMEM;
+	return rc_col_read(a, mp, c, r0, nr, *out, false);
+}
+
+/*
  * New parity for rows [r0, r0 + nr) whose dirty set is mask (not empty).
  * par[k] points at row r0 of parity column k.
  */
@@ -136,89 +286,63 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 			      struct rc_stripe *st, uint32_t r0, uint32_t nr,
 			      uint64_t mask, uint8_t **par)
 {
-	uint32_t d = a->ndata, ndirty = (uint32_t)__builtin_popcountll(mask);
-	uint32_t chunk = a->g.chunk_blocks, rcw_cost = 0, rmw_cost;
+	uint32_t d = a->ndata, chunk = a->g.chunk_blocks;
 	size_t len = (size_t)nr * RC_BLOCK_SIZE;
-	void *data[RC_MAX_MEMBERS];
-	uint8_t *old, *delta, *pnew, *qnew;
+	void *data[RC_MAX_MEMBERS], *src[2];
+	uint8_t *old, *oldpar[2], *dp, *dq;
+	bool rmw;
+	uint64_t reads = run_reads(a, mp, mask, &rmw);
 	int ret;
 
 	for (uint32_t c = 0; c < d; c++) {
 		data[c] = BLK(st->data, c * chunk + r0);
-		if (!(mask >> c & 1))
-			rcw_cost += rc_member_usable(a, (int)mp->col[c].member,
-						     mp->stripe) ? 1 : d;
-	}
-	rmw_cost = ndirty + a->nred;
-	for (uint32_t k = 0; k < a->nred; k++)
-		if (!rc_member_usable(a, (int)mp->col[d + k].member, mp->stripe))
-			rmw_cost += d;
-	if (ndirty == d || rcw_cost <= rmw_cost) {
-		for (uint32_t c = 0; c < d; c++) {
-			if (mask >> c & 1)
-				continue;
-			data[c] = wset_alloc(w, len);
-			if (!data[c])
-				return -ENOMEM;
-			ret = rc_col_read(a, mp, c, r0, nr, data[c], false);
-			if (ret < 0)
-				return ret;
+		if (!(reads >> c & 1))
+			continue;
+		ret = col_get(a, w, mp, c, r0, nr, &old);
+		if (ret < 0)
+			return ret;
+		if (!rmw) {
+			data[c] = old;
+			continue;
 		}
+		/* read-modify-write: the column's delta, old ^ new */
+		dp = wset_alloc(w, len);
+		if (!dp)
+			return -ENOMEM;
+		src[0] = old;
+		src[1] = data[c];
+		a->par->gen_p(2, len, src, dp);
+		data[c] = dp;
+	}
+	if (!rmw) {
 		if (a->nred == 2)
 			a->par->gen_pq((int)d, len, data, par[0], par[1]);
 		else
 			a->par->gen_p((int)d, len, data, par[0]);
 		return 0;
 	}
-	/* Read-modify-write: new P = old P ^ old D ^ new D, and for Q the
-	 * syndrome of the deltas added to the old Q. */
-	old = wset_alloc(w, len * (a->nred + 1));
-	if (!old)
-		return -ENOMEM;
-	for (uint32_t k = 0; k < a->nred; k++) {
-		ret = rc_col_read(a, mp, d + k, r0, nr, BLK(old, nr * (k + 1)),
-				  false);
-		if (ret < 0)
-			return ret;
-	}
-	pnew = par[0];
-	qnew = a->nred == 2 ? par[1] : NULL;
-	for (uint32_t c = 0; c < d; c++) {
-		void *src[3];
-
-		if (!(mask >> c & 1)) {
+	/* New P = old P ^ P(deltas), and for Q the syndrome of the deltas
+	 * added to the old Q. */
+	for (uint32_t c = 0; c < d; c++)
+		if (!(mask >> c & 1))
 			data[c] = a->zero;
-			continue;
-		}
-		ret = rc_col_read(a, mp, c, r0, nr, old, false);
+	for (uint32_t k = 0; k < a->nred; k++) {
+		ret = col_get(a, w, mp, d + k, r0, nr, &oldpar[k]);
 		if (ret < 0)
 			return ret;
-		delta = wset_alloc(w, len);
-		if (!delta)
-			return -ENOMEM;
-		src[0] = old;
-		src[1] = BLK(st->data, c * chunk + r0);
-		a->par->gen_p(2, len, src, delta);
-		data[c] = delta;
 	}
-	{
-		uint8_t *dp = wset_alloc(w, len), *dq = wset_alloc(w, len);
-		void *src[2];
-
-		if (!dp || !dq)
-			return -ENOMEM;
-		if (qnew)
-			a->par->gen_pq((int)d, len, data, dp, dq);
-		else
-			a->par->gen_p((int)d, len, data, dp);
-		src[0] = BLK(old, nr);
-		src[1] = dp;
-		a->par->gen_p(2, len, src, pnew);
-		if (qnew) {
-			src[0] = BLK(old, 2 * nr);
-			src[1] = dq;
-			a->par->gen_p(2, len, src, qnew);
-		}
+	dp = wset_alloc(w, len);
+	dq = wset_alloc(w, len);
+	if (!dp || !dq)
+		return -ENOMEM;
+	if (a->nred == 2)
+		a->par->gen_pq((int)d, len, data, dp, dq);
+	else
+		a->par->gen_p((int)d, len, data, dp);
+	for (uint32_t k = 0; k < a->nred; k++) {
+		src[0] = oldpar[k];
+		src[1] = k ? dq : dp;
+		a->par->gen_p(2, len, src, par[k]);
 	}
 	return 0;
 }
@@ -420,6 +544,8 @@ static int commit_batch(struct rc_array *a, const uint64_t *stripes,
 		st[i] = rc_stripe_lock(a, stripes[i]);
 	if (n && !(w.direct = malloc(n * sizeof(*w.direct))))
 		ret = -ENOMEM;
+	if (ret == 0)
+		ret = wset_prefetch(a, &w, st, n);
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
 		uint32_t first = w.n;
 

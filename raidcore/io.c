@@ -300,17 +300,40 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 /* counted: a failure is counted and logged here; a caller that reads
  * again what failed (block by block) passes false, so that each bad block
  * is counted once, by its retry, and not once more for the first try. */
+/* A read of count blocks that took ns: how long it waited for its device
+ * beyond copying (READ_COPY_NS_PER_BLOCK each, memory speed), into the
+ * member's moving average (an eighth of each new read).  A sample counts
+ * at most READ_WAIT_MAX_NS: a thread preempted once in a read of memory
+ * moves the average for a few reads, not a few hundred. */
+#define READ_COPY_NS_PER_BLOCK 1000u
+#define READ_WAIT_MAX_NS 200000u
+
+static void read_wait_note(struct rc_member *m, uint32_t count, uint64_t ns)
+{
+	uint64_t copy = (uint64_t)count * READ_COPY_NS_PER_BLOCK;
+	uint64_t wait = ns > copy ? ns - copy : 0;
+	uint64_t avg = atomic_load_explicit(&m->read_wait_ns,
+					    memory_order_relaxed);
+
+	wait = wait < READ_WAIT_MAX_NS ? wait : READ_WAIT_MAX_NS;
+	atomic_store_explicit(&m->read_wait_ns, avg - avg / 8 + wait / 8,
+			      memory_order_relaxed);
+}
+
 static int member_read(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, void *buf, bool counted)
 {
 	unsigned e;
 	struct rc_dev *dev = dev_hold(a, slot, &e);
 	int ret = -ENXIO;
+	uint64_t t0;
 
 	if (!dev)
 		goto out;
+	t0 = rc_mono_ns();
 	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			  block * RC_BLOCK_SIZE);
+	read_wait_note(&a->m[slot], count, rc_mono_ns() - t0);
 	if (ret < 0 && !counted) {
 		size_check(a, slot, dev);
 	} else if (ret < 0) {
@@ -571,8 +594,36 @@ void rc_io_stop(struct rc_array *a)
 	}
 }
 
-/* Below this, handing work to other threads costs more than it saves. */
+/* Below this, handing work to other threads costs more than it saves,
+ * unless requests wait for their devices: then the members' waits overlap
+ * on their workers, where one after the other they would add up. */
 #define PARALLEL_MIN_BYTES (1u << 20)
+/* A member whose reads wait longer than this on average (read_wait_ns) */
+#define READ_WAIT_PARALLEL_NS 10000u
+
+/* Does a task of the batch wait for its device: one that always does
+ * (rc_dev.waits, direct I/O), or, for a batch of reads, one whose reads
+ * have waited lately (an image file read from a disk, not the page
+ * cache)?  Buffered writes land in the page cache and do not wait. */
+static bool tasks_wait(struct rc_array *a, const struct rc_task *tasks,
+		       const int *slots, int ntasks)
+{
+	bool waits = false, reads = true;
+	struct rc_dev *dev;
+	unsigned e;
+
+	for (int t = 0; t < ntasks; t++)
+		for (int i = 0; i < tasks[t].n; i++)
+			reads &= !tasks[t].io[tasks[t].idx[i]].write;
+	for (int t = 0; t < ntasks && !waits; t++) {
+		dev = dev_hold(a, slots[t], &e);
+		waits = dev && dev->waits;
+		dev_release(a, slots[t], e);
+		waits |= reads && atomic_load_explicit(&a->m[slots[t]].read_wait_ns,
+				memory_order_relaxed) > READ_WAIT_PARALLEL_NS;
+	}
+	return waits;
+}
 
 /* Runs tasks[0] here and the others on their members' workers (or all
  * here, when the batch is small). */
@@ -654,7 +705,8 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 		return;
 	}
 	ntasks = tasks_group(io, n, tasks, slots, idx);
-	tasks_run(a, tasks, ntasks, slots, bytes < PARALLEL_MIN_BYTES);
+	tasks_run(a, tasks, ntasks, slots, bytes < PARALLEL_MIN_BYTES &&
+		  !tasks_wait(a, tasks, slots, ntasks));
 	free(idx);
 }
 

@@ -79,6 +79,8 @@ struct rc_dev {
 	dev_t rdev;             /* st_rdev of a block device, else 0 */
 	ino_t ino;              /* identity of the file, to find duplicates */
 	dev_t st_dev;
+	bool waits;             /* each request waits for the device (direct
+				   I/O): worth overlapping across members */
 };
 
 enum rc_dev_flags {

@@ -127,15 +127,24 @@ int rc_col_read(struct rc_array *a, const struct rc_stripe_map *mp,
 		uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict)
 {
 	const struct rc_col *cp = &mp->col[col];
-	uint32_t bad_first = nr, bad_last = 0;
-	uint64_t want;
-	int ret;
 
 	if (!rc_member_usable(a, (int)cp->member, mp->stripe))
 		return col_read_slow(a, mp, col, r0, nr, buf);
-	ret = rc_io_member_read_run(a, (int)cp->member,
-				    rc_abs(a, cp->offset + r0), nr, buf);
-	if (ret < 0)
+	return rc_col_check(a, mp, col, r0, nr, buf, strict,
+			    rc_io_member_read_run(a, (int)cp->member,
+						  rc_abs(a, cp->offset + r0),
+						  nr, buf));
+}
+
+int rc_col_check(struct rc_array *a, const struct rc_stripe_map *mp,
+		 uint32_t col, uint32_t r0, uint32_t nr, void *buf, bool strict,
+		 int read_ret)
+{
+	const struct rc_col *cp = &mp->col[col];
+	uint32_t bad_first = nr, bad_last = 0;
+	uint64_t want;
+
+	if (read_ret < 0)
 		return col_read_slow(a, mp, col, r0, nr, buf);
 	for (uint32_t r = 0; r < nr; r++) {
 		uint64_t mb = cp->offset + r0 + r;
@@ -193,6 +202,57 @@ static int read_piece(struct rc_array *a, const struct rc_stripe_map *mp,
 	if (st->data && (ret == 0 || all_dirty(st, base, nr))) {
 		overlay_dirty(a, st, col, r0, nr, buf);
 		ret = 0;
+	}
+	return ret;
+}
+
+/*
+ * The column pieces of one stripe a request covers: n blocks from column
+ * col, row r on, into buf.  The pieces that go to their members are read
+ * at once (rc_io_run: on devices whose requests wait, the members' waits
+ * overlap), then each is checked as rc_col_read checks it; a piece on a
+ * member that is not usable takes read_piece's slow path.
+ */
+static int read_pieces(struct rc_array *a, const struct rc_stripe_map *mp,
+		       struct rc_stripe *st, uint32_t col, uint32_t r,
+		       uint32_t n, uint8_t *buf)
+{
+	struct rc_io io[RC_MAX_MEMBERS];
+	struct { uint32_t col, r0, nr; uint8_t *out; int io; } p[RC_MAX_MEMBERS];
+	uint32_t chunk = a->g.chunk_blocks, np = 0, nio = 0;
+	int ret = 0;
+
+	for (; n; col++, r = 0, np++) {
+		const struct rc_col *cp = &mp->col[col];
+
+		p[np].col = col;
+		p[np].r0 = r;
+		p[np].nr = chunk - r < n ? chunk - r : n;
+		p[np].out = buf;
+		p[np].io = -1;
+		if (rc_member_usable(a, (int)cp->member, mp->stripe) &&
+		    !(st->data && all_dirty(st, col * chunk + r, p[np].nr))) {
+			p[np].io = (int)nio;
+			io[nio++] = (struct rc_io){ .member = (int)cp->member,
+				.buf = buf, .block = rc_abs(a, cp->offset + r),
+				.count = p[np].nr,
+				.retried = true };      /* rc_col_check */
+		}
+		buf += (size_t)p[np].nr * RC_BLOCK_SIZE;
+		n -= p[np].nr;
+	}
+	rc_io_run(a, io, (int)nio);
+	for (uint32_t i = 0; i < np && ret == 0; i++) {
+		if (p[i].io < 0) {
+			ret = read_piece(a, mp, st, p[i].col, p[i].r0, p[i].nr,
+					 p[i].out);
+			continue;
+		}
+		ret = rc_col_check(a, mp, p[i].col, p[i].r0, p[i].nr, p[i].out,
+				   true, io[p[i].io].err);
+		if (st->data && ret == 0)
+			overlay_dirty(a, st, p[i].col, p[i].r0, p[i].nr,
+				      p[i].out);
 	}
 	return ret;
 }
@@ -288,19 +348,11 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 			out += (size_t)n * RC_BLOCK_SIZE;
 		} else if (ret == 1) {
 			/* Or every column piece of this stripe that the
-			 * request covers, one by one. */
-			ret = 0;
-			while (count && ret == 0) {
-				n = a->g.chunk_blocks - r;
-				n = n < count ? n : count;
-				ret = read_piece(a, &map, st, col, r, n, out);
-				block += n;
-				count -= n;
-				out += (size_t)n * RC_BLOCK_SIZE;
-				r = 0;
-				if (++col == a->ndata)
-					break;
-			}
+			 * request covers, each on its own. */
+			ret = read_pieces(a, &map, st, col, r, n, out);
+			block += n;
+			count -= n;
+			out += (size_t)n * RC_BLOCK_SIZE;
 		}
 		rc_stripe_unlock(a, st);
 	}

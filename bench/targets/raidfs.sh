@@ -3,6 +3,10 @@
 # image files in BENCH_STORE, mounted by the release daemon in the
 # foreground (its PID in BENCH_TGT/pids, so its CPU is charged): the build
 # in BENCH_RAIDFS_BIN (run.sh: BENCH_BIN, or BENCH_REF_BIN for raidfsref-*).
+# As target raidfsloop-LEVEL the members are loop devices over those images
+# (the block-device path: members opened O_DIRECT, as btrfs's targets use
+# loop devices); the devices this script attached are listed in
+# BENCH_TGT/loops, and only those are ever detached.
 #
 #   check    exits 77 when the build is missing
 #   scrubs   exits 0: this target has scrub and rebuild (below)
@@ -25,6 +29,22 @@ MB=$(( BENCH_CAP_MB * 115 / 100 / D + 64 ))
 SOURCE_FILE=$BENCH_TGT/source
 BIN=${BENCH_RAIDFS_BIN-$BENCH_BIN}
 IMG=$BENCH_TARGET-m     # member images: BENCH_STORE/IMG0.img ...
+LOOPS=$BENCH_TGT/loops
+case $BENCH_TARGET in raidfsloop-*) LOOP=1 ;; *) LOOP=0 ;; esac
+
+# The member for image IMAGE: the image itself, or a loop device over it.
+raidfs_member() {	# IMAGE
+	local dev
+	[ "$LOOP" = 1 ] || { echo "$1"; return; }
+	dev=$(losetup -f --show "$1")
+	echo "$dev" >>"$LOOPS"
+	echo "$dev"
+}
+
+raidfs_detach() {	# DEV: detach one of our loop devices
+	losetup -d "$1" 2>/dev/null || true
+	sed -i "\\#^$1\$#d" "$LOOPS"
+}
 
 raidfs_mount() {
 	local pid
@@ -43,23 +63,30 @@ raidfs_unmount() {
 }
 
 raidfs_up() {
-	local imgs
-	imgs=$(bench_images "$IMG" "$N" "$MB")
+	local img imgs=
+	: >"$LOOPS"
+	for img in $(bench_images "$IMG" "$N" "$MB"); do imgs="$imgs $(raidfs_member "$img")"; done
 	# shellcheck disable=SC2086
 	"$BIN/mkfs.raidfs" -q -f -l "$LEVEL" $imgs
-	echo "$imgs" | paste -sd: >"$SOURCE_FILE"
+	echo "${imgs# }" | tr ' ' : >"$SOURCE_FILE"
 	raidfs_mount
 }
 
 raidfs_down() {
+	local dev
 	raidfs_unmount
+	for dev in $(cat "$LOOPS" 2>/dev/null); do raidfs_detach "$dev"; done
 	rm -f "$BENCH_STORE/$IMG"*.img "$BENCH_STORE/$IMG"*.failed
 }
 
 raidfs_degrade() {
 	[ "$LEVEL" != 0 ] || bench_skip "RAID 0 has no redundancy"
 	raidfs_unmount
-	mv "$BENCH_STORE/${IMG}1.img" "$BENCH_STORE/${IMG}1.failed"
+	if [ "$LOOP" = 1 ]; then
+		raidfs_detach "$(tr ':' '\n' <"$SOURCE_FILE" | sed -n 2p)"
+	else
+		mv "$BENCH_STORE/${IMG}1.img" "$BENCH_STORE/${IMG}1.failed"
+	fi
 	raidfs_mount
 	grep -q DEGRADED "$BENCH_TGT/log" || bench_log "$BENCH_TARGET: no DEGRADED in the log"
 }
@@ -111,8 +138,13 @@ raidfs_rebuild() {
 	new=$BENCH_STORE/${IMG}1r$(date +%s%N).img
 	"$BIN/raidfsctl" fail "$BENCH_MNT" 1 >/dev/null || return 1
 	"$BIN/raidfsctl" remove "$BENCH_MNT" 1 >/dev/null || return 1
-	rm -f "$old"
+	if [ "$LOOP" = 1 ]; then
+		raidfs_detach "$old"
+	else
+		rm -f "$old"
+	fi
 	truncate -s "${MB}M" "$new"
+	new=$(raidfs_member "$new")
 	sed "s|$old|$new|" "$SOURCE_FILE" >"$SOURCE_FILE.new" && mv "$SOURCE_FILE.new" "$SOURCE_FILE"
 	raidfs_timed rebuild "$BIN/raidfsctl" add "$BENCH_MNT" "$new" || return 1
 	echo "$MEAS_WALL $MEAS_CPU $MB 1"
@@ -120,7 +152,9 @@ raidfs_rebuild() {
 
 case $VERB in
 scrubs) ;;
-check) [ -x "$BIN/raidfs" ] || bench_skip "no ${BIN:-BENCH_REF_BIN}/raidfs (make; raidfsref-* needs BENCH_REF_BIN)" ;;
+check)
+	[ -x "$BIN/raidfs" ] || bench_skip "no ${BIN:-BENCH_REF_BIN}/raidfs (make; raidfsref-* needs BENCH_REF_BIN)"
+	[ "$LOOP" = 0 ] || losetup -f >/dev/null 2>&1 || bench_skip "no free loop device" ;;
 up) raidfs_up ;;
 down) raidfs_down ;;
 degrade) raidfs_degrade ;;

@@ -100,6 +100,10 @@ struct rc_fault {
 	struct rc_dev *_Atomic swapped;   /* answers instead of lower; set once */
 	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
 	atomic_uint sync_delay_us;
+	atomic_uint read_delay_us;
+	/* rc_fault_watch_reads: the range (f->lock) and its reads */
+	uint64_t watch_off, watch_end;
+	atomic_uint_fast64_t watched;
 	pthread_t last_sync_thread;       /* f->lock */
 	/* rc_fault_hold_reads: reads touching [hold_off, hold_end) wait on
 	 * hold_cond until released; held counts them (all f->lock). */
@@ -544,6 +548,8 @@ static void power_detach(struct rc_fault *f)
 static void fault_read_hold(struct rc_fault *f, size_t len, uint64_t off)
 {
 	pthread_mutex_lock(&f->lock);
+	if (off < f->watch_end && off + len > f->watch_off)
+		atomic_fetch_add(&f->watched, 1);
 	if (off < f->hold_end && off + len > f->hold_off) {
 		f->held++;
 		pthread_cond_broadcast(&f->hold_cond);
@@ -564,6 +570,8 @@ static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
 	if (!fault_in_bounds(dev, len, off))
 		return -EINVAL;
 	fault_read_hold(f, len, off);
+	if (atomic_load(&f->read_delay_us))
+		usleep(atomic_load(&f->read_delay_us));
 	err = fault_gate(f, RC_FAULT_READ, off, off + len, FAULT_FLIP, &flips);
 	if (err)
 		goto out;
@@ -862,6 +870,25 @@ int rc_fault_swap(struct rc_fault *f, struct rc_dev *other)
 void rc_fault_sync_delay(struct rc_fault *f, unsigned usec)
 {
 	atomic_store(&f->sync_delay_us, usec);
+}
+
+void rc_fault_watch_reads(struct rc_fault *f, uint64_t off, uint64_t len)
+{
+	pthread_mutex_lock(&f->lock);
+	f->watch_off = off;
+	f->watch_end = off + len;
+	atomic_store(&f->watched, 0);
+	pthread_mutex_unlock(&f->lock);
+}
+
+uint64_t rc_fault_watched(struct rc_fault *f)
+{
+	return atomic_load(&f->watched);
+}
+
+void rc_fault_read_delay(struct rc_fault *f, unsigned usec)
+{
+	atomic_store(&f->read_delay_us, usec);
 }
 
 bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t)

@@ -332,6 +332,7 @@ int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out)
 	df->fd = fd;
 	df->rdonly = flags & RC_DEV_RDONLY;
 	dev_file_direct_init(df);
+	dev->waits = df->direct;
 	dev->ops = &dev_file_ops;
 	dev->ctx = df;
 	snprintf(dev->name, sizeof(dev->name), "%s", path);
