@@ -635,6 +635,28 @@ static bool commit_overlaps(struct rc_testbed *tb, struct rc_array *a,
 			    ms);
 }
 
+/* The overlap tests' array: RAID 5 of 4, one-block chunks, all written. */
+static struct rc_array *overlap_array(struct rc_testbed *tb, struct model *m)
+{
+	struct rc_array *a;
+
+	tb_init(tb, 4, DEV_BYTES);
+	tb_create(tb, RC_RAID5, 4096, 0);
+	a = tb_assemble(tb, 0, 0);
+	model_init(m, a);
+	write_all(a, m);
+	return a;
+}
+
+static void overlap_done(struct rc_testbed *tb, struct rc_array *a,
+			 struct model *m)
+{
+	verify_all(a, m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m->gen);
+	tb_fini(tb);
+}
+
 /*
  * Members whose requests wait for the device (rc_dev.waits: block
  * devices, opened O_DIRECT) get their reads at once, on their workers:
@@ -650,19 +672,12 @@ static void test_waiting_members_overlap(void **state)
 	struct model m;
 
 	(void)state;
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 4096, 0);
-	a = tb_assemble(&tb, 0, 0);
-	model_init(&m, a);
-	write_all(a, &m);
+	a = overlap_array(&tb, &m);
 	for (uint32_t i = 0; i < a->g.members; i++)
 		a->m[i].dev->waits = true;
 	assert_true(read_overlaps(&tb, a, 5000));
 	assert_true(commit_overlaps(&tb, a, &m, 5000));
-	verify_all(a, &m);
-	assert_int_equal(rc_array_close(a), 0);
-	free(m.gen);
-	tb_fini(&tb);
+	overlap_done(&tb, a, &m);
 }
 
 /*
@@ -679,11 +694,7 @@ static void test_slow_reads_overlap(void **state)
 	struct model m;
 
 	(void)state;
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 4096, 0);
-	a = tb_assemble(&tb, 0, 0);
-	model_init(&m, a);
-	write_all(a, &m);
+	a = overlap_array(&tb, &m);
 	assert_false(read_overlaps(&tb, a, 200));
 	/* the held read was a slow one: fast reads bring the average down */
 	assert_int_equal(rc_read(a, 64, 64, buf), 0);
@@ -695,10 +706,7 @@ static void test_slow_reads_overlap(void **state)
 	assert_true(commit_overlaps(&tb, a, &m, 5000));
 	for (uint32_t i = 0; i < a->g.members; i++)
 		rc_fault_read_delay(tb.fault[i], 0);
-	verify_all(a, &m);
-	assert_int_equal(rc_array_close(a), 0);
-	free(m.gen);
-	tb_fini(&tb);
+	overlap_done(&tb, a, &m);
 }
 
 /* Fills the cache past half its limit (not past the limit: nobody
