@@ -127,6 +127,19 @@ static uint64_t dirty_mask(const struct rc_array *a,
 	return m;
 }
 
+/* How many rows from r0 on share row r0's dirty set (*mask). */
+static uint32_t dirty_run(const struct rc_array *a, const struct rc_stripe *st,
+			  uint32_t r0, uint64_t *mask)
+{
+	uint32_t nr = 1;
+
+	*mask = dirty_mask(a, st, r0);
+	while (r0 + nr < a->g.chunk_blocks &&
+	       dirty_mask(a, st, r0 + nr) == *mask)
+		nr++;
+	return nr;
+}
+
 /* Queues the in-place writes of column c, rows [r0, r0 + nr), from buf. */
 static int queue_col(struct rc_array *a, struct wset *w,
 		     const struct rc_stripe_map *mp, uint32_t c, uint32_t r0,
@@ -205,10 +218,7 @@ static int wset_prefetch(struct rc_array *a, struct wset *w,
 			continue;
 		rc_geom_stripe(&a->g, st[i]->stripe, &map);
 		for (uint32_t r0 = 0; r0 < chunk && ret == 0; r0 += nr) {
-			mask = dirty_mask(a, st[i], r0);
-			for (nr = 1; r0 + nr < chunk &&
-			     dirty_mask(a, st[i], r0 + nr) == mask; nr++)
-				;
+			nr = dirty_run(a, st[i], r0, &mask);
 			reads = mask ? run_reads(a, &map, mask, &rmw) : 0;
 			for (uint32_t c = 0; c < map.ncols && ret == 0; c++) {
 				struct pre p = { .stripe = map.stripe, .col = c,
@@ -372,10 +382,7 @@ static int stripe_prepare(struct rc_array *a, struct wset *w,
 		}
 	}
 	for (r0 = 0; r0 < chunk && ret == 0; r0 += nr) {
-		mask = dirty_mask(a, st, r0);
-		for (nr = 1; r0 + nr < chunk && dirty_mask(a, st, r0 + nr) == mask;
-		     nr++)
-			;
+		nr = dirty_run(a, st, r0, &mask);
 		if (!mask)
 			continue;
 		for (uint32_t c = 0; c < a->ndata && ret == 0; c++) {

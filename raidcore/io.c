@@ -297,9 +297,6 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 	pthread_rwlock_unlock(&a->overlay_lock);
 }
 
-/* counted: a failure is counted and logged here; a caller that reads
- * again what failed (block by block) passes false, so that each bad block
- * is counted once, by its retry, and not once more for the first try. */
 /* A read of count blocks that took ns: how long it waited for its device
  * beyond copying (READ_COPY_NS_PER_BLOCK each, memory speed), into the
  * member's moving average (an eighth of each new read).  A sample counts
@@ -320,6 +317,9 @@ static void read_wait_note(struct rc_member *m, uint32_t count, uint64_t ns)
 			      memory_order_relaxed);
 }
 
+/* counted: a failure is counted and logged here; a caller that reads
+ * again what failed (block by block) passes false, so that each bad block
+ * is counted once, by its retry, and not once more for the first try. */
 static int member_read(struct rc_array *a, int slot, uint64_t block,
 		       uint32_t count, void *buf, bool counted)
 {
@@ -691,14 +691,16 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 {
 	struct rc_task tasks[RC_MAX_MEMBERS];
 	int slots[RC_MAX_MEMBERS] = { 0 };
-	int *idx, ntasks;
+	int idx_here[RC_MAX_MEMBERS], *idx = idx_here, ntasks;
 	uint64_t bytes = 0;
 
 	if (n <= 0)
 		return;
 	for (int i = 0; i < n; i++)
 		bytes += (uint64_t)io[i].count * RC_BLOCK_SIZE;
-	idx = malloc((size_t)(unsigned)n * sizeof(int));
+	/* a read's pieces of one stripe (rc_read) need no allocation */
+	if (n > RC_MAX_MEMBERS)
+		idx = malloc((size_t)(unsigned)n * sizeof(int));
 	if (!idx) {
 		for (int i = 0; i < n; i++)
 			io[i].err = -ENOMEM;
@@ -707,7 +709,8 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 	ntasks = tasks_group(io, n, tasks, slots, idx);
 	tasks_run(a, tasks, ntasks, slots, bytes < PARALLEL_MIN_BYTES &&
 		  !tasks_wait(a, tasks, slots, ntasks));
-	free(idx);
+	if (idx != idx_here)
+		free(idx);
 }
 
 struct rc_io_batch {
