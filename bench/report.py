@@ -27,7 +27,7 @@ SECTIONS = [
      ["seeks-"]),
     ("The seeds' cached / uncached table", ["cache-"]),
 ]
-ORDER = ["raidfs-0", "raidfs-1", "raidfs-5", "raidfs-6", "raidfs-10", "ceiling", "ceiling-xattr",
+ORDER = ["raidfs-0", "raidfs-1", "raidfs-5", "raidfs-6", "raidfs-10", "raidfsloop-5", "ceiling", "ceiling-xattr",
          "zfs-raidz1", "zfs-raidz2", "btrfs-raid5", "btrfs-raid6", "backing"]
 # Peers are compared with raidfs at the same redundancy.
 REFERENCE = {"zfs-raidz1": "raidfs-5", "btrfs-raid5": "raidfs-5",
@@ -38,7 +38,7 @@ HEADLINE_ROWS = [("fio-seqwrite", "MiB/s"), ("fio-seqread", "MiB/s"), ("fio-rand
                  ("fio-randread4", "IOPS"), ("fio-randwrite", "IOPS"), ("meta-create", "files/s"),
                  ("meta-stat", "files/s"), ("meta-delete", "files/s"), ("fio-seqwrite", "cpu/GiB"),
                  ("fsx", "seconds"), ("dbench", "MB/s")]
-HEADLINE_COLS = ["ceiling", "ceiling-xattr", "raidfs-5", "btrfs-raid5", "zfs-raidz1"]
+HEADLINE_COLS = ["ceiling", "ceiling-xattr", "raidfs-5", "raidfsloop-5", "btrfs-raid5", "zfs-raidz1"]
 LABELS = {"cpu/GiB": "CPU s/GiB", "cpu/op": "CPU us/op", "cpu": "CPU s",
           "cpu%": "CPU %", "seconds": "s"}
 
@@ -114,7 +114,7 @@ def table(values, units, rows, targets):
             vals = values[row].get(t)
             if not vals:
                 cells.append("")
-            elif t.startswith("raidfs-"):
+            elif t.startswith(("raidfs-", "raidfsloop-")):
                 cells.append(cell(vals) + ceiling_ratio(values, row, t))
             else:
                 r = ratio(values, row, t)
@@ -247,7 +247,9 @@ in parentheses.  In a raidfs column, **bold** is raidfs's ratio to the FUSE
 passthrough ceiling in the same run; in a peer's column, [brackets] hold
 the peer's ratio to raidfs at the same redundancy (raidz1 and btrfs raid5
 against raidfs-5, raidz2 and btrfs raid6 against raidfs-6, the ceiling and
-the backing store against raidfs-5).  ceiling-xattr is the same
+the backing store against raidfs-5).  raidfsloop-5 is raidfs-5 with loop
+devices over its image files as members (the block-device path, members
+opened O_DIRECT), as btrfs's targets have.  ceiling-xattr is the same
 passthrough serving extended attributes, as raidfs does: the kernel then
 asks for security.capability before every write(2), a round trip the plain
 ceiling answers once for all with ENOSYS (raidfs negotiates killpriv_v2,

@@ -34,13 +34,14 @@
 #                      for it (say there if the machine was shared)
 #
 # Targets: raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 (targets/raidfs.sh),
+# raidfsloop-5 (raidfs-5 on loop devices over its images: the block-device
+# path, members opened O_DIRECT, as btrfs's targets use loop devices),
 # ceiling (FUSE passthrough), ceiling-xattr (the same, serving extended
 # attributes), zfs-raidz1 zfs-raidz2 (zfs-fuse), btrfs-raid5
 # btrfs-raid6 (loop devices), backing (the store itself); raidfsref-LEVEL
 # (not in the default list): raidfs-LEVEL run by the build in BENCH_REF_BIN,
 # the before of a before/after measurement (bench/speed.sh); raidfsloop-LEVEL
-# (not in the default list): raidfs-LEVEL on loop devices over its images,
-# the block-device path (members opened O_DIRECT).  A target whose
+# at the other levels likewise, on request.  A target whose
 # tools are missing is skipped with its reason (make bench-deps installs
 # them).  Everything a run makes lives in one temp dir and is removed at
 # the end, on Ctrl-C or failure too: mounts, loop devices, pools, daemons.
@@ -69,7 +70,7 @@ export BENCH_SIZE_MB=${BENCH_SIZE_MB:-1024} BENCH_RUNTIME=${BENCH_RUNTIME:-10} \
 	BENCH_SEEK_MB=${BENCH_SEEK_MB:-1600} BENCH_SEEKS=${BENCH_SEEKS:-1000} \
 	BENCH_CACHE_MB=${BENCH_CACHE_MB:-512}
 ROUNDS=${BENCH_ROUNDS:-3}
-TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 ceiling ceiling-xattr \
+TARGETS=${BENCH_TARGETS:-raidfs-0 raidfs-1 raidfs-5 raidfs-6 raidfs-10 raidfsloop-5 ceiling ceiling-xattr \
 zfs-raidz1 zfs-raidz2 btrfs-raid5 btrfs-raid6 backing}
 JOBS=${BENCH_JOBS-seqwrite seqread randread1 randread4 randwrite randwrite-direct meta links fsx dbench bonnie seeks cache}
 DEG_JOBS=${BENCH_DEGRADED_JOBS-seqread randread1 randread4 bonnie}
