@@ -79,6 +79,8 @@ struct rc_member {
 	 * moving average, ns): a member whose reads wait gets its share of
 	 * a batch on its worker (tasks_wait). */
 	atomic_uint_fast64_t read_wait_ns;
+	/* the same for its writes (beyond copying into the page cache) */
+	atomic_uint_fast64_t write_wait_ns;
 };
 
 /* A cached stripe: its lock and, while dirty, its new data. */

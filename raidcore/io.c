@@ -297,23 +297,27 @@ static void overlay_apply(struct rc_array *a, int slot, uint64_t block,
 	pthread_rwlock_unlock(&a->overlay_lock);
 }
 
-/* A read of count blocks that took ns: how long it waited for its device
- * beyond copying (READ_COPY_NS_PER_BLOCK each, memory speed), into the
- * member's moving average (an eighth of each new read).  A sample counts
- * at most READ_WAIT_MAX_NS: a thread preempted once in a read of memory
- * moves the average for a few reads, not a few hundred. */
+/* A request of count blocks that took ns: how long it waited for its
+ * device beyond copying (per_block ns each, memory speed), into the
+ * member's moving average *avg (an eighth of each new request).  A sample
+ * counts at most WAIT_MAX_NS, so that one wait alone (a thread preempted
+ * in a copy of memory) moves the average by at most 6.25 us, under
+ * WAIT_PARALLEL_NS: only waits that repeat (a device's) take a member's
+ * requests to its worker.  A write is allowed twice a read's time: a
+ * buffered write into a sparse image allocates the page it fills. */
 #define READ_COPY_NS_PER_BLOCK 1000u
-#define READ_WAIT_MAX_NS 200000u
+#define WRITE_COPY_NS_PER_BLOCK 2000u
+#define WAIT_MAX_NS 50000u
 
-static void read_wait_note(struct rc_member *m, uint32_t count, uint64_t ns)
+static void wait_note(atomic_uint_fast64_t *avg, uint32_t count, uint64_t ns,
+		      uint64_t per_block)
 {
-	uint64_t copy = (uint64_t)count * READ_COPY_NS_PER_BLOCK;
+	uint64_t copy = (uint64_t)count * per_block;
 	uint64_t wait = ns > copy ? ns - copy : 0;
-	uint64_t avg = atomic_load_explicit(&m->read_wait_ns,
-					    memory_order_relaxed);
+	uint64_t old = atomic_load_explicit(avg, memory_order_relaxed);
 
-	wait = wait < READ_WAIT_MAX_NS ? wait : READ_WAIT_MAX_NS;
-	atomic_store_explicit(&m->read_wait_ns, avg - avg / 8 + wait / 8,
+	wait = wait < WAIT_MAX_NS ? wait : WAIT_MAX_NS;
+	atomic_store_explicit(avg, old - old / 8 + wait / 8,
 			      memory_order_relaxed);
 }
 
@@ -333,7 +337,8 @@ static int member_read(struct rc_array *a, int slot, uint64_t block,
 	t0 = rc_mono_ns();
 	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			  block * RC_BLOCK_SIZE);
-	read_wait_note(&a->m[slot], count, rc_mono_ns() - t0);
+	wait_note(&a->m[slot].read_wait_ns, count, rc_mono_ns() - t0,
+		  READ_COPY_NS_PER_BLOCK);
 	if (ret < 0 && !counted) {
 		size_check(a, slot, dev);
 	} else if (ret < 0) {
@@ -450,8 +455,11 @@ int rc_io_member_write(struct rc_array *a, int slot, uint64_t block,
 {
 	unsigned e;
 	struct rc_dev *dev = dev_hold(a, slot, &e);
+	uint64_t t0 = rc_mono_ns();
 	int ret = io_write(a, dev, &a->m[slot].write_errors, block, count, buf);
 
+	wait_note(&a->m[slot].write_wait_ns, count, rc_mono_ns() - t0,
+		  WRITE_COPY_NS_PER_BLOCK);
 	if (ret < 0 && ret != -EROFS)
 		size_check(a, slot, dev);
 	if (ret == 0)
@@ -598,29 +606,38 @@ void rc_io_stop(struct rc_array *a)
  * unless requests wait for their devices: then the members' waits overlap
  * on their workers, where one after the other they would add up. */
 #define PARALLEL_MIN_BYTES (1u << 20)
-/* A member whose reads wait longer than this on average (read_wait_ns) */
-#define READ_WAIT_PARALLEL_NS 10000u
+/* A member whose reads (or writes) wait longer than this on average
+ * (read_wait_ns, write_wait_ns) */
+#define WAIT_PARALLEL_NS 10000u
 
 /* Does a task of the batch wait for its device: one that always does
- * (rc_dev.waits, direct I/O), or, for a batch of reads, one whose reads
- * have waited lately (an image file read from a disk, not the page
- * cache)?  Buffered writes land in the page cache and do not wait. */
+ * (rc_dev.waits, direct I/O), or one whose requests of the batch's kinds
+ * have waited lately (an image file read from a disk rather than the
+ * page cache; writes into an image that the kernel throttles, or that a
+ * slow filesystem under it takes one by one)?  Buffered writes into the
+ * page cache return at once and stay inline. */
 static bool tasks_wait(struct rc_array *a, const struct rc_task *tasks,
 		       const int *slots, int ntasks)
 {
-	bool waits = false, reads = true;
+	bool waits = false, reads = false, writes = false;
+	struct rc_member *m;
 	struct rc_dev *dev;
 	unsigned e;
 
 	for (int t = 0; t < ntasks; t++)
-		for (int i = 0; i < tasks[t].n; i++)
-			reads &= !tasks[t].io[tasks[t].idx[i]].write;
+		for (int i = 0; i < tasks[t].n; i++) {
+			writes |= tasks[t].io[tasks[t].idx[i]].write;
+			reads |= !tasks[t].io[tasks[t].idx[i]].write;
+		}
 	for (int t = 0; t < ntasks && !waits; t++) {
+		m = &a->m[slots[t]];
 		dev = dev_hold(a, slots[t], &e);
 		waits = dev && dev->waits;
 		dev_release(a, slots[t], e);
-		waits |= reads && atomic_load_explicit(&a->m[slots[t]].read_wait_ns,
-				memory_order_relaxed) > READ_WAIT_PARALLEL_NS;
+		waits |= reads && atomic_load_explicit(&m->read_wait_ns,
+				memory_order_relaxed) > WAIT_PARALLEL_NS;
+		waits |= writes && atomic_load_explicit(&m->write_wait_ns,
+				memory_order_relaxed) > WAIT_PARALLEL_NS;
 	}
 	return waits;
 }

@@ -100,13 +100,16 @@ struct rc_fault {
 	struct rc_dev *_Atomic swapped;   /* answers instead of lower; set once */
 	atomic_uint_fast64_t reads, writes, syncs, bytes_written;
 	atomic_uint sync_delay_us;
-	atomic_uint read_delay_us;
-	/* rc_fault_watch_reads: the range (f->lock) and its reads */
+	atomic_uint read_delay_us, write_delay_us;
+	/* rc_fault_watch: the kind and range (f->lock) and their count */
+	enum rc_fault_op watch_op;
 	uint64_t watch_off, watch_end;
 	atomic_uint_fast64_t watched;
 	pthread_t last_sync_thread;       /* f->lock */
-	/* rc_fault_hold_reads: reads touching [hold_off, hold_end) wait on
-	 * hold_cond until released; held counts them (all f->lock). */
+	/* rc_fault_hold: requests of kind hold_op touching [hold_off,
+	 * hold_end) wait on hold_cond until released; held counts them (all
+	 * f->lock). */
+	enum rc_fault_op hold_op;
 	uint64_t hold_off, hold_end;
 	unsigned held;
 	pthread_cond_t hold_cond;
@@ -544,13 +547,18 @@ static void power_detach(struct rc_fault *f)
 
 /* ---- the device ----------------------------------------------------------- */
 
-/* A read touching the held range waits here until it is released. */
-static void fault_read_hold(struct rc_fault *f, size_t len, uint64_t off)
+/* A request of kind op touching the watched range is counted; one
+ * touching the held range waits here until it is released; then the
+ * delay of its kind. */
+static void fault_hold(struct rc_fault *f, enum rc_fault_op op, size_t len,
+		       uint64_t off)
 {
+	unsigned delay;
+
 	pthread_mutex_lock(&f->lock);
-	if (off < f->watch_end && off + len > f->watch_off)
+	if (op == f->watch_op && off < f->watch_end && off + len > f->watch_off)
 		atomic_fetch_add(&f->watched, 1);
-	if (off < f->hold_end && off + len > f->hold_off) {
+	if (op == f->hold_op && off < f->hold_end && off + len > f->hold_off) {
 		f->held++;
 		pthread_cond_broadcast(&f->hold_cond);
 		while (off < f->hold_end && off + len > f->hold_off)
@@ -558,6 +566,10 @@ static void fault_read_hold(struct rc_fault *f, size_t len, uint64_t off)
 		f->held--;
 	}
 	pthread_mutex_unlock(&f->lock);
+	delay = atomic_load(op == RC_FAULT_READ ? &f->read_delay_us :
+			    &f->write_delay_us);
+	if (delay)
+		usleep(delay);
 }
 
 static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
@@ -569,9 +581,7 @@ static int fault_read(struct rc_dev *dev, void *buf, size_t len, uint64_t off)
 	atomic_fetch_add(&f->reads, 1);
 	if (!fault_in_bounds(dev, len, off))
 		return -EINVAL;
-	fault_read_hold(f, len, off);
-	if (atomic_load(&f->read_delay_us))
-		usleep(atomic_load(&f->read_delay_us));
+	fault_hold(f, RC_FAULT_READ, len, off);
 	err = fault_gate(f, RC_FAULT_READ, off, off + len, FAULT_FLIP, &flips);
 	if (err)
 		goto out;
@@ -610,6 +620,7 @@ static int fault_write(struct rc_dev *dev, const void *buf, size_t len,
 	atomic_fetch_add(&f->writes, 1);
 	if (!fault_in_bounds(dev, len, off))
 		return -EINVAL;
+	fault_hold(f, RC_FAULT_WRITE, len, off);
 	err = fault_gate(f, RC_FAULT_WRITE, off, off + len, FAULT_LOSE, &lost);
 	if (err)
 		goto out;
@@ -872,9 +883,11 @@ void rc_fault_sync_delay(struct rc_fault *f, unsigned usec)
 	atomic_store(&f->sync_delay_us, usec);
 }
 
-void rc_fault_watch_reads(struct rc_fault *f, uint64_t off, uint64_t len)
+void rc_fault_watch(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
+		    uint64_t len)
 {
 	pthread_mutex_lock(&f->lock);
+	f->watch_op = op;
 	f->watch_off = off;
 	f->watch_end = off + len;
 	atomic_store(&f->watched, 0);
@@ -886,9 +899,10 @@ uint64_t rc_fault_watched(struct rc_fault *f)
 	return atomic_load(&f->watched);
 }
 
-void rc_fault_read_delay(struct rc_fault *f, unsigned usec)
+void rc_fault_delay(struct rc_fault *f, enum rc_fault_op op, unsigned usec)
 {
-	atomic_store(&f->read_delay_us, usec);
+	atomic_store(op == RC_FAULT_READ ? &f->read_delay_us :
+		     &f->write_delay_us, usec);
 }
 
 bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t)
@@ -901,9 +915,11 @@ bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t)
 	return on;
 }
 
-void rc_fault_hold_reads(struct rc_fault *f, uint64_t off, uint64_t len)
+void rc_fault_hold(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
+		   uint64_t len)
 {
 	pthread_mutex_lock(&f->lock);
+	f->hold_op = op;
 	f->hold_off = off;
 	f->hold_end = off + len;
 	pthread_mutex_unlock(&f->lock);
@@ -917,7 +933,7 @@ void rc_fault_wait_held(struct rc_fault *f, unsigned n)
 	pthread_mutex_unlock(&f->lock);
 }
 
-void rc_fault_release_reads(struct rc_fault *f)
+void rc_fault_release(struct rc_fault *f)
 {
 	pthread_mutex_lock(&f->lock);
 	f->hold_off = f->hold_end = 0;

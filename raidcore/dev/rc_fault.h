@@ -74,21 +74,25 @@ int rc_fault_swap(struct rc_fault *f, struct rc_dev *other);
 /* Every later sync first sleeps usec, as a disk's cache flush takes its
  * time (0: none; rc_fault_clear leaves it). */
 void rc_fault_sync_delay(struct rc_fault *f, unsigned usec);
-/* Every later read first sleeps usec, as a disk's seek and transfer take
- * their time (0: none; rc_fault_clear leaves it). */
-void rc_fault_read_delay(struct rc_fault *f, unsigned usec);
+/* Every later read (op RC_FAULT_READ) or write (RC_FAULT_WRITE) first
+ * sleeps usec, as a disk's seek and transfer take their time (0: none;
+ * rc_fault_clear leaves it). */
+void rc_fault_delay(struct rc_fault *f, enum rc_fault_op op, unsigned usec);
 /* Did the last sync run on thread t? */
 bool rc_fault_last_sync_on(struct rc_fault *f, pthread_t t);
-/* Reads touching [off, off + len) wait, each inside its call, until
- * rc_fault_release_reads (a disk that has not answered yet); one range at
- * a time, not removed by rc_fault_clear.  rc_fault_wait_held returns once
- * n reads wait. */
-void rc_fault_hold_reads(struct rc_fault *f, uint64_t off, uint64_t len);
+/* Reads (op RC_FAULT_READ) or writes (RC_FAULT_WRITE) touching
+ * [off, off + len) wait, each inside its call, until rc_fault_release (a
+ * disk that has not answered yet); one range at a time, not removed by
+ * rc_fault_clear.  rc_fault_wait_held returns once n of them wait. */
+void rc_fault_hold(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
+		   uint64_t len);
 void rc_fault_wait_held(struct rc_fault *f, unsigned n);
-void rc_fault_release_reads(struct rc_fault *f);
-/* From now on reads touching [off, off + len) are counted (one range at a
- * time; rc_fault_watched returns the count since the call). */
-void rc_fault_watch_reads(struct rc_fault *f, uint64_t off, uint64_t len);
+void rc_fault_release(struct rc_fault *f);
+/* From now on reads (op RC_FAULT_READ) or writes (RC_FAULT_WRITE)
+ * touching [off, off + len) are counted (one range at a time;
+ * rc_fault_watched returns the count since the call). */
+void rc_fault_watch(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
+		    uint64_t len);
 uint64_t rc_fault_watched(struct rc_fault *f);
 /* Removes every rule (vanish and shrink included; a swap stays). */
 void rc_fault_clear(struct rc_fault *f);

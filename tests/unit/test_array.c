@@ -508,15 +508,15 @@ static void test_csum_miss_unlocked(void **state)
 	assert_int_equal(rc_array_close(a), 0);
 	a = tb_assemble(&tb, 0, 0);             /* the table cache is cold */
 	tables = a->sb.csum_offset * RC_BLOCK_SIZE;
-	rc_fault_hold_reads(tb.fault[0], tables,
-			    a->sb.csum_blocks * RC_BLOCK_SIZE);
+	rc_fault_hold(tb.fault[0], RC_FAULT_READ, tables,
+		      a->sb.csum_blocks * RC_BLOCK_SIZE);
 	lookup_start(&l0, &t0, a, 0);
 	rc_fault_wait_held(tb.fault[0], 1);
 	lookup_start(&l0b, &t0b, a, 0);
 	lookup_start(&l1, &t1, a, 1);
 	ended = lookup_ended(&l1, 10);
 	rc_fault_wait_held(tb.fault[0], ended ? 2 : 1);
-	rc_fault_release_reads(tb.fault[0]);
+	rc_fault_release(tb.fault[0]);
 	pthread_join(t0, NULL);
 	pthread_join(t0b, NULL);
 	pthread_join(t1, NULL);
@@ -549,8 +549,8 @@ static void *bg_io_run(void *arg)
 	return NULL;
 }
 
-/* Whether slot's device reads its watched block within ms. */
-static bool watched_read(struct rc_testbed *tb, int slot, int ms)
+/* Whether slot's device reads (or writes) its watched block within ms. */
+static bool watched_io(struct rc_testbed *tb, int slot, int ms)
 {
 	for (int i = 0; i < ms && !rc_fault_watched(tb->fault[slot]); i++)
 		usleep(1000);
@@ -558,25 +558,25 @@ static bool watched_read(struct rc_testbed *tb, int slot, int ms)
 }
 
 /*
- * Runs b (a flush or a read) with member x's reads of its block xb held;
- * returns whether members y and z read their blocks yb and zb meanwhile
- * (within ms).  Done one after the other, as before reads overlapped, the
- * held read stops the rest.
+ * Runs b (a flush or a read) with member x's requests of kind op (reads
+ * or writes) of its block xb held; returns whether members y and z did
+ * theirs of blocks yb and zb meanwhile (within ms).  Done one after the
+ * other, as before they overlapped, the held one stops the rest.
  */
-static bool overlap_seen(struct rc_testbed *tb, struct bg_io *b, int x,
-			 uint64_t xb, int y, uint64_t yb, int z, uint64_t zb,
-			 int ms)
+static bool overlap_seen(struct rc_testbed *tb, struct bg_io *b,
+			 enum rc_fault_op op, int x, uint64_t xb, int y,
+			 uint64_t yb, int z, uint64_t zb, int ms)
 {
 	pthread_t t;
 	bool seen;
 
-	rc_fault_watch_reads(tb->fault[y], yb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
-	rc_fault_watch_reads(tb->fault[z], zb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
-	rc_fault_hold_reads(tb->fault[x], xb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+	rc_fault_watch(tb->fault[y], op, yb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+	rc_fault_watch(tb->fault[z], op, zb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+	rc_fault_hold(tb->fault[x], op, xb * RC_BLOCK_SIZE, RC_BLOCK_SIZE);
 	assert_int_equal(pthread_create(&t, NULL, bg_io_run, b), 0);
 	rc_fault_wait_held(tb->fault[x], 1);
-	seen = watched_read(tb, y, ms) && watched_read(tb, z, ms);
-	rc_fault_release_reads(tb->fault[x]);
+	seen = watched_io(tb, y, ms) && watched_io(tb, z, ms);
+	rc_fault_release(tb->fault[x]);
 	pthread_join(t, NULL);
 	assert_int_equal(b->ret, 0);
 	return seen;
@@ -593,7 +593,7 @@ static bool read_overlaps(struct rc_testbed *tb, struct rc_array *a, int ms)
 	struct rc_stripe_map m0;
 
 	rc_geom_stripe(&a->g, 0, &m0);
-	return overlap_seen(tb, &b, (int)m0.col[0].member,
+	return overlap_seen(tb, &b, RC_FAULT_READ, (int)m0.col[0].member,
 			    rc_abs(a, m0.col[0].offset),
 			    (int)m0.col[1].member, rc_abs(a, m0.col[1].offset),
 			    (int)m0.col[2].member, rc_abs(a, m0.col[2].offset),
@@ -629,10 +629,49 @@ static bool commit_overlaps(struct rc_testbed *tb, struct rc_array *a,
 		m->gen[blk] = gen;
 		assert_int_equal(rc_write(a, blk, 1, buf), 0);
 	}
-	return overlap_seen(tb, &b, (int)x, rc_abs(a, m0.col[1].offset),
+	return overlap_seen(tb, &b, RC_FAULT_READ, (int)x,
+			    rc_abs(a, m0.col[1].offset),
 			    (int)mp.col[1].member, rc_abs(a, mp.col[1].offset),
 			    (int)mp.col[2].member, rc_abs(a, mp.col[2].offset),
 			    ms);
+}
+
+/*
+ * The same array: stripe 0's first two blocks rewritten and flushed, with
+ * the in-place write of one of the three members the stripe writes (its
+ * columns 0, 1 and P) held: do the other two write their blocks
+ * meanwhile?  True when they do, whichever of the three is held (done one
+ * after the other, whichever member writes first stops the others).
+ */
+static bool inplace_overlaps(struct rc_testbed *tb, struct rc_array *a,
+			     struct model *m, int ms)
+{
+	struct bg_io b = { .a = a, .block = UINT64_MAX };
+	struct rc_stripe_map m0;
+	const struct rc_col *c[3];
+	uint8_t buf[RC_BLOCK_SIZE];
+	bool all = true;
+
+	rc_geom_stripe(&a->g, 0, &m0);
+	c[0] = &m0.col[0];
+	c[1] = &m0.col[1];
+	c[2] = &m0.col[a->ndata];
+	for (int h = 0; h < 3; h++) {
+		uint32_t gen = m->next_gen++;
+		const struct rc_col *x = c[h], *y = c[(h + 1) % 3],
+				    *z = c[(h + 2) % 3];
+
+		for (uint64_t blk = 0; blk < 2; blk++) {
+			tb_pattern(buf, blk, gen);
+			m->gen[blk] = gen;
+			assert_int_equal(rc_write(a, blk, 1, buf), 0);
+		}
+		all &= overlap_seen(tb, &b, RC_FAULT_WRITE, (int)x->member,
+				    rc_abs(a, x->offset), (int)y->member,
+				    rc_abs(a, y->offset), (int)z->member,
+				    rc_abs(a, z->offset), ms);
+	}
+	return all;
 }
 
 /* The overlap tests' array: RAID 5 of 4, one-block chunks, all written. */
@@ -700,12 +739,44 @@ static void test_slow_reads_overlap(void **state)
 	assert_int_equal(rc_read(a, 64, 64, buf), 0);
 	assert_false(commit_overlaps(&tb, a, &m, 200));
 	for (uint32_t i = 0; i < a->g.members; i++)
-		rc_fault_read_delay(tb.fault[i], 200);
+		rc_fault_delay(tb.fault[i], RC_FAULT_READ, 200);
 	assert_int_equal(rc_read(a, 64, 64, buf), 0);
 	assert_true(read_overlaps(&tb, a, 5000));
 	assert_true(commit_overlaps(&tb, a, &m, 5000));
 	for (uint32_t i = 0; i < a->g.members; i++)
-		rc_fault_read_delay(tb.fault[i], 0);
+		rc_fault_delay(tb.fault[i], RC_FAULT_READ, 0);
+	overlap_done(&tb, a, &m);
+}
+
+/*
+ * The same for writes: image files whose writes land in the page cache
+ * write a commit's blocks in place one after the other on the committing
+ * thread; once a member's writes wait (here 200 us each: an image on a
+ * filesystem that throttles its writer, or takes each write to its
+ * disk), the members' writes overlap on their workers.
+ */
+static void test_slow_writes_overlap(void **state)
+{
+	uint8_t buf[32 * RC_BLOCK_SIZE];
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct model m;
+
+	(void)state;
+	a = overlap_array(&tb, &m);
+	assert_false(inplace_overlaps(&tb, a, &m, 200));
+	for (uint64_t b = 64; b < 96; b++)
+		tb_pattern(buf + (b - 64) * RC_BLOCK_SIZE, b, m.gen[b]);
+	for (uint32_t i = 0; i < a->g.members; i++)
+		rc_fault_delay(tb.fault[i], RC_FAULT_WRITE, 200);
+	/* one slow write moves the average too little: it takes a few */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rc_write(a, 64, 32, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+	}
+	assert_true(inplace_overlaps(&tb, a, &m, 5000));
+	for (uint32_t i = 0; i < a->g.members; i++)
+		rc_fault_delay(tb.fault[i], RC_FAULT_WRITE, 0);
 	overlap_done(&tb, a, &m);
 }
 
@@ -1558,7 +1629,12 @@ int main(void)
 		cmocka_unit_test(test_flush_inline_when_fast),
 		cmocka_unit_test(test_waiting_members_overlap),
 		cmocka_unit_test(test_slow_reads_overlap),
+		cmocka_unit_test(test_slow_writes_overlap),
 	};
+
+	/* RC_TEST_FILTER=test_slow_writes_overlap: one test alone */
+	if (getenv("RC_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RC_TEST_FILTER"));
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
