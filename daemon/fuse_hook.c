@@ -23,6 +23,9 @@
  *           mmap of such a file still works and the kernel writes back
  *           and drops its cached pages of the range before each direct
  *           read or write, as it does for O_DIRECT on a local filesystem.
+ *           Once the INIT reply is written the mount's readahead is
+ *           raised (rfs_readahead_raise): the reply itself set it to the
+ *           smaller of the kernel's offer and ours.
  *
  * libfuse handles a request in the thread that read it (fuse_do_work:
  * receive, then process), so a thread-local note is the request's own.
@@ -138,14 +141,20 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count,
 {
 	struct rfs_daemon *d = userdata;
 	const struct fuse_out_header *out = iov[0].iov_base;
+	bool init = false;
+	ssize_t n;
 
 	if (count >= 1 && iov[0].iov_len >= sizeof(*out) &&
 	    out->unique == d->hook_init_unique) {
 		d->hook_init_unique = UINT64_MAX;
-		hook_init_reply(d, count >= 2 ? &iov[1] : NULL,
-				out->error == 0);
+		init = out->error == 0;
+		hook_init_reply(d, count >= 2 ? &iov[1] : NULL, init);
 	}
-	return writev(fd, iov, count);
+	n = writev(fd, iov, count);
+	/* the kernel applied the INIT reply in this writev, readahead too */
+	if (init && n >= 0 && d->mountpoint)
+		rfs_readahead_raise(d->mountpoint, RFS_READAHEAD >> 10);
+	return n;
 }
 
 static ssize_t hook_splice_send(int fdin, off_t *offin, int fdout,

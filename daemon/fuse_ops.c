@@ -142,7 +142,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * number, which fs answers, and compares the generation */
 	conn->want |= FUSE_CAP_EXPORT_SUPPORT & conn->capable;
 	conn->max_write = RFS_MAX_WRITE;
-	conn->max_readahead = RFS_MAX_WRITE;
+	conn->max_readahead = RFS_READAHEAD;
 	/* probed only when splice is still wanted: with fuse_hook.c the
 	 * kernel connection never offers it */
 	if ((conn->want & FUSE_CAP_SPLICE_READ) &&

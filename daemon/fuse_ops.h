@@ -58,6 +58,7 @@ struct rfs_daemon {
 	bool killpriv_v2;
 	bool direct_io;
 	uint64_t hook_init_unique;
+	const char *mountpoint;    /* where it is mounted */
 };
 
 /* session.c: the FUSE session, created before the array is opened and
@@ -103,6 +104,13 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 		    const struct fuse_file_info *fi);
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
+/*
+ * Raises the readahead of the mount on mountpoint (its bdi's read_ahead_kb)
+ * to kb, never lowers it; without the right to (an unprivileged daemon) it
+ * stays, and the log says so.  Only after the INIT reply, which lowers it
+ * to the smaller of the kernel's offer and the daemon's (fuse_hook.c).
+ */
+void rfs_readahead_raise(const char *mountpoint, uint32_t kb);
 void rfs_space_log(const struct rfs_daemon *d);
 /* ino is open for writing (true when no table is kept): the kernel may
  * hold dirty pages of it */
@@ -145,6 +153,13 @@ extern const struct fuse_lowlevel_ops rfs_ops;
 
 /* ---- handler helpers, shared by fuse_ops.c and fuse_io.c ------------------ */
 #define RFS_MAX_WRITE (1u << 20)
+/*
+ * The mount's readahead: one READ of max_write ahead of a sequential
+ * reader.  FUSE starts a mount at 128 KiB, and with it the kernel waits
+ * for each READ in turn; 1 MiB reads a RAID 5 of 5 in tmpfs a fifth
+ * faster, 2 and 4 MiB no faster than 1 (docs/DESIGN.md, Speed).
+ */
+#define RFS_READAHEAD RFS_MAX_WRITE
 
 struct fs_attr;
 struct fs_ctx;

@@ -150,6 +150,21 @@ static uint64_t dirty_limit_set(const char *mountpoint, uint64_t want)
 	       (uint64_t)sysconf(_SC_PAGESIZE) / 100;
 }
 
+/* ---- the mount's readahead ---------------------------------------------- */
+
+void rfs_readahead_raise(const char *mountpoint, uint32_t kb)
+{
+	char dir[96];
+	uint64_t cur;
+
+	if (bdi_dir(mountpoint, dir, sizeof(dir)) ||
+	    sysfs_read(dir, "read_ahead_kb", &cur) || cur >= kb)
+		return;
+	if (sysfs_write(dir, "read_ahead_kb", kb))
+		rfs_log(LOG_INFO, "%s/read_ahead_kb stays %" PRIu64
+			" (cannot write it)", dir, cur);
+}
+
 /* ---- state -------------------------------------------------------------- */
 
 static bool space_is_near(const struct rfs_space *sp)

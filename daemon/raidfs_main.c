@@ -297,6 +297,7 @@ static int daemon_run(struct daemon_state *s, const char *source,
 		status = array_missing_status(s, ret, err, mountpoint);
 		goto out_session;
 	}
+	s->d.mountpoint = mountpoint;
 	if (fs_start(s) || rfs_session_mount(s->se, mountpoint))
 		goto out_close;
 	control_begin(s, mountpoint);

@@ -18,6 +18,17 @@ T_PIDS+=("$pid")
 grep -q " $T/mnt fuse.raidfs " /proc/mounts || t_fail "type is not fuse.raidfs"
 grep " $T/mnt " /proc/mounts | grep -q default_permissions || t_fail "no default_permissions"
 
+# read_ahead_kb of the FUSE connection mounted on DIR
+bdi_readahead() {
+	local dev
+	dev=$(awk -v d="$1" '$5 == d { print $3 }' /proc/self/mountinfo)
+	cat "/sys/class/bdi/$dev/read_ahead_kb"
+}
+
+t_log "readahead: a 1 MiB READ ahead of a sequential reader, not FUSE's 128 KiB"
+ra=$(bdi_readahead "$T/mnt")
+[ "$ra" -eq 1024 ] || t_fail "read_ahead_kb $ra, want 1024"
+
 t_log "statfs numbers add up"
 read -r bsize blocks bfree bavail files ffree < <(stat -f -c '%S %b %f %a %c %d' "$T/mnt")
 [ "$bsize" -eq 4096 ] || t_fail "f_bsize $bsize"
@@ -53,6 +64,8 @@ cmp "$T/ref" "$T/mnt/file" || t_fail "ro read differs"
 err=$(touch "$T/mnt/new" 2>&1) && t_fail "created a file on a ro mount"
 case $err in *"Read-only file system"*) ;; *) t_fail "ro create: $err" ;; esac
 grep " $T/mnt " /proc/mounts | grep -q ' ro,' || t_fail "kernel mount is not ro"
+ra=$(bdi_readahead "$T/mnt")
+[ "$ra" -eq 1024 ] || t_fail "ro mount: read_ahead_kb $ra, want 1024"
 t_umount "$T/mnt"
 
 t_log "SIGTERM unmounts, flushes and exits 0"
