@@ -708,15 +708,16 @@ void rc_io_run(struct rc_array *a, struct rc_io *io, int n)
 {
 	struct rc_task tasks[RC_MAX_MEMBERS];
 	int slots[RC_MAX_MEMBERS] = { 0 };
-	int idx_here[RC_MAX_MEMBERS], *idx = idx_here, ntasks;
+	int idx_here[64], *idx = idx_here, ntasks;
 	uint64_t bytes = 0;
 
 	if (n <= 0)
 		return;
 	for (int i = 0; i < n; i++)
 		bytes += (uint64_t)io[i].count * RC_BLOCK_SIZE;
-	/* a read's pieces of one stripe (rc_read) need no allocation */
-	if (n > RC_MAX_MEMBERS)
+	/* a read's pieces of one span (rc_read: 64 at most) need no
+	 * allocation */
+	if (n > (int)(sizeof(idx_here) / sizeof(idx_here[0])))
 		idx = malloc((size_t)(unsigned)n * sizeof(int));
 	if (!idx) {
 		for (int i = 0; i < n; i++)

@@ -207,53 +207,91 @@ static int read_piece(struct rc_array *a, const struct rc_stripe_map *mp,
 }
 
 /*
- * The column pieces of one stripe a request covers: n blocks from column
- * col, row r on, into buf.  The pieces that go to their members are read
- * at once (rc_io_run: on devices whose requests wait, the members' waits
- * overlap), then each is checked as rc_col_read checks it; a piece on a
- * member that is not usable takes read_piece's slow path.
+ * A span: consecutive stripes of one request whose column pieces are read
+ * in one batch (rc_io_run), their locks held in ascending order, then
+ * checked piece by piece as rc_col_read checks them; a piece on a member
+ * that is not usable, or whose blocks are all dirty, takes read_piece.
+ * Stripe by stripe, each stripe's reads had waited for the slowest of
+ * them before the next stripe's began: on members whose requests wait
+ * (block devices, disks) a member sat idle at every stripe's end.
  */
-static int read_pieces(struct rc_array *a, const struct rc_stripe_map *mp,
-		       struct rc_stripe *st, uint32_t col, uint32_t r,
-		       uint32_t n, uint8_t *buf)
+#define SPAN_STRIPES 16
+#define SPAN_PIECES 64
+
+struct span_piece {
+	uint32_t s, col, r0, nr;        /* stripe (index into the span) ... */
+	uint8_t *out;
+	int io;                         /* index into io[], -1: read_piece */
+};
+
+struct span {
+	struct rc_stripe_map map[SPAN_STRIPES];
+	struct rc_stripe *st[SPAN_STRIPES];
+	struct rc_io io[SPAN_PIECES];
+	struct span_piece p[SPAN_PIECES];
+	uint32_t nst, np, nio;
+};
+
+/* Whether n blocks from row r of a column on still fit in the span. */
+static bool span_fits(const struct rc_array *a, const struct span *sp,
+		      uint32_t r, uint32_t n)
 {
-	struct rc_io io[RC_MAX_MEMBERS];
-	struct { uint32_t col, r0, nr; uint8_t *out; int io; } p[RC_MAX_MEMBERS];
-	uint32_t chunk = a->g.chunk_blocks, np = 0, nio = 0;
-	int ret = 0;
+	return sp->nst < SPAN_STRIPES &&
+	       sp->np + RC_DIV_ROUND_UP(r + n, a->g.chunk_blocks) <= SPAN_PIECES;
+}
 
-	for (; n; col++, r = 0, np++) {
-		const struct rc_col *cp = &mp->col[col];
+/* Adds the pieces of n blocks from column col, row r on, into buf, of the
+ * span's last stripe (span_fits). */
+static void span_add(struct rc_array *a, struct span *sp, uint32_t col,
+		     uint32_t r, uint32_t n, uint8_t *buf)
+{
+	const struct rc_stripe_map *mp = &sp->map[sp->nst - 1];
+	struct rc_stripe *st = sp->st[sp->nst - 1];
+	uint32_t chunk = a->g.chunk_blocks;
 
-		p[np].col = col;
-		p[np].r0 = r;
-		p[np].nr = chunk - r < n ? chunk - r : n;
-		p[np].out = buf;
-		p[np].io = -1;
-		if (rc_member_usable(a, (int)cp->member, mp->stripe) &&
-		    !(st->data && all_dirty(st, col * chunk + r, p[np].nr))) {
-			p[np].io = (int)nio;
-			io[nio++] = (struct rc_io){ .member = (int)cp->member,
-				.buf = buf, .block = rc_abs(a, cp->offset + r),
-				.count = p[np].nr,
+	for (; n; col++, r = 0) {
+		struct span_piece *p = &sp->p[sp->np++];
+
+		*p = (struct span_piece){ .s = sp->nst - 1, .col = col,
+			.r0 = r, .nr = chunk - r < n ? chunk - r : n,
+			.out = buf, .io = -1 };
+		if (rc_member_usable(a, (int)mp->col[col].member, mp->stripe) &&
+		    !(st->data && all_dirty(st, col * chunk + r, p->nr))) {
+			p->io = (int)sp->nio;
+			sp->io[sp->nio++] = (struct rc_io){
+				.member = (int)mp->col[col].member, .buf = buf,
+				.block = rc_abs(a, mp->col[col].offset + r),
+				.count = p->nr,
 				.retried = true };      /* rc_col_check */
 		}
-		buf += (size_t)p[np].nr * RC_BLOCK_SIZE;
-		n -= p[np].nr;
+		buf += (size_t)p->nr * RC_BLOCK_SIZE;
+		n -= p->nr;
 	}
-	rc_io_run(a, io, (int)nio);
-	for (uint32_t i = 0; i < np && ret == 0; i++) {
-		if (p[i].io < 0) {
-			ret = read_piece(a, mp, st, p[i].col, p[i].r0, p[i].nr,
-					 p[i].out);
+}
+
+/* Reads the span's pieces, checks them, and lets its stripes go. */
+static int span_read(struct rc_array *a, struct span *sp)
+{
+	int ret = 0;
+
+	rc_io_run(a, sp->io, (int)sp->nio);
+	for (uint32_t i = 0; i < sp->np && ret == 0; i++) {
+		struct span_piece *p = &sp->p[i];
+		struct rc_stripe *st = sp->st[p->s];
+
+		if (p->io < 0) {
+			ret = read_piece(a, &sp->map[p->s], st, p->col, p->r0,
+					 p->nr, p->out);
 			continue;
 		}
-		ret = rc_col_check(a, mp, p[i].col, p[i].r0, p[i].nr, p[i].out,
-				   true, io[p[i].io].err);
+		ret = rc_col_check(a, &sp->map[p->s], p->col, p->r0, p->nr,
+				   p->out, true, sp->io[p->io].err);
 		if (st->data && ret == 0)
-			overlay_dirty(a, st, p[i].col, p[i].r0, p[i].nr,
-				      p[i].out);
+			overlay_dirty(a, st, p->col, p->r0, p->nr, p->out);
 	}
+	for (uint32_t s = 0; s < sp->nst; s++)
+		rc_stripe_unlock(a, sp->st[s]);
+	sp->nst = sp->np = sp->nio = 0;
 	return ret;
 }
 
@@ -323,39 +361,45 @@ out:
 
 int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 {
-	struct rc_stripe_map map;
+	struct span sp;        /* 14 KiB, not initialised: nst, np, nio */
 	struct rc_stripe *st;
 	uint64_t stripe;
-	uint32_t col, r, n;
+	uint32_t col, r, n, chunk = a->g.chunk_blocks;
 	uint8_t *out = buf;
-	int ret = 0;
+	int ret = 0, ret2;
 
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	sp.nst = sp.np = sp.nio = 0;
 	/* a rebuild yields to user I/O (rebuild.c, rebuild_throttle) */
 	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);
 	while (count && ret == 0) {
 		rc_geom_locate(&a->g, block, &stripe, &col, &r);
-		rc_geom_stripe(&a->g, stripe, &map);
-		st = rc_stripe_lock(a, stripe);
-		n = (a->ndata - col) * a->g.chunk_blocks - r;
+		n = (a->ndata - col) * chunk - r;
 		n = n < count ? n : count;
-		ret = read_stripe_rows(a, &map, st, col * a->g.chunk_blocks + r,
+		if (!span_fits(a, &sp, r, n))
+			ret = span_read(a, &sp);
+		if (ret)
+			break;
+		rc_geom_stripe(&a->g, stripe, &sp.map[sp.nst]);
+		st = rc_stripe_lock(a, stripe);
+		ret = read_stripe_rows(a, &sp.map[sp.nst], st, col * chunk + r,
 				       n, out);
-		if (ret == 0) {
-			block += n;
-			count -= n;
-			out += (size_t)n * RC_BLOCK_SIZE;
-		} else if (ret == 1) {
+		if (ret == 1) {
 			/* Or every column piece of this stripe that the
-			 * request covers, each on its own. */
-			ret = read_pieces(a, &map, st, col, r, n, out);
-			block += n;
-			count -= n;
-			out += (size_t)n * RC_BLOCK_SIZE;
+			 * request covers, each on its own, in the span. */
+			sp.st[sp.nst++] = st;
+			span_add(a, &sp, col, r, n, out);
+			ret = 0;
+		} else {
+			rc_stripe_unlock(a, st);
 		}
-		rc_stripe_unlock(a, st);
+		block += n;
+		count -= n;
+		out += (size_t)n * RC_BLOCK_SIZE;
 	}
+	ret2 = span_read(a, &sp);
+	ret = ret ? ret : ret2;
 	/* a member whose errors passed the threshold goes now, lock-free */
 	rc_member_faults_apply(a);
 	if (atomic_load(&a->tables_to_heal))

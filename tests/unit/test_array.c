@@ -720,6 +720,157 @@ static void test_waiting_members_overlap(void **state)
 }
 
 /*
+ * The same array, members that wait: a read of stripes 0 and 1 whole, with
+ * stripe 0's column 0 read held.  Do two of stripe 1's columns (on members
+ * other than the held one) read meanwhile?  Stripe by stripe, stripe 1's
+ * reads began only once all of stripe 0's had ended.
+ */
+static bool span_overlaps(struct rc_testbed *tb, struct rc_array *a,
+			  const struct model *m, int ms)
+{
+	struct bg_io b = { .a = a, .block = 0, .count = 2 * a->ndata };
+	struct rc_stripe_map m0, m1;
+	const struct rc_col *y = NULL, *z = NULL;
+	uint32_t x;
+	bool seen;
+
+	rc_geom_stripe(&a->g, 0, &m0);
+	rc_geom_stripe(&a->g, 1, &m1);
+	x = m0.col[0].member;
+	for (uint32_t c = 0; c < a->ndata; c++) {
+		if (m1.col[c].member == x)
+			continue;
+		if (!y)
+			y = &m1.col[c];
+		else if (!z)
+			z = &m1.col[c];
+	}
+	assert_non_null(z);
+	seen = overlap_seen(tb, &b, RC_FAULT_READ, (int)x,
+			    rc_abs(a, m0.col[0].offset), (int)y->member,
+			    rc_abs(a, y->offset), (int)z->member,
+			    rc_abs(a, z->offset), ms);
+	for (uint32_t i = 0; i < b.count; i++)
+		assert_true(tb_check(b.buf + (size_t)i * RC_BLOCK_SIZE, i,
+				     m->gen[i]));
+	return seen;
+}
+
+static void test_read_span_overlaps(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct model m;
+
+	(void)state;
+	a = overlap_array(&tb, &m);
+	for (uint32_t i = 0; i < a->g.members; i++)
+		a->m[i].dev->waits = true;
+	assert_true(span_overlaps(&tb, a, &m, 5000));
+	overlap_done(&tb, a, &m);
+}
+
+/* Blocks [start, start + n) read in one rc_read and checked against m. */
+static void verify_range(struct rc_array *a, const struct model *m,
+			 uint64_t start, uint32_t n, uint8_t *buf)
+{
+	static const uint8_t zero[RC_BLOCK_SIZE];
+
+	assert_int_equal(rc_read(a, start, n, buf), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *p = buf + (size_t)i * RC_BLOCK_SIZE;
+		uint64_t b = start + i;
+
+		if (m->gen[b] ? !tb_check(p, b, m->gen[b]) :
+		    memcmp(p, zero, RC_BLOCK_SIZE) != 0)
+			fail_msg("block %llu of a read of %u from %llu reads "
+				 "wrong", (unsigned long long)b, n,
+				 (unsigned long long)start);
+	}
+}
+
+/*
+ * Flushed, then a written block past the first stripe of a read damaged on
+ * its member: the read of 300 blocks around it repairs it from the rest
+ * of its row and returns every block right.
+ */
+static void verify_damaged(struct rc_testbed *tb, struct rc_array *a,
+			   const struct model *m, uint64_t *seed, uint8_t *buf)
+{
+	struct rc_stripe_map mp;
+	uint64_t b, stripe, start;
+	uint32_t col, r, n = 300;
+
+	assert_int_equal(rc_flush(a), 0);
+	do {
+		b = a->stripe_blocks + tb_rand(seed) % (m->blocks -
+							a->stripe_blocks);
+	} while (!m->gen[b]);
+	rc_geom_locate(&a->g, b, &stripe, &col, &r);
+	rc_geom_stripe(&a->g, stripe, &mp);
+	assert_int_equal(rc_fault_corrupt(tb->fault[mp.col[col].member],
+					  rc_abs(a, mp.col[col].offset + r) *
+					  RC_BLOCK_SIZE, RC_BLOCK_SIZE, 3,
+					  b), 0);
+	start = b - a->stripe_blocks;
+	n = start + n > m->blocks ? (uint32_t)(m->blocks - start) : n;
+	verify_range(a, m, start, n, buf);
+}
+
+/*
+ * Reads of many stripes at once (spans: read.c) at every level, of random
+ * extents: healthy with dirty stripes in the cache among clean ones, then
+ * with a member gone (stripes whose lost column the read covers whole take
+ * the row path, the others join spans), and with a block of a later stripe
+ * damaged on its member (the read repairs it and goes on).
+ */
+static void test_read_spans(void **state)
+{
+	uint8_t *buf = malloc(400 * RC_BLOCK_SIZE);
+
+	(void)state;
+	assert_non_null(buf);
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		const struct cfg *c = &cfgs[i];
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct model m;
+		uint64_t seed = 99 + i;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		model_init(&m, a);
+		write_random(a, &m, &seed, 30);
+		assert_int_equal(rc_flush(a), 0);
+		write_random(a, &m, &seed, 10);         /* left dirty */
+		for (int k = 0; k < 40; k++) {
+			uint32_t n = 1 + (uint32_t)(tb_rand(&seed) % 400);
+			uint64_t start = tb_rand(&seed) % m.blocks;
+
+			n = start + n > m.blocks ? (uint32_t)(m.blocks - start) : n;
+			verify_range(a, &m, start, n, buf);
+		}
+		if (redundancy(c) > 0) {
+			verify_damaged(&tb, a, &m, &seed, buf);
+			rc_fault_vanish(tb.fault[(int)(i % (size_t)c->members)]);
+			for (int k = 0; k < 40; k++) {
+				uint32_t n = 1 + (uint32_t)(tb_rand(&seed) % 400);
+				uint64_t start = tb_rand(&seed) % m.blocks;
+
+				n = start + n > m.blocks ?
+				    (uint32_t)(m.blocks - start) : n;
+				verify_range(a, &m, start, n, buf);
+			}
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		free(m.gen);
+		tb_fini(&tb);
+	}
+	free(buf);
+}
+
+/*
  * Image files: reads answered from memory run one after the other on the
  * calling thread (handing them to workers costs more); once a member's
  * reads wait (an image read from a disk: here 200 us each), they overlap
@@ -1630,6 +1781,8 @@ int main(void)
 		cmocka_unit_test(test_waiting_members_overlap),
 		cmocka_unit_test(test_slow_reads_overlap),
 		cmocka_unit_test(test_slow_writes_overlap),
+		cmocka_unit_test(test_read_span_overlaps),
+		cmocka_unit_test(test_read_spans),
 	};
 
 	/* RC_TEST_FILTER=test_slow_writes_overlap: one test alone */
