@@ -357,6 +357,9 @@ struct rc_io {
 	int member;
 	bool write;
 	void *buf;
+	const struct iovec *iov;        /* a read into iovcnt buffers instead
+					   of buf (count blocks in all) */
+	int iovcnt;
 	uint64_t block;                 /* absolute member block */
 	uint32_t count;
 	bool retried;                   /* the caller reads a failed read

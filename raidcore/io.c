@@ -324,8 +324,9 @@ static void wait_note(atomic_uint_fast64_t *avg, uint32_t count, uint64_t ns,
 /* counted: a failure is counted and logged here; a caller that reads
  * again what failed (block by block) passes false, so that each bad block
  * is counted once, by its retry, and not once more for the first try. */
-static int member_read(struct rc_array *a, int slot, uint64_t block,
-		       uint32_t count, void *buf, bool counted)
+static int member_readv(struct rc_array *a, int slot, uint64_t block,
+			uint32_t count, const struct iovec *iov, int iovcnt,
+			bool counted)
 {
 	unsigned e;
 	struct rc_dev *dev = dev_hold(a, slot, &e);
@@ -335,8 +336,9 @@ static int member_read(struct rc_array *a, int slot, uint64_t block,
 	if (!dev)
 		goto out;
 	t0 = rc_mono_ns();
-	ret = rc_dev_read(dev, buf, (size_t)count * RC_BLOCK_SIZE,
-			  block * RC_BLOCK_SIZE);
+	ret = iovcnt == 1 ? rc_dev_read(dev, iov[0].iov_base, iov[0].iov_len,
+					block * RC_BLOCK_SIZE) :
+	      rc_dev_readv(dev, iov, iovcnt, block * RC_BLOCK_SIZE);
 	wait_note(&a->m[slot].read_wait_ns, count, rc_mono_ns() - t0,
 		  READ_COPY_NS_PER_BLOCK);
 	if (ret < 0 && !counted) {
@@ -351,11 +353,24 @@ static int member_read(struct rc_array *a, int slot, uint64_t block,
 			     "where they verify");
 		size_check(a, slot, dev);
 	} else if (atomic_load(&a->overlay_live)) {
-		overlay_apply(a, slot, block, count, buf);
+		for (int i = 0; i < iovcnt; i++) {
+			uint32_t n = (uint32_t)(iov[i].iov_len / RC_BLOCK_SIZE);
+
+			overlay_apply(a, slot, block, n, iov[i].iov_base);
+			block += n;
+		}
 	}
 out:
 	dev_release(a, slot, e);
 	return ret;
+}
+
+static int member_read(struct rc_array *a, int slot, uint64_t block,
+		       uint32_t count, void *buf, bool counted)
+{
+	struct iovec v = { buf, (size_t)count * RC_BLOCK_SIZE };
+
+	return member_readv(a, slot, block, count, &v, 1, counted);
 }
 
 int rc_io_member_read(struct rc_array *a, int slot, uint64_t block,
@@ -510,6 +525,9 @@ static void task_run(struct rc_array *a, struct rc_task *t)
 		io->err = io->write ?
 			  rc_io_member_write(a, io->member, io->block,
 					     io->count, io->buf) :
+			  io->iov ?
+			  member_readv(a, io->member, io->block, io->count,
+				       io->iov, io->iovcnt, !io->retried) :
 			  member_read(a, io->member, io->block, io->count,
 				      io->buf, !io->retried);
 	}

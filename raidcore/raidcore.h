@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define RC_BLOCK_SIZE 4096u
 #define RC_BLOCK_SHIFT 12
@@ -69,6 +70,11 @@ struct rc_dev_ops {
 	 * shrink under an open handle; dev->size stays what it was at open).
 	 * NULL: it never changes. */
 	int (*size_now)(struct rc_dev *dev, uint64_t *bytes);
+	/* Optional: one read of [off, off + the iovecs' length) into the
+	 * iovecs, in order (preadv: one request to the device where reads
+	 * of each would be several).  NULL: rc_dev_readv reads each. */
+	int (*readv)(struct rc_dev *dev, const struct iovec *iov, int iovcnt,
+		     uint64_t off);
 };
 
 struct rc_dev {
@@ -122,6 +128,10 @@ static inline int rc_dev_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
 {
 	return d->ops->read(d, b, l, o);
 }
+
+/* [off, ...) into iovcnt buffers, one after the other on the device. */
+int rc_dev_readv(struct rc_dev *d, const struct iovec *iov, int iovcnt,
+		 uint64_t off);
 
 static inline int rc_dev_write(struct rc_dev *d, const void *b, size_t l,
 			       uint64_t o)

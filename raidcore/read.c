@@ -230,6 +230,11 @@ struct span {
 	struct rc_io io[SPAN_PIECES];
 	struct span_piece p[SPAN_PIECES];
 	uint32_t nst, np, nio;
+	/* span_merge's: the reads as issued, their buffers, and for each
+	 * io[] the read that holds it */
+	struct rc_io rd[SPAN_PIECES];
+	struct iovec iov[SPAN_PIECES];
+	int rd_of[SPAN_PIECES];
 };
 
 /* Whether n blocks from row r of a column on still fit in the span. */
@@ -269,12 +274,59 @@ static void span_add(struct rc_array *a, struct span *sp, uint32_t col,
 	}
 }
 
+/*
+ * The span's reads as the members get them (sp->rd): a member's pieces
+ * that follow each other on it - its chunks of consecutive stripes, at
+ * RAID 5 all but where it holds parity - are one read into several
+ * buffers (rc_dev_readv: one request where there were several; on loop
+ * devices over tmpfs a RAID 5 of 5 with 256 KiB chunks reads a third
+ * faster than with 64 KiB ones).  Returns how many reads.
+ */
+static int span_merge(struct span *sp)
+{
+	bool placed[SPAN_PIECES] = { false };
+	int nrd = 0, niov = 0;
+
+	for (uint32_t i = 0; i < sp->nio; i++) {
+		struct rc_io *rd = NULL;
+
+		if (placed[i])
+			continue;
+		/* io[i]'s member, its pieces in order: ascending on it */
+		for (uint32_t j = i; j < sp->nio; j++) {
+			const struct rc_io *io = &sp->io[j];
+
+			if (placed[j] || io->member != sp->io[i].member)
+				continue;
+			placed[j] = true;
+			if (!rd || rd->block + rd->count != io->block) {
+				rd = &sp->rd[nrd++];
+				*rd = *io;
+				rd->iov = &sp->iov[niov];
+				rd->iovcnt = 0;
+				rd->count = 0;
+			}
+			sp->iov[niov++] = (struct iovec){ io->buf,
+				(size_t)io->count * RC_BLOCK_SIZE };
+			rd->iovcnt++;
+			rd->count += io->count;
+			sp->rd_of[j] = nrd - 1;
+		}
+	}
+	for (int r = 0; r < nrd; r++)
+		if (sp->rd[r].iovcnt == 1)
+			sp->rd[r].iov = NULL;   /* a plain read into buf */
+	return nrd;
+}
+
 /* Reads the span's pieces, checks them, and lets its stripes go. */
 static int span_read(struct rc_array *a, struct span *sp)
 {
-	int ret = 0;
+	int ret = 0, nrd = span_merge(sp);
 
-	rc_io_run(a, sp->io, (int)sp->nio);
+	rc_io_run(a, sp->rd, nrd);
+	for (uint32_t i = 0; i < sp->nio; i++)
+		sp->io[i].err = sp->rd[sp->rd_of[i]].err;
 	for (uint32_t i = 0; i < sp->np && ret == 0; i++) {
 		struct span_piece *p = &sp->p[i];
 		struct rc_stripe *st = sp->st[p->s];

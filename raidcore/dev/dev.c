@@ -1,7 +1,8 @@
 /*
  * rc_dev: what every member backend shares - closing a device, making a
- * range read as zeros whether or not the backend can do it cheaply, and
- * asking a device its size now.
+ * range read as zeros whether or not the backend can do it cheaply,
+ * reading a range into several buffers whether or not the backend can do
+ * it in one request, and asking a device its size now.
  *
  * The backends themselves are one per file: file.c (file or block device),
  * mem.c (sparse memory), fault.c (fault injection, tests only).
@@ -33,6 +34,20 @@ int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
 		len -= n;
 	}
 	free(z);
+	return ret;
+}
+
+int rc_dev_readv(struct rc_dev *dev, const struct iovec *iov, int iovcnt,
+		 uint64_t off)
+{
+	int ret = 0;
+
+	if (dev->ops->readv)
+		return dev->ops->readv(dev, iov, iovcnt, off);
+	for (int i = 0; i < iovcnt && ret == 0; i++) {
+		ret = rc_dev_read(dev, iov[i].iov_base, iov[i].iov_len, off);
+		off += iov[i].iov_len;
+	}
 	return ret;
 }
 

@@ -41,6 +41,8 @@ struct dev_file {
 };
 
 #define DEV_FILE_BUF_ALIGN 4096u        /* buffers of direct requests */
+#define DEV_FILE_IOV_MAX 64             /* buffers of one preadv (rc_read's
+					   spans have 64 pieces at most) */
 
 /* A device handed to raidcore must not have changed since it was checked. */
 static bool dev_file_is_same(const struct stat *a, const struct stat *b)
@@ -74,6 +76,37 @@ static int fd_read(int fd, void *buf, size_t len, uint64_t off)
 		p += n;
 		off += (uint64_t)n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* fd_read into iovcnt buffers (iov is not changed). */
+static int fd_readv(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	struct iovec v[DEV_FILE_IOV_MAX];
+	int i = 0;
+	ssize_t n;
+
+	memcpy(v, iov, (size_t)iovcnt * sizeof(*v));
+	while (i < iovcnt) {
+		n = preadv(fd, v + i, iovcnt - i, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			/* The file was truncated under us: read it as a hole. */
+			for (; i < iovcnt; i++)
+				memset(v[i].iov_base, 0, v[i].iov_len);
+			break;
+		}
+		off += (uint64_t)n;
+		for (; i < iovcnt && (size_t)n >= v[i].iov_len; i++)
+			n -= (ssize_t)v[i].iov_len;
+		if (i < iovcnt) {
+			v[i].iov_base = (char *)v[i].iov_base + n;
+			v[i].iov_len -= (size_t)n;
+		}
 	}
 	return 0;
 }
@@ -141,6 +174,32 @@ static int dev_file_read(struct rc_dev *dev, void *buf, size_t len,
 	if (ret == 0)
 		memcpy(buf, (char *)b + (off - b0), len);
 	free(b);
+	return ret;
+}
+
+/* One preadv when every buffer suits the device (O_DIRECT: aligned, whole
+ * device blocks); else each buffer on its own, as dev_file_read reads it. */
+static int dev_file_readv(struct rc_dev *dev, const struct iovec *iov,
+			  int iovcnt, uint64_t off)
+{
+	struct dev_file *df = dev->ctx;
+	bool whole = iovcnt <= DEV_FILE_IOV_MAX;
+	size_t len = 0;
+	int ret = 0;
+
+	for (int i = 0; i < iovcnt; i++) {
+		whole &= dev_file_aligned(df, iov[i].iov_base, iov[i].iov_len,
+					  off + len);
+		len += iov[i].iov_len;
+	}
+	if (!dev_file_in_bounds(dev, len, off))
+		return -EINVAL;
+	if (whole)
+		return fd_readv(df->fd, iov, iovcnt, off);
+	for (int i = 0; i < iovcnt && ret == 0; i++) {
+		ret = dev_file_read(dev, iov[i].iov_base, iov[i].iov_len, off);
+		off += iov[i].iov_len;
+	}
 	return ret;
 }
 
@@ -252,6 +311,7 @@ static const struct rc_dev_ops dev_file_ops = {
 	.close = dev_file_close,
 	.zero = dev_file_zero,
 	.size_now = dev_file_size_now,
+	.readv = dev_file_readv,
 };
 
 /*

@@ -790,6 +790,57 @@ static void verify_range(struct rc_array *a, const struct model *m,
 }
 
 /*
+ * A read of many stripes asks each member once per run of its chunks that
+ * follow each other on it (RAID 5: broken where it holds parity), not
+ * once per chunk: one request where a loop device or a disk took several.
+ */
+static void test_read_span_merges(void **state)
+{
+	enum { STRIPES = 12 };
+	uint8_t *buf = malloc((size_t)STRIPES * 16 * 4 * RC_BLOCK_SIZE);
+	uint64_t before[5], want[5] = { 0 }, chunks = 0, asked = 0;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct model m;
+
+	(void)state;
+	assert_non_null(buf);
+	tb_init(&tb, 5, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 65536, 0);
+	a = tb_assemble(&tb, 0, 0);
+	model_init(&m, a);
+	write_all(a, &m);
+	for (int pass = 0; pass < 2; pass++) {   /* tables cached by the first */
+		for (int i = 0; i < 5; i++)
+			before[i] = rc_fault_reads(tb.fault[i]);
+		verify_range(a, &m, 0, STRIPES * a->stripe_blocks, buf);
+	}
+	for (int i = 0; i < 5; i++) {
+		bool in_run = false;
+
+		for (uint64_t st = 0; st < STRIPES; st++) {
+			struct rc_stripe_map mp;
+			bool data = false;
+
+			rc_geom_stripe(&a->g, st, &mp);
+			for (uint32_t c = 0; c < a->ndata; c++)
+				data |= mp.col[c].member == (uint32_t)i;
+			want[i] += data && !in_run;
+			chunks += data;
+			in_run = data;
+		}
+		asked += rc_fault_reads(tb.fault[i]) - before[i];
+		assert_int_equal(rc_fault_reads(tb.fault[i]) - before[i],
+				 want[i]);
+	}
+	assert_true(asked < chunks / 2);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	free(buf);
+	tb_fini(&tb);
+}
+
+/*
  * Flushed, then a written block past the first stripe of a read damaged on
  * its member: the read of 300 blocks around it repairs it from the rest
  * of its row and returns every block right.
@@ -1783,6 +1834,7 @@ int main(void)
 		cmocka_unit_test(test_slow_writes_overlap),
 		cmocka_unit_test(test_read_span_overlaps),
 		cmocka_unit_test(test_read_spans),
+		cmocka_unit_test(test_read_span_merges),
 	};
 
 	/* RC_TEST_FILTER=test_slow_writes_overlap: one test alone */

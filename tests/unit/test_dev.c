@@ -260,6 +260,54 @@ static void test_file_roundtrip(void **state)
 	rc_dev_close(NULL);
 }
 
+/*
+ * rc_dev_readv: a range into several buffers, in order (one preadv on a
+ * file); past the end -EINVAL with nothing read; a file truncated under
+ * the handle reads as a hole; a memory device, which has no readv of its
+ * own, is read buffer by buffer.
+ */
+static void test_file_readv(void **state)
+{
+	static const size_t lens[] = { 4 * KiB, 100, 64 * KiB, 12 * KiB + 3 };
+	struct iovec iov[ARRAY_LEN(lens)];
+	char path[PATH_MAX];
+	struct rc_dev *dev, *mem;
+	uint64_t off = 8 * KiB + 1, pos;
+	size_t i;
+
+	tmp_file_create(path, sizeof(path), "readv.img", 256 * KiB);
+	assert_int_equal(rc_dev_open_file(path, 0, &dev), 0);
+	assert_int_equal(rc_dev_mem_create(256 * KiB, "m", &mem), 0);
+	assert_int_equal(dev_write_pat(dev, 0, 256 * KiB, 5), 0);
+	assert_int_equal(dev_write_pat(mem, 0, 256 * KiB, 5), 0);
+	for (i = 0; i < ARRAY_LEN(lens); i++) {
+		iov[i].iov_base = malloc(lens[i]);
+		iov[i].iov_len = lens[i];
+		assert_non_null(iov[i].iov_base);
+	}
+	for (int d = 0; d < 2; d++) {
+		for (i = 0; i < ARRAY_LEN(lens); i++)
+			memset(iov[i].iov_base, 0, lens[i]);
+		assert_int_equal(rc_dev_readv(d ? mem : dev, iov,
+					      (int)ARRAY_LEN(lens), off), 0);
+		for (i = 0, pos = off; i < ARRAY_LEN(lens); pos += lens[i++])
+			assert_true(pat_is(iov[i].iov_base, lens[i], pos, 5));
+	}
+	assert_int_equal(rc_dev_readv(dev, iov, (int)ARRAY_LEN(lens),
+				      256 * KiB - 64 * KiB), -EINVAL);
+	assert_int_equal(truncate(path, off + 4 * KiB + 50), 0);
+	assert_int_equal(rc_dev_readv(dev, iov, (int)ARRAY_LEN(lens), off), 0);
+	assert_true(pat_is(iov[0].iov_base, lens[0], off, 5));
+	assert_true(pat_is(iov[1].iov_base, 50, off + lens[0], 5));
+	assert_true(buf_is_zero((uint8_t *)iov[1].iov_base + 50, 50));
+	assert_true(buf_is_zero(iov[2].iov_base, lens[2]));
+	assert_true(buf_is_zero(iov[3].iov_base, lens[3]));
+	for (i = 0; i < ARRAY_LEN(lens); i++)
+		free(iov[i].iov_base);
+	rc_dev_close(dev);
+	rc_dev_close(mem);
+}
+
 struct bounds_case {
 	uint64_t off;
 	size_t len;
@@ -1441,6 +1489,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_roundtrip),
+		cmocka_unit_test(test_file_readv),
 		cmocka_unit_test(test_file_lock),
 		cmocka_unit_test(test_zero_range),
 		cmocka_unit_test(test_file_bounds),
