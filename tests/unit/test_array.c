@@ -674,51 +674,6 @@ static bool inplace_overlaps(struct rc_testbed *tb, struct rc_array *a,
 	return all;
 }
 
-/* The overlap tests' array: RAID 5 of 4, one-block chunks, all written. */
-static struct rc_array *overlap_array(struct rc_testbed *tb, struct model *m)
-{
-	struct rc_array *a;
-
-	tb_init(tb, 4, DEV_BYTES);
-	tb_create(tb, RC_RAID5, 4096, 0);
-	a = tb_assemble(tb, 0, 0);
-	model_init(m, a);
-	write_all(a, m);
-	return a;
-}
-
-static void overlap_done(struct rc_testbed *tb, struct rc_array *a,
-			 struct model *m)
-{
-	verify_all(a, m);
-	assert_int_equal(rc_array_close(a), 0);
-	free(m->gen);
-	tb_fini(tb);
-}
-
-/*
- * Members whose requests wait for the device (rc_dev.waits: block
- * devices, opened O_DIRECT) get their reads at once, on their workers:
- * a read's column pieces, and a commit's parity reads across all its
- * stripes (read ahead), overlap.  One after the other on the calling
- * thread, a loop device's 40 us per request added up (4 KiB random
- * writes ran at under half of btrfs's rate on the same devices).
- */
-static void test_waiting_members_overlap(void **state)
-{
-	struct rc_testbed tb;
-	struct rc_array *a;
-	struct model m;
-
-	(void)state;
-	a = overlap_array(&tb, &m);
-	for (uint32_t i = 0; i < a->g.members; i++)
-		a->m[i].dev->waits = true;
-	assert_true(read_overlaps(&tb, a, 5000));
-	assert_true(commit_overlaps(&tb, a, &m, 5000));
-	overlap_done(&tb, a, &m);
-}
-
 /*
  * The same array, members that wait: a read of stripes 0 and 1 whole, with
  * stripe 0's column 0 read held.  Do two of stripe 1's columns (on members
@@ -756,7 +711,38 @@ static bool span_overlaps(struct rc_testbed *tb, struct rc_array *a,
 	return seen;
 }
 
-static void test_read_span_overlaps(void **state)
+/* The overlap tests' array: RAID 5 of 4, one-block chunks, all written. */
+static struct rc_array *overlap_array(struct rc_testbed *tb, struct model *m)
+{
+	struct rc_array *a;
+
+	tb_init(tb, 4, DEV_BYTES);
+	tb_create(tb, RC_RAID5, 4096, 0);
+	a = tb_assemble(tb, 0, 0);
+	model_init(m, a);
+	write_all(a, m);
+	return a;
+}
+
+static void overlap_done(struct rc_testbed *tb, struct rc_array *a,
+			 struct model *m)
+{
+	verify_all(a, m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m->gen);
+	tb_fini(tb);
+}
+
+/*
+ * Members whose requests wait for the device (rc_dev.waits: block
+ * devices, opened O_DIRECT) get their reads at once, on their workers:
+ * a read's column pieces, of all the stripes it spans, and a commit's
+ * parity reads across all its stripes (read ahead), overlap.  One after
+ * the other on the calling thread, a loop device's 40 us per request
+ * added up (4 KiB random writes ran at under half of btrfs's rate on the
+ * same devices).
+ */
+static void test_waiting_members_overlap(void **state)
 {
 	struct rc_testbed tb;
 	struct rc_array *a;
@@ -766,7 +752,9 @@ static void test_read_span_overlaps(void **state)
 	a = overlap_array(&tb, &m);
 	for (uint32_t i = 0; i < a->g.members; i++)
 		a->m[i].dev->waits = true;
+	assert_true(read_overlaps(&tb, a, 5000));
 	assert_true(span_overlaps(&tb, a, &m, 5000));
+	assert_true(commit_overlaps(&tb, a, &m, 5000));
 	overlap_done(&tb, a, &m);
 }
 
@@ -786,6 +774,19 @@ static void verify_range(struct rc_array *a, const struct model *m,
 			fail_msg("block %llu of a read of %u from %llu reads "
 				 "wrong", (unsigned long long)b, n,
 				 (unsigned long long)start);
+	}
+}
+
+/* 40 reads of 1 to 400 blocks from random places, each checked. */
+static void verify_random(struct rc_array *a, const struct model *m,
+			  uint64_t *seed, uint8_t *buf)
+{
+	for (int k = 0; k < 40; k++) {
+		uint32_t n = 1 + (uint32_t)(tb_rand(seed) % 400);
+		uint64_t start = tb_rand(seed) % m->blocks;
+
+		n = start + n > m->blocks ? (uint32_t)(m->blocks - start) : n;
+		verify_range(a, m, start, n, buf);
 	}
 }
 
@@ -895,24 +896,11 @@ static void test_read_spans(void **state)
 		write_random(a, &m, &seed, 30);
 		assert_int_equal(rc_flush(a), 0);
 		write_random(a, &m, &seed, 10);         /* left dirty */
-		for (int k = 0; k < 40; k++) {
-			uint32_t n = 1 + (uint32_t)(tb_rand(&seed) % 400);
-			uint64_t start = tb_rand(&seed) % m.blocks;
-
-			n = start + n > m.blocks ? (uint32_t)(m.blocks - start) : n;
-			verify_range(a, &m, start, n, buf);
-		}
+		verify_random(a, &m, &seed, buf);
 		if (redundancy(c) > 0) {
 			verify_damaged(&tb, a, &m, &seed, buf);
 			rc_fault_vanish(tb.fault[(int)(i % (size_t)c->members)]);
-			for (int k = 0; k < 40; k++) {
-				uint32_t n = 1 + (uint32_t)(tb_rand(&seed) % 400);
-				uint64_t start = tb_rand(&seed) % m.blocks;
-
-				n = start + n > m.blocks ?
-				    (uint32_t)(m.blocks - start) : n;
-				verify_range(a, &m, start, n, buf);
-			}
+			verify_random(a, &m, &seed, buf);
 		}
 		assert_int_equal(rc_array_close(a), 0);
 		free(m.gen);
@@ -1832,7 +1820,6 @@ int main(void)
 		cmocka_unit_test(test_waiting_members_overlap),
 		cmocka_unit_test(test_slow_reads_overlap),
 		cmocka_unit_test(test_slow_writes_overlap),
-		cmocka_unit_test(test_read_span_overlaps),
 		cmocka_unit_test(test_read_spans),
 		cmocka_unit_test(test_read_span_merges),
 	};
