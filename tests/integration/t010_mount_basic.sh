@@ -25,9 +25,19 @@ bdi_readahead() {
 	cat "/sys/class/bdi/$dev/read_ahead_kb"
 }
 
+# the daemon raises it through sysfs: a read-only /sys (some containers)
+# leaves FUSE's 128 KiB, and the daemon's log says so
+bdi_writable() {
+	local dev
+	dev=$(awk -v d="$1" '$5 == d { print $3 }' /proc/self/mountinfo)
+	[ -w "/sys/class/bdi/$dev/read_ahead_kb" ]
+}
+
 t_log "readahead: a 1 MiB READ ahead of a sequential reader, not FUSE's 128 KiB"
 ra=$(bdi_readahead "$T/mnt")
-[ "$ra" -eq 1024 ] || t_fail "read_ahead_kb $ra, want 1024"
+ra_want=1024
+bdi_writable "$T/mnt" || { ra_want=128; t_log "read-only sysfs: the kernel's 128 KiB stays"; }
+[ "$ra" -eq "$ra_want" ] || t_fail "read_ahead_kb $ra, want $ra_want"
 
 t_log "statfs numbers add up"
 read -r bsize blocks bfree bavail files ffree < <(stat -f -c '%S %b %f %a %c %d' "$T/mnt")
@@ -65,7 +75,7 @@ err=$(touch "$T/mnt/new" 2>&1) && t_fail "created a file on a ro mount"
 case $err in *"Read-only file system"*) ;; *) t_fail "ro create: $err" ;; esac
 grep " $T/mnt " /proc/mounts | grep -q ' ro,' || t_fail "kernel mount is not ro"
 ra=$(bdi_readahead "$T/mnt")
-[ "$ra" -eq 1024 ] || t_fail "ro mount: read_ahead_kb $ra, want 1024"
+[ "$ra" -eq "$ra_want" ] || t_fail "ro mount: read_ahead_kb $ra, want $ra_want"
 t_umount "$T/mnt"
 
 t_log "SIGTERM unmounts, flushes and exits 0"
