@@ -9,7 +9,8 @@
  *   fuse_ops.c      the request handlers: decode, call fs_*, reply once
  *   fuse_io.c       handlers for files, directories, xattrs
  *   fuse_inval.c    dropping the kernel's cached attributes
- *   fuse_space.c    write(2) fails with ENOSPC near full
+ *   fuse_space.c    write(2) fails with ENOSPC near full; the mount's
+ *                   readahead (both set through its bdi in sysfs)
  *   fuse_hook.c     /dev/fuse read and written by the daemon (killpriv_v2)
  *
  * The array and the filesystem are opened by the shared layer

@@ -23,6 +23,9 @@
  * an admitted write(2) accepted finds room when it arrives.  near = 2 *
  * reserve: room for what was accepted before the attributes were dropped.
  *
+ * The mount's readahead is raised through the same sysfs directory
+ * (rfs_readahead_raise, called by fuse_hook.c once INIT is answered).
+ *
  * Write handles are told apart by a bit in fi->fh (fuse_ops.h); the
  * writers table counts them per inode.  Lock order: space->lock, then
  * inval->lock (rfs_inval_attr); nothing else is taken under it.

@@ -132,6 +132,10 @@ static inline int rc_dev_read(struct rc_dev *d, void *b, size_t l, uint64_t o)
 /* [off, ...) into iovcnt buffers, one after the other on the device. */
 int rc_dev_readv(struct rc_dev *d, const struct iovec *iov, int iovcnt,
 		 uint64_t off);
+/* The same, a read of each buffer (ops->read): a backend's readv where
+ * one request cannot do it. */
+int rc_dev_readv_each(struct rc_dev *d, const struct iovec *iov, int iovcnt,
+		      uint64_t off);
 
 static inline int rc_dev_write(struct rc_dev *d, const void *b, size_t l,
 			       uint64_t o)

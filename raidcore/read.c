@@ -413,7 +413,7 @@ out:
 
 int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 {
-	struct span sp;        /* 14 KiB, not initialised: nst, np, nio */
+	struct span sp;        /* 19 KiB, not initialised: nst, np, nio */
 	struct rc_stripe *st;
 	uint64_t stripe;
 	uint32_t col, r, n, chunk = a->g.chunk_blocks;

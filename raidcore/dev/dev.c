@@ -37,18 +37,24 @@ int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len)
 	return ret;
 }
 
-int rc_dev_readv(struct rc_dev *dev, const struct iovec *iov, int iovcnt,
-		 uint64_t off)
+int rc_dev_readv_each(struct rc_dev *dev, const struct iovec *iov,
+		      int iovcnt, uint64_t off)
 {
 	int ret = 0;
 
-	if (dev->ops->readv)
-		return dev->ops->readv(dev, iov, iovcnt, off);
 	for (int i = 0; i < iovcnt && ret == 0; i++) {
 		ret = rc_dev_read(dev, iov[i].iov_base, iov[i].iov_len, off);
 		off += iov[i].iov_len;
 	}
 	return ret;
+}
+
+int rc_dev_readv(struct rc_dev *dev, const struct iovec *iov, int iovcnt,
+		 uint64_t off)
+{
+	if (dev->ops->readv)
+		return dev->ops->readv(dev, iov, iovcnt, off);
+	return rc_dev_readv_each(dev, iov, iovcnt, off);
 }
 
 int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes)

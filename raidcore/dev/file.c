@@ -185,7 +185,6 @@ static int dev_file_readv(struct rc_dev *dev, const struct iovec *iov,
 	struct dev_file *df = dev->ctx;
 	bool whole = iovcnt <= DEV_FILE_IOV_MAX;
 	size_t len = 0;
-	int ret = 0;
 
 	for (int i = 0; i < iovcnt; i++) {
 		whole &= dev_file_aligned(df, iov[i].iov_base, iov[i].iov_len,
@@ -194,13 +193,8 @@ static int dev_file_readv(struct rc_dev *dev, const struct iovec *iov,
 	}
 	if (!dev_file_in_bounds(dev, len, off))
 		return -EINVAL;
-	if (whole)
-		return fd_readv(df->fd, iov, iovcnt, off);
-	for (int i = 0; i < iovcnt && ret == 0; i++) {
-		ret = dev_file_read(dev, iov[i].iov_base, iov[i].iov_len, off);
-		off += iov[i].iov_len;
-	}
-	return ret;
+	return whole ? fd_readv(df->fd, iov, iovcnt, off) :
+	       rc_dev_readv_each(dev, iov, iovcnt, off);
 }
 
 /* An unaligned write goes through the bounce buffer; a range that is not
