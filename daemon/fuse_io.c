@@ -287,12 +287,6 @@ void rfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
 	free(dst.buf[0].mem);
 }
 
-/* close(2) promises no durability; fsync does. */
-void rfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, 0);
-}
-
 void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rfs_daemon *d = rfs_daemon(req);   /* req dies with the reply */

@@ -403,7 +403,12 @@ const struct fuse_lowlevel_ops rfs_ops = {
 	.read = rfs_op_read,
 	.write = rfs_op_write,
 	.write_buf = rfs_op_write_buf,
-	.flush = rfs_op_flush,
+	/* No .flush: close(2) promises no durability (fsync does), the
+	 * kernel keeps POSIX and flock locks itself (no .getlk/.setlk/.flock
+	 * here), and writes back the writeback cache's pages of the file and
+	 * returns their errors before it would send FLUSH.  libfuse answers
+	 * the first FLUSH with ENOSYS and the kernel sends no more
+	 * (fc->no_flush): one round trip less per close(2). */
 	.release = rfs_op_release,
 	.fsync = rfs_op_fsync,
 	.opendir = rfs_op_opendir,

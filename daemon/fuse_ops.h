@@ -188,7 +188,6 @@ void rfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		  size_t size, off_t off, struct fuse_file_info *fi);
 void rfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
 		      off_t off, struct fuse_file_info *fi);
-void rfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void rfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void rfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		  struct fuse_file_info *fi);

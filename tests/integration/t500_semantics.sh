@@ -10,7 +10,8 @@
 # a remount, and go stale when their inode is gone; fallocate's zero range
 # against fsx's model, RENAME_WHITEOUT, the largest file size; chattr's
 # immutable, append-only and nodump, enforced and kept across a remount;
-# the times of an overwrite through the page cache (the kernel's) kept too.
+# the times of an overwrite through the page cache (the kernel's) kept too;
+# close(2) sends no FLUSH after the first (answered ENOSYS).
 . "$(dirname "$0")/lib.sh"
 t_setup
 AIO_STALE=$(t_tool aio_stale)
@@ -260,6 +261,26 @@ rm "$M/fh/file" "$M/owtime"
 echo other >"$M/fh/new"                    # may reuse the inode number
 out=$("$FHANDLE" cat "$M" "$T/h.file" 2>&1) && t_fail "a handle of a removed file opened: $out"
 case $out in *ESTALE*) ;; *) t_fail "a handle of a removed file: $out, want ESTALE" ;; esac
+t_umount "$M"
+
+t_log "close(2) costs no FLUSH round trip: the first gets ENOSYS, the kernel sends no more"
+log_from=$(($(wc -l <"$T/daemon.log") + 1))
+t_mount "$IMGS" "$M" -d
+mkdir "$M/close"
+for i in $(seq 20); do
+	echo "closed $i" >"$M/close/$i"
+	[ "$(cat "$M/close/$i")" = "closed $i" ] || t_fail "close/$i read back"
+done
+t_umount "$M"
+flushes=$(tail -n +"$log_from" "$T/daemon.log" | grep -c 'opcode: FLUSH' || true)
+releases=$(tail -n +"$log_from" "$T/daemon.log" | grep -c 'opcode: RELEASE ' || true)
+[ "$releases" -ge 20 ] || t_fail "$releases RELEASEs logged for 40 closes: the log is not the debug log"
+[ "$flushes" -le 1 ] || t_fail "$flushes FLUSH requests for 40 closes, want at most 1"
+t_mount "$IMGS" "$M"
+for i in $(seq 20); do
+	[ "$(cat "$M/close/$i")" = "closed $i" ] || t_fail "close/$i after a remount"
+done
+rm -r "$M/close"
 t_umount "$M"
 
 t_log "the filesystem is consistent after all of it"
