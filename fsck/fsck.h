@@ -129,8 +129,6 @@ void fsck_usage(FILE *out);
 
 /* members.c */
 int fsck_members(struct fsck *f);
-/* Is path the same file or device as other (stat identity)? */
-bool fsck_same_file(const char *path, const char *other);
 
 /* array.c */
 int fsck_array_open(struct fsck *f, bool rdonly);

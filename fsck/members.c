@@ -29,18 +29,6 @@ static void uuid_str(const uint8_t *u, char *out)
 	uuid_unparse(u, out);
 }
 
-bool fsck_same_file(const char *path, const char *other)
-{
-	struct stat a, b;
-
-	if (stat(path, &a) || stat(other, &b))
-		return false;
-	if (S_ISBLK(a.st_mode) || S_ISBLK(b.st_mode))
-		return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) &&
-		       a.st_rdev == b.st_rdev;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 static void copies_report(struct fsck *f, const char *path, uint8_t ok)
 {
 	char bad[16] = "";
@@ -228,6 +216,11 @@ int fsck_members(struct fsck *f)
 		fsck_err("the array is mounted%s on %s: unmount it first",
 			 rw ? "" : " read-only", where);
 		return -EBUSY;
+	}
+	ret = source_members_distinct(&f->src, where, sizeof(where));
+	if (ret) {
+		fsck_err("%s", where);
+		return ret;
 	}
 	ret = members_probe(f);
 	if (ret == 0)

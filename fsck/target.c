@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "fsck.h"
+#include "source.h"
 
 static bool is_ours(const struct fsck *f, const struct rc_probe *p)
 {
@@ -44,7 +45,7 @@ int fsck_target_probe(struct fsck *f)
 	if (!f->o.rebuild)
 		return 0;
 	for (int i = 0; i < f->ndevs && f->target_in_source < 0; i++)
-		if (fsck_same_file(f->devs[i].path, f->o.rebuild))
+		if (source_same_device(f->devs[i].path, f->o.rebuild))
 			f->target_in_source = i;
 	ret = rc_dev_open_file(f->o.rebuild, RC_DEV_EXCL, &dev);
 	if (ret == -EBUSY) {
@@ -145,7 +146,7 @@ static int target_own_slot(struct fsck *f, struct fsck_rebuild *e)
 	}
 	e->slot = (int)p->role;
 	if (st.state == RC_MEMBER_REBUILDING && st.name[0] &&
-	    fsck_same_file(st.name, f->o.rebuild)) {
+	    source_same_device(st.name, f->o.rebuild)) {
 		e->kind = FSCK_RB_RESUME;
 		e->path = NULL;
 	}

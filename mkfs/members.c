@@ -20,6 +20,7 @@
 #include <linux/fs.h>
 
 #include "mkfs.h"
+#include "source.h"
 
 static const char *open_error_text(int err)
 {
@@ -35,36 +36,6 @@ static const char *open_error_text(int err)
 	case -EAGAIN: return "changed while it was being opened";
 	default: return strerror(-err);
 	}
-}
-
-/* The file a loop device reads and writes, from sysfs; 0 or -errno. */
-static int loop_backing_stat(const struct stat *st, struct stat *backing)
-{
-	char sys[96], path[PATH_MAX];
-	FILE *f;
-	int ret = -ENOENT;
-
-	if (!S_ISBLK(st->st_mode))
-		return -ENOENT;
-	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file",
-		 major(st->st_rdev), minor(st->st_rdev));
-	f = fopen(sys, "re");
-	if (!f)
-		return -ENOENT;
-	if (fgets(path, sizeof(path), f)) {
-		path[strcspn(path, "\n")] = '\0';
-		ret = stat(path, backing) < 0 ? -errno : 0;
-	}
-	fclose(f);
-	return ret;
-}
-
-static bool stat_is_same(const struct stat *a, const struct stat *b)
-{
-	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
-		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) &&
-		       a->st_rdev == b->st_rdev;
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
 /* How a and b come to name the same thing, for the message. */
@@ -91,15 +62,15 @@ static int member_pair_check(const struct mkfs_member *a,
 		mkfs_err("%s is given twice; %s", a->path, tail);
 		return -EINVAL;
 	}
-	if (stat_is_same(&a->st, &b->st)) {
+	if (source_stat_identical(&a->st, &b->st)) {
 		mkfs_err("%s and %s are %s; %s", a->path, b->path,
 			 same_reason(a, b), tail);
 		return -EINVAL;
 	}
-	if ((loop_backing_stat(&a->st, &back) == 0 &&
-	     stat_is_same(&back, &b->st)) ||
-	    (loop_backing_stat(&b->st, &back) == 0 &&
-	     stat_is_same(&back, &a->st))) {
+	if ((source_loop_backing_stat(&a->st, &back) == 0 &&
+	     source_stat_identical(&back, &b->st)) ||
+	    (source_loop_backing_stat(&b->st, &back) == 0 &&
+	     source_stat_identical(&back, &a->st))) {
 		mkfs_err("%s and %s are the same storage: one is a loop device "
 			 "over the other; %s", a->path, b->path, tail);
 		return -EINVAL;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/sysmacros.h>
 #include <libmount.h>
 #include <uuid/uuid.h>
 
@@ -35,6 +36,94 @@ static void err_set(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+int source_loop_backing_stat(const struct stat *st, struct stat *backing)
+{
+	char sys[96], path[PATH_MAX];
+	FILE *f;
+	int ret = -ENOENT;
+
+	if (!S_ISBLK(st->st_mode))
+		return -ENOENT;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(sys, "re");
+	if (!f)
+		return -ENOENT;
+	if (fgets(path, sizeof(path), f)) {
+		path[strcspn(path, "\n")] = '\0';
+		ret = stat(path, backing) < 0 ? -errno : 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+bool source_stat_identical(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
+		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) &&
+		       a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+bool source_stat_same(const struct stat *st, const struct stat *other)
+{
+	struct stat back;
+
+	return source_stat_identical(st, other) ||
+	       (source_loop_backing_stat(st, &back) == 0 &&
+		source_stat_identical(&back, other)) ||
+	       (source_loop_backing_stat(other, &back) == 0 &&
+		source_stat_identical(&back, st));
+}
+
+bool source_same_device(const char *path, const char *other)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !stat(other, &b) && source_stat_same(&a, &b);
+}
+
+/* Member or spare i of src. */
+static const char *source_path(const struct config_source *src, int i)
+{
+	return i < src->nmembers ? src->members[i] :
+	       src->spares[i - src->nmembers];
+}
+
+int source_members_distinct(const struct config_source *src, char *err,
+			    size_t errlen)
+{
+	static const char tail[] = "each member must be a different device";
+	int n = src->nmembers + src->nspares, ret = 0;
+	struct stat *st = calloc((size_t)n + 1, sizeof(*st));
+	bool *ok = calloc((size_t)n + 1, sizeof(*ok));
+
+	if (!st || !ok) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		ok[i] = stat(source_path(src, i), &st[i]) == 0;
+	for (int i = 0; i < n && !ret; i++) {
+		for (int j = 0; j < i && !ret && ok[i]; j++) {
+			if (!ok[j] || !source_stat_same(&st[j], &st[i]))
+				continue;
+			if (!strcmp(source_path(src, j), source_path(src, i)))
+				err_set(err, errlen, "%s is given twice; %s",
+					source_path(src, i), tail);
+			else
+				err_set(err, errlen, "%s and %s are the same "
+					"device; %s", source_path(src, j),
+					source_path(src, i), tail);
+			ret = -EINVAL;
+		}
+	}
+out:
+	free(st);
+	free(ok);
+	return ret;
 }
 
 /*
@@ -206,8 +295,10 @@ static int array_assemble(const struct config_source *src,
 
 	if (!devs)
 		goto out;
-	ret = members_open(src->members, src->nmembers, dflags, devs, err,
-			   errlen);
+	ret = source_members_distinct(src, err, errlen);
+	if (ret == 0)
+		ret = members_open(src->members, src->nmembers, dflags, devs,
+				   err, errlen);
 	if (ret >= 0)
 		ret = members_open(src->spares, src->nspares, dflags,
 				   devs + src->nmembers, err, errlen);

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "raidcore.h"
 #include "config.h"
@@ -51,6 +52,33 @@ struct source_array {
 int source_load(const char *source, const char *optstr,
 		struct config_source *src, struct config_opts *o, char *err,
 		size_t errlen);
+
+/* The file loop device st reads and writes (its backing file, from
+ * sysfs) into backing: 0, or -ENOENT for any other device or file. */
+int source_loop_backing_stat(const struct stat *st, struct stat *backing);
+
+/* The same block device (rdev), or the same file (device and inode)? */
+bool source_stat_identical(const struct stat *a, const struct stat *b);
+
+/*
+ * Do st and other name one device: the same block device (rdev), or the
+ * same file (device and inode)?  A loop device and the file it reads are
+ * one too (its backing file, from sysfs).
+ */
+bool source_stat_same(const struct stat *st, const struct stat *other);
+
+/* As source_stat_same, for two paths; false if either cannot be stat'ed. */
+bool source_same_device(const char *path, const char *other);
+
+/*
+ * -EINVAL, with err naming them, when two of src's members and spares are
+ * one device (the same path twice, a symlink, hard links, a loop device
+ * and its file): a typo that would otherwise leave one of them out, or
+ * wait for its own lock.  Paths that cannot be stat'ed are left to the
+ * open that follows.  0 otherwise.
+ */
+int source_members_distinct(const struct config_source *src, char *err,
+			    size_t errlen);
 
 /*
  * Opens every member and spare of src (one that cannot be opened is logged

@@ -2,7 +2,8 @@
 # Bad input writes nothing: a mount that fails - a configuration naming
 # another array's uuid, a cache larger than memory, a bad option, a bad
 # libfuse option, a mount point that is not there, a log file that cannot
-# be opened, a member missing under degraded=refuse - leaves every member
+# be opened, a member missing under degraded=refuse, a member named twice
+# (by path, by a symlink, as a loop device over it; fsck -y too) - leaves every member
 # image bit for bit unchanged, right after the command returned and 3 s
 # later.  (A uuid mismatch and a cache too large used to assemble the
 # array read-write first, and wrote.)  Daemonised, as mount(8) runs it.
@@ -61,6 +62,35 @@ m_sums | grep -v m3.img >"$T/sums3"; mv "$T/sums" "$T/sums4"; mv "$T/sums3" "$T/
 refused 32 "a member missing, degraded=refuse" "$IMGS" -o degraded=refuse
 mv "$T/m3.away" "${IMG_LIST[3]}"; mv "$T/sums4" "$T/sums"
 m_sums | diff -q - "$T/sums" >/dev/null || t_fail "the missing member changed"
+
+# One member named twice (a typo): refused at once with what is wrong, by
+# the daemon and by fsck alike - not "in use" after waiting 10 s for its
+# own lock, nor left out for a degraded mount.
+twice() {   # twice WHAT WANT_MESSAGE SOURCE
+	local t0 t1 rc=0
+	t0=$(date +%s)
+	refused 32 "$1" "$3"
+	t1=$(date +%s)
+	[ $((t1 - t0)) -le 5 ] || t_fail "$1: took $((t1 - t0 - 3)) s beyond the 3 s check"
+	grep -q -- "$2" "$T/out" || { cat "$T/out"; t_fail "$1: no \"$2\""; }
+	"$RAIDFS_BIN/fsck.raidfs" -y "$3" >"$T/out" 2>&1 || rc=$?
+	[ $rc -eq 8 ] || { cat "$T/out"; t_fail "$1: fsck -y exit $rc, want 8"; }
+	grep -q -- "$2" "$T/out" || { cat "$T/out"; t_fail "$1: fsck -y: no \"$2\""; }
+	m_sums | diff -q - "$T/sums" >/dev/null || t_fail "$1: fsck -y changed the members"
+}
+dup=${IMG_LIST[0]}:${IMG_LIST[1]}:${IMG_LIST[2]}:${IMG_LIST[2]}
+twice "a member given twice" "${IMG_LIST[2]} is given twice; each member must be a different device" "$dup"
+ln -s "${IMG_LIST[2]}" "$T/link2"
+twice "a member and a symlink to it" "${IMG_LIST[2]} and $T/link2 are the same device" \
+	"${IMG_LIST[0]}:${IMG_LIST[1]}:${IMG_LIST[2]}:$T/link2:${IMG_LIST[3]}"
+if L=$(losetup -f --show "${IMG_LIST[3]}" 2>/dev/null); then
+	T_LOOPS+=("$L")
+	twice "a member and a loop device over it" "${IMG_LIST[3]} and $L are the same device" \
+		"$IMGS:$L"
+	losetup -d "$L"
+else
+	t_log "no loop devices: the loop device case is left out"
+fi
 
 t_log "and the array still mounts, the file intact"
 t_mount "$IMGS" "$T/mnt"
