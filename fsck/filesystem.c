@@ -203,6 +203,16 @@ int fsck_filesystem(struct fsck *f)
  * Without -f: an array whose members all say clean, holding a filesystem
  * unmounted cleanly, is checked through those flags only.  *done when so.
  */
+/* Has the array met damage since it was assembled? */
+static bool fast_path_damage(struct fsck *f)
+{
+	struct rc_info info;
+
+	if (rc_array_info(f->array, &info))
+		return true;
+	return info.errors || info.tables_unverified || info.unrecoverable;
+}
+
 int fsck_fast_path(struct fsck *f, bool *done)
 {
 	struct fs *fs;
@@ -214,6 +224,15 @@ int fsck_fast_path(struct fsck *f, bool *done)
 	if (fs_mount(f->bdev, FS_MOUNT_RDONLY, &fs) == 0) {
 		clean = fs_repair_sb_clean(fs);
 		fs_unmount(fs);
+		/* What assembling and reading the filesystem's superblock
+		 * met - a checksum table block failing its seal, a block
+		 * failing its checksum - is damage the clean flags cannot
+		 * know of: the full check finds and repairs the rest. */
+		if (clean && fast_path_damage(f)) {
+			fsck_msg("  damage found while opening the array: a "
+				 "full check follows");
+			clean = false;
+		}
 		if (clean) {
 			fsck_phase(2, "Redundancy: skipped, every member is clean");
 			fsck_phase(3, "Filesystem: skipped, unmounted cleanly "

@@ -8,7 +8,8 @@
 # half of the member, the whole member (no copy left: rebuilt onto, as it
 # holds nothing); then a truncated image (left out and never written,
 # exit 4 every time, files intact) that, extended again, is rebuilt in
-# place.  RAID 5 takes every case; RAID 6, 10 and 1 a few (the fault
+# place; a damaged table found without -f (the fast path must not say
+# clean: fsck -p repairs it).  RAID 5 takes every case; RAID 6, 10 and 1 a few (the fault
 # matrix, t400, covers every level and region while mounted too).  At the end of
 # each level another member is removed: every file reads through the
 # repaired ones.
@@ -64,6 +65,18 @@ without() { f_redundant "$IMGS" "${IMG_LIST[$1]}"; }
 cases 5 random:sb-start zero:sb-end zero:first-mib random:journal \
 	zero:tables zero:data-all random:tail-half random:whole
 without 1
+
+# Without -f: the clean flags say nothing of a table damaged since, but
+# opening the array meets it; the fast path must not report "clean".
+CASE="RAID 5, member 1, no -f: $($DAMAGE zero tables "${IMG_LIST[1]}" 9)"
+t_log "$CASE"
+f_rc 4 -n "$IMGS"
+grep -q "damage found while opening the array: a full check follows" "$T/out" ||
+	{ cat "$T/out"; t_fail "$CASE: fsck -n took the fast path"; }
+f_rc 1 -p "$IMGS"
+grep -q "entries re-derived" "$T/out" || { cat "$T/out"; t_fail "$CASE: fsck -p did not re-derive"; }
+f_rc 0 -n -f "$IMGS"
+intact "after fsck -p"
 
 CASE="RAID 5, member 2 truncated to 16 MiB"
 t_log "$CASE"
