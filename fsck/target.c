@@ -224,6 +224,28 @@ static bool planned(const struct fsck *f, const char *path)
 	return false;
 }
 
+/* The device of SOURCE that is slot's stale former member and that the
+ * assembly took as a spare (it holds it: opening it again would fail),
+ * or NULL. */
+static const char *stale_spare(const struct fsck *f, int slot)
+{
+	struct rc_member_status st;
+
+	for (int i = 0; i < f->ndevs; i++) {
+		const struct fsck_dev *d = &f->devs[i];
+
+		if (d->ret || d->shrunk || !is_ours(f, &d->p) ||
+		    d->p.role != (uint32_t)slot)
+			continue;
+		for (uint32_t s = f->info.members;
+		     s < f->info.members + f->info.spares; s++)
+			if (!rc_array_member_status(f->array, (int)s, &st) &&
+			    st.name[0] && source_same_device(st.name, d->path))
+				return d->path;
+	}
+	return NULL;
+}
+
 /* A device of SOURCE for slot: its stale former member, else a blank one. */
 static const char *candidate_find(struct fsck *f, int slot,
 				  enum fsck_rebuild_kind *kind)
@@ -233,6 +255,7 @@ static const char *candidate_find(struct fsck *f, int slot,
 
 		if (d->ret == 0 && !d->shrunk && is_ours(f, &d->p) &&
 		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
+		    d->path != stale_spare(f, slot) &&
 		    candidate_check(f, d->path, false) == 0) {
 			*kind = FSCK_RB_STALE;
 			return d->path;
@@ -275,7 +298,14 @@ static void plan_say(const struct fsck *f, const struct fsck_rebuild *e,
 			 e->slot, gone, e->path, does);
 		break;
 	default:
-		fsck_msg("  slot %d is %s: %s onto a spare", e->slot, gone, does);
+		if (stale_spare(f, e->slot))
+			fsck_msg("  slot %d is %s; %s is its former member "
+				 "(left out as stale, taken as a spare): %s "
+				 "in full", e->slot, gone,
+				 stale_spare(f, e->slot), does);
+		else
+			fsck_msg("  slot %d is %s: %s onto a spare", e->slot,
+				 gone, does);
 		break;
 	}
 }

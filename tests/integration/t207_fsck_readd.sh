@@ -44,6 +44,21 @@ has "rebuilding slot 2 onto ${M[2]}"
 has "rebuild finished"
 f_redundant "$IMGS" "${M[0]}"
 
+t_log "an old copy of member 2 put back (taken as a spare): one plan, no 'cannot open'"
+cp "${M[2]}" "$T/m2.old"
+t_mount "$IMGS" "$T/mnt"
+head -c 700000 /dev/urandom >"$T/mnt/written-after-copy"
+t_tree_sum "$T/mnt" >"$T/tree.before"
+t_umount "$T/mnt"
+cp "$T/m2.old" "${M[2]}"
+f_rc 4 -n "$IMGS"
+has "slot 2 is missing; ${M[2]} is its former member (left out as stale, taken as a spare): fsck -y rebuilds it in full"
+f_rc 1 -y "$IMGS"
+has "slot 2 is missing; ${M[2]} is its former member (left out as stale, taken as a spare): rebuilding it in full"
+grep -q "cannot open it" "$T/out" && { cat "$T/out"; t_fail "fsck -y tried to open the spare it holds"; }
+has "rebuild finished"
+f_redundant "$IMGS" "${M[0]}"
+
 t_log "wiped: member 1 zeroed whole (no superblock copy left)"
 dd if=/dev/zero of="${M[1]}" bs=1M count=64 conv=notrunc status=none
 blkid -p "${M[1]}" >/dev/null 2>&1 && t_fail "blkid finds something on zeros"
