@@ -122,6 +122,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	open_reply(d, fh, fi);
 	rfs_space_opened(d, a.ino, fi->fh);
 	rfs_entry_from_attr(req, &a, &e);
+	e.attr_timeout = rfs_space_create_timeout(d, fi->fh);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		rfs_space_released(d, a.ino, fi->fh);
 		fs_release(d->fs, a.ino, fh);

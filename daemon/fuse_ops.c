@@ -40,7 +40,7 @@ void rfs_stat_from_attr(const struct fs_attr *a, struct stat *st)
 void rfs_entry_from_attr(fuse_req_t req, const struct fs_attr *a,
 			 struct fuse_entry_param *e)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
 
 	memset(e, 0, sizeof(*e));
 	e->ino = a->ino;
@@ -218,6 +218,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct fs_attr a;
 	struct stat st;
 	int ret = rfs_space_check(d, ino, fi);
+	bool writes = fi && rfs_fh_writes(fi->fh);
 
 	if (!ret)
 		ret = fs_getattr(d->fs, ino, &a);
@@ -226,7 +227,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	rfs_stat_from_attr(&a, &st);
-	fuse_reply_attr(req, &st, rfs_attr_timeout(d, ino));
+	fuse_reply_attr(req, &st, writes ? d->timeout :
+			rfs_attr_timeout(d, ino));
+	rfs_space_checked(d, ino, fi);
 }
 
 /*
@@ -246,7 +249,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
-	const struct rfs_daemon *d = fuse_req_userdata(req);
+	struct rfs_daemon *d = fuse_req_userdata(req);
 	struct fs_ctx ctx = rfs_ctx(req);
 	struct fs_attr in = { 0 }, out;
 	struct stat st;

@@ -97,13 +97,22 @@ int rfs_space_start(struct rfs_daemon *d, const char *mountpoint);
 void rfs_space_stop(struct rfs_daemon *d);
 /* after data was written: enters or leaves the near-full state */
 void rfs_space_update(struct rfs_daemon *d);
-/* the attribute timeout for ino's replies (0 near full for a written file) */
-double rfs_attr_timeout(const struct rfs_daemon *d, uint64_t ino);
+/* the attribute timeout for a reply about to carry ino's attributes
+ * (not a write handle's GETATTR): near full, for an inode open for
+ * writing, first drops the kernel's so that it discards the reply's and
+ * the next write(2) asks GETATTR */
+double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino);
 /* a GETATTR with handle fi (may be NULL): 0, or -ENOSPC to fail the
  * write(2) it comes from */
 int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 		    const struct fuse_file_info *fi);
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
+/* the attribute timeout of a CREATE reply with handle fh */
+double rfs_space_create_timeout(const struct rfs_daemon *d, uint64_t fh);
+/* after answering a GETATTR with handle fi (may be NULL): near full, a
+ * write handle's inode gets its attributes dropped again */
+void rfs_space_checked(struct rfs_daemon *d, uint64_t ino,
+		       const struct fuse_file_info *fi);
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
 /*
  * Raises the readahead of the mount on mountpoint (its bdi's read_ahead_kb)

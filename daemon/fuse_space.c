@@ -15,9 +15,9 @@
  *
  *   normal   avail >= near: long attribute timeouts, nothing checked
  *   near     avail <  near: inodes open for writing get their attributes
- *            dropped and then answered with timeout 0, so each write(2)
- *            asks; a GETATTR with a write handle fails with ENOSPC once
- *            avail < reserve
+ *            dropped, and dropped again before every reply that carries
+ *            them (rfs_attr_timeout), so each write(2) asks; a GETATTR
+ *            with a write handle fails with ENOSPC once avail < reserve
  * reserve = dirty_max + dirty_max / 4 + 2 MiB: what the kernel may still
  * hold (and overshoot by) plus the write(2) being admitted, so every byte
  * an admitted write(2) accepted finds room when it arrives.  near = 2 *
@@ -240,11 +240,43 @@ bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino)
 	return !d->space || ino_has_writers(d->space, ino);
 }
 
-double rfs_attr_timeout(const struct rfs_daemon *d, uint64_t ino)
+/*
+ * Near full, the kernel's attributes of an inode open for writing are
+ * kept invalid, so that every write(2) asks GETATTR first: it wants the
+ * size and the mode, and the mode is not the kernel's own with the
+ * writeback cache (fuse_get_cache_mask).  A reply carrying them makes
+ * them valid again, so:
+ *  - before a reply that is not that GETATTR (a LOOKUP, a GETATTR without
+ *    a write handle, a SETATTR) they are dropped: the kernel then
+ *    discards the reply's (its attr_version is older than the drop's);
+ *  - after the GETATTR a write(2) sends (rfs_space_checked), they are
+ *    dropped again, once the reply has set a long timeout;
+ *  - a file created near full gets timeout 0 (rfs_space_create_timeout):
+ *    a drop cannot reach an inode the kernel does not have yet, and its
+ *    first write(2) must ask too.
+ * The timeout is otherwise long: a read past the end of file and
+ * lseek(SEEK_END) want the size only, which the kernel keeps itself, so
+ * they ask only once it has run out.  With timeout 0 for every inode
+ * open for writing they asked every time, with the write handle, and
+ * failed with ENOSPC once full.
+ */
+double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino)
 {
 	if (space_checks(d) && ino_has_writers(d->space, ino))
-		return 0;
+		rfs_inval_attr_now(d, ino);
 	return d->timeout;
+}
+
+double rfs_space_create_timeout(const struct rfs_daemon *d, uint64_t fh)
+{
+	return space_checks(d) && rfs_fh_writes(fh) ? 0 : d->timeout;
+}
+
+void rfs_space_checked(struct rfs_daemon *d, uint64_t ino,
+		       const struct fuse_file_info *fi)
+{
+	if (fi && rfs_fh_writes(fi->fh) && space_checks(d))
+		rfs_inval_attr_now(d, ino);
 }
 
 int rfs_space_check(struct rfs_daemon *d, uint64_t ino,

@@ -3,7 +3,8 @@
 # with "No space left on device" (it used to run until killed, the file
 # growing without bound, ENOSPC only at close); the file is no larger than
 # the free space, every byte dd was told was written reads back, earlier
-# files are intact, the next write fails at once, deleting makes room
+# files are intact, the next write fails at once, reads and lseek through
+# a write handle still work (they failed with ENOSPC), deleting makes room
 # again, and fsck is clean after umount.  On a large filesystem the dirty
 # limit raidfs sets is no lower than FUSE's WRITEs in flight need.
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +49,29 @@ rc=0; timeout 20 dd if=/dev/zero of="$T/mnt/more" bs=1M count=4 2>"$T/dd2.err" |
 	{ cat "$T/dd2.err"; t_fail "a write to the full filesystem did not fail"; }
 [ "$(stat -c %s "$T/mnt/more")" -eq 0 ] || t_fail "more: bytes accepted on a full filesystem"
 rm "$T/mnt/more"
+
+t_log "full: reads and lseek through a write handle work, writes fail"
+"$PY" - "$T/mnt/early" <<'PYEOF' || t_fail "a read or lseek through a write handle failed on a full filesystem"
+import errno, os, sys
+p = sys.argv[1]
+size = os.stat(p).st_size
+fd = os.open(p, os.O_RDWR)
+os.fstat(fd)                    # its reply used to expire the attributes
+assert os.lseek(fd, 0, os.SEEK_END) == size, "lseek SEEK_END"
+assert len(os.pread(fd, 65536, size - 4096)) == 4096, "pread across EOF"
+assert os.pread(fd, 100, size) == b"", "pread at EOF"
+for _ in range(2):
+    try:
+        os.pwrite(fd, b"x" * (1 << 20), size)
+        sys.exit("a write past the end was accepted on a full filesystem")
+    except OSError as e:
+        assert e.errno == errno.ENOSPC, e
+assert os.lseek(fd, 0, os.SEEK_END) == size, "lseek SEEK_END after ENOSPC"
+os.close(fd)
+with open(p, "r+b") as f:
+    assert len(f.read()) == size, "open r+b, read()"
+PYEOF
+cmp "$T/ref" "$T/mnt/early" || t_fail "early changed"
 
 t_log "stored as accepted, across remount"
 t_umount "$T/mnt"
