@@ -101,6 +101,10 @@ struct fsck {
 	int target_in_source;   /* index in devs, or -1 */
 	struct fsck_rebuild plan[RC_MAX_MEMBERS];
 	int nplan;              /* rebuilds phase 2 carries out */
+	/* devices the plan names (with -n and -p too: none is named for
+	 * two slots) */
+	const char *named[RC_MAX_MEMBERS];
+	int nnamed;
 	bool array_clean;       /* every member's superblock said clean */
 	bool errors_recorded;   /* some member's superblock has ERRORS */
 	bool fs_clean;

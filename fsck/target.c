@@ -218,8 +218,8 @@ static int candidate_check(struct fsck *f, const char *path, bool blank)
 
 static bool planned(const struct fsck *f, const char *path)
 {
-	for (int i = 0; i < f->nplan; i++)
-		if (f->plan[i].path == path)
+	for (int i = 0; i < f->nnamed; i++)
+		if (f->named[i] == path)
 			return true;
 	return false;
 }
@@ -329,6 +329,8 @@ static void implicit_plan(struct fsck *f)
 		else if (!e.path)
 			continue;
 		spares -= e.kind == FSCK_RB_SPARE;
+		if (e.path && f->nnamed < RC_MAX_MEMBERS)
+			f->named[f->nnamed++] = e.path;
 		plan_say(f, &e, &st);
 		if (f->o.mode == FSCK_MODE_YES)
 			f->plan[f->nplan++] = e;
@@ -338,6 +340,7 @@ static void implicit_plan(struct fsck *f)
 int fsck_rebuild_plan(struct fsck *f)
 {
 	f->nplan = 0;
+	f->nnamed = 0;
 	if (f->o.rebuild)
 		return target_plan(f);
 	if (f->info.level != RC_RAID0)

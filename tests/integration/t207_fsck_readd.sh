@@ -7,7 +7,9 @@
 #    is rebuilt onto; fsck -n reports it;
 #  - a device in SOURCE that holds something else (ext4) is not touched:
 #    exit 4, it is named, and it stays bit-for-bit unchanged;
-#  - with a spare, the missing slot is rebuilt onto the spare.
+#  - with a spare, the missing slot is rebuilt onto the spare;
+#  - with two slots missing and one blank device, -n names it once, as
+#    -y uses it once.
 # After each, fsck -n -f exits 0 and, with another member removed, every
 # file (those written while degraded included) reads back intact.
 . "$(dirname "$0")/lib.sh"
@@ -103,3 +105,19 @@ has "slot 0 is missing: fsck -y rebuilds it onto a spare"
 f_rc 1 -y "$WITH_SPARE"
 has "rebuilding slot 0 onto a spare"
 f_redundant "$WITH_SPARE" "${M[1]}"
+
+t_log "two slots missing, one blank device: -n names it for one slot only, as -y does"
+truncate -s 64M "${M[0]}"
+t_mkfs 6 64K "${M[@]}"
+ALL="${M[0]}:${M[1]}:${M[2]}:${M[3]}:${M[4]}"
+t_mount "$ALL" "$T/mnt"
+head -c 2000000 /dev/urandom >"$T/mnt/h"
+t_umount "$T/mnt"
+dd if=/dev/zero of="${M[1]}" bs=1M count=64 conv=notrunc status=none
+mv "${M[3]}" "$T/m3.gone"
+f_rc 4 -n "$ALL"
+[ "$(grep -c "${M[1]} holds nothing" "$T/out")" -eq 1 ] ||
+	{ cat "$T/out"; t_fail "fsck -n names ${M[1]} for more than one slot"; }
+f_rc "1 5" -y "$ALL"
+[ "$(grep -c "rebuilding slot . onto ${M[1]}" "$T/out")" -eq 1 ] ||
+	{ cat "$T/out"; t_fail "fsck -y did not rebuild once onto ${M[1]}"; }
