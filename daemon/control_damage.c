@@ -61,6 +61,9 @@ struct ctl_damage {
 	uint64_t other_more;
 	uint64_t seen[DAMAGE_SEEN];      /* sorted: blocks already looked up */
 	size_t nseen;
+	/* lines said this second, and those not said (damage_say_ok) */
+	time_t said_second;
+	unsigned said, unsaid;
 	bool stop;
 	pthread_t thread;
 };
@@ -174,6 +177,41 @@ static void range_say(char *buf, size_t len, uint64_t ino, const char *path,
 			 (unsigned long long)to - 1);
 }
 
+/*
+ * May one more "unrecoverable data" line go to the log?  At most
+ * DAMAGE_SAY_PER_SECOND a second, then a count once the second is over:
+ * past the list's bounds every block met again is new to it, and a
+ * program re-reading a file beyond the redundancy met tens of thousands
+ * a minute (raidfsctl status and the events list the ranges).
+ */
+#define DAMAGE_SAY_PER_SECOND 10
+
+static bool damage_say_ok(struct ctl_damage *d)
+{
+	struct timespec ts;
+	unsigned unsaid = 0;
+	bool ok;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_mutex_lock(&d->lock);
+	if (ts.tv_sec != d->said_second) {
+		d->said_second = ts.tv_sec;
+		unsaid = d->unsaid;
+		d->said = 0;
+		d->unsaid = 0;
+	}
+	ok = d->said < DAMAGE_SAY_PER_SECOND;
+	if (ok)
+		d->said++;
+	else
+		d->unsaid++;
+	pthread_mutex_unlock(&d->lock);
+	if (unsaid)
+		rfs_log(LOG_ERR, "unrecoverable data: %u more ranges not shown "
+			"(raidfsctl status lists them)", unsaid);
+	return ok;
+}
+
 /* The scan's hits into the list; the new ones said in msg. */
 static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 			char *msg, size_t len, size_t *nnew)
@@ -193,8 +231,10 @@ static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 		if (!fresh)
 			continue;
 		range_say(one, sizeof(one), ino, path, off, off + 4096);
-		rfs_log(LOG_ERR, "unrecoverable data: %s (listed by raidfsctl "
-			"status until `raidfsctl clear`)", one);
+		if (damage_say_ok(d))
+			rfs_log(LOG_ERR, "unrecoverable data: %s (listed by "
+				"raidfsctl status until `raidfsctl clear`)",
+				one);
 		if (at < len)
 			at += (size_t)snprintf(msg + at, len - at, "%s%s",
 					       (*nnew)++ ? "; " : "", one);
@@ -235,7 +275,7 @@ static void damage_resolve(struct ctl_damage *d, const uint64_t *blocks,
 	}
 	scan_record(d, &sc, msg, sizeof(msg), &nnew);
 	others = scan_others(d, &sc);
-	if (others)
+	if (others && damage_say_ok(d))
 		rfs_log(LOG_ERR, "unrecoverable data: %zu blocks that no file "
 			"holds (metadata or free space)", others);
 	if (nnew)

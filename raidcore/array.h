@@ -66,6 +66,9 @@ struct rc_member {
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
+	/* "kept; its data is suspect" said (fail.c, super.c): once, until
+	 * rc_array_clear_errors, not at every flush that finds it again */
+	atomic_bool suspect_said;
 	/* io.c: I/O in flight on dev, counted in the epoch it began in; a
 	 * device taken out of its slot is closed only once the epoch before
 	 * its removal has drained (rc_member_dev_retire). */

@@ -96,9 +96,11 @@ void rc_member_faults_apply(struct rc_array *a)
 		for (uint32_t t = 0; t < a->g.members; t++)
 			gone[t] = !rc_member_present(a, (int)t) || t == s;
 		if (rc_array_would_fail(a, gone)) {
-			rc_log("member %u (%s): %s - but the array cannot run "
-			       "without it: kept; its data is suspect", s,
-			       a->m[s].dev ? a->m[s].dev->name : "?", why);
+			if (!atomic_exchange(&a->m[s].suspect_said, true))
+				rc_log("member %u (%s): %s - but the array "
+				       "cannot run without it: kept; its data "
+				       "is suspect", s, a->m[s].dev ?
+				       a->m[s].dev->name : "?", why);
 			continue;
 		}
 		rc_member_set_faulty(a, (int)s, why);

@@ -81,6 +81,7 @@ int rc_array_clear_errors(struct rc_array *a, bool counters)
 		atomic_store(&a->m[s].write_errors, 0);
 		atomic_store(&a->m[s].csum_errors, 0);
 		atomic_store(&a->m[s].repaired, 0);
+		atomic_store(&a->m[s].suspect_said, false);
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	return rc_sb_write_all(a);

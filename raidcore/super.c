@@ -172,8 +172,10 @@ static bool sb_member_lied(struct rc_array *a, int slot, const char *why)
 	struct rc_member *m = &a->m[slot];
 
 	if (sb_member_needed(a, slot)) {
-		rc_log("member %d (%s): %s - but the array cannot run without "
-		       "it: kept; its data is suspect", slot, m->dev->name, why);
+		if (!atomic_exchange(&m->suspect_said, true))
+			rc_log("member %d (%s): %s - but the array cannot run "
+			       "without it: kept; its data is suspect", slot,
+			       m->dev->name, why);
 		return false;
 	}
 	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
