@@ -250,12 +250,14 @@ static const char *stale_spare(const struct fsck *f, int slot)
 static const char *candidate_find(struct fsck *f, int slot,
 				  enum fsck_rebuild_kind *kind)
 {
+	const char *held = stale_spare(f, slot);
+
 	for (int i = 0; i < f->ndevs; i++) {
 		const struct fsck_dev *d = &f->devs[i];
 
 		if (d->ret == 0 && !d->shrunk && is_ours(f, &d->p) &&
 		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
-		    d->path != stale_spare(f, slot) &&
+		    d->path != held &&
 		    candidate_check(f, d->path, false) == 0) {
 			*kind = FSCK_RB_STALE;
 			return d->path;
@@ -280,6 +282,7 @@ static void plan_say(const struct fsck *f, const struct fsck_rebuild *e,
 	const char *does = f->o.mode == FSCK_MODE_YES ? "rebuilding it" :
 			   "fsck -y rebuilds it";
 	const char *gone = st->state == RC_MEMBER_FAULTY ? "faulty" : "missing";
+	const char *held;
 
 	switch (e->kind) {
 	case FSCK_RB_RESUME:
@@ -298,11 +301,10 @@ static void plan_say(const struct fsck *f, const struct fsck_rebuild *e,
 			 e->slot, gone, e->path, does);
 		break;
 	default:
-		if (stale_spare(f, e->slot))
+		if ((held = stale_spare(f, e->slot)))
 			fsck_msg("  slot %d is %s; %s is its former member "
 				 "(left out as stale, taken as a spare): %s "
-				 "in full", e->slot, gone,
-				 stale_spare(f, e->slot), does);
+				 "in full", e->slot, gone, held, does);
 		else
 			fsck_msg("  slot %d is %s: %s onto a spare", e->slot,
 				 gone, does);
