@@ -146,6 +146,10 @@ struct rc_replace {
 	uint8_t uuid[RC_UUID_SIZE];     /* dst's member uuid (a spare's entry) */
 	atomic_uint_fast64_t pos;
 	atomic_bool failed;             /* a write to dst failed */
+	/* RC_EV_REPLACE_STARTED emitted for this replacement: by the request
+	 * (rc_member_replace_online), or, resumed at assembly, by the copy's
+	 * first run - once either way. */
+	atomic_bool announced;
 	/* While the swap writes dst's checksum table: bit i set when slot's
 	 * table block i changes (rc_csum_update); csum_lock. */
 	uint64_t *touched;

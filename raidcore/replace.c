@@ -401,8 +401,9 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 	if (!buf)
 		return -ENOMEM;
 	names_get(a, dst, src, sizeof(dst));
-	rc_event_emit(a, RC_EV_REPLACE_STARTED, a->repl.slot, dst, src,
-		      atomic_load(&a->repl.pos), a->stripes, 0);
+	if (!atomic_exchange(&a->repl.announced, true))
+		rc_event_emit(a, RC_EV_REPLACE_STARTED, a->repl.slot, dst, src,
+			      atomic_load(&a->repl.pos), a->stripes, 0);
 	ret = copy_run(a, may_yield, buf, &lost, &p);
 	free(buf);
 	pos = atomic_load(&a->repl.pos);

@@ -1495,6 +1495,8 @@ static void test_replace_online(void **state)
 	assert_int_equal(info.unrecoverable, 0);
 	rc_array_set_event_handler(a, NULL, NULL);
 	assert_int_equal(l.kind[0], RC_EV_REPLACE_STARTED);
+	for (int i = 1; i < l.n; i++)             /* told once, not per run */
+		assert_int_not_equal(l.kind[i], RC_EV_REPLACE_STARTED);
 	while (l.n > 0 && !(l.kind[l.n - 1] == RC_EV_REPLACE_FINISHED &&
 			    l.err[l.n - 1] == 0))
 		l.n--;
