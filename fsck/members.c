@@ -233,10 +233,12 @@ int fsck_members(struct fsck *f)
 	array_summary(f);
 	if (f->info.degraded || f->info.was_unclean || f->info.errors)
 		f->array_clean = false;
+	/* Not recorded on the members (members_probe said so): found now,
+	 * by the assembly (a damaged superblock copy, table, journal). */
 	if (f->info.errors && !f->errors_recorded) {
 		f->errors_recorded = true;
-		fsck_msg("  errors were recorded while the array was in use: "
-			 "a full check follows");
+		fsck_msg("  damage found while opening the array: a full "
+			 "check follows");
 	}
 	return fsck_rebuild_plan(f);
 }
