@@ -13,8 +13,9 @@
  * is a direct stripe: its columns are not copied into the journal; each
  * participant's records name it (RC_JENT_DIRECT) and it is written in
  * place after the commit point with the rest.  Its table blocks are
- * journaled as always.  Replay makes the direct stripes of the last batch
- * consistent as they are found (replay.c, docs/DESIGN.md "Direct
+ * journaled as always.  Replay makes the direct stripes of the last batches
+ * (those whose durability no later record proves) consistent as they are
+ * found (replay.c, docs/DESIGN.md "Direct
  * stripes"); rc_flush flushes once more after them.
  *
  * For each run of rows of a stripe with the same set of dirty columns the

@@ -19,8 +19,10 @@
  *                           columns are rebuilt from the others, with their
  *                           table entries, into the overlay too
  *     direct_to_settle      the direct stripes of the last batch replayed
- *                           and of the one replay stopped at, which may be
- *                           torn: left out of the gaps rebuilt, made
+ *                           (and of the one before it, unless a later
+ *                           record proves the last one's flush) and of the
+ *                           one replay stopped at, which may be torn: left
+ *                           out of the gaps rebuilt, made
  *                           consistent as found (replay_direct.c)
  *
  * Replay stops at the first batch with more gaps, or one whose transactions
@@ -501,22 +503,30 @@ static int direct_collect(struct rc_array *a, struct jscan *js, uint64_t seq,
 
 /*
  * The direct stripes to settle (replay_direct.c), ascending, each once:
- * those of the last batch replayed, and of the batch replay stopped at,
- * if any.  Only they may be torn: the flush that committed any later
- * batch made an earlier batch's in-place writes durable.  A batch that
- * was not replayed may still have gone in place (its records damaged
- * after its commit), so its stripes are taken as found too.
+ * those of the last batch replayed (last), and of the batch replay
+ * stopped at, if any.  Only they may be torn: the flush that committed
+ * any later batch made an earlier batch's in-place writes durable.  But a
+ * batch replayed is not proven committed - its records may have reached
+ * the members without its flush (or on too few of them: replayed from the
+ * others) - so while no member holds a record of a later batch, the
+ * direct stripes of the batch before it (prev) may be torn as well: they
+ * went in place after prev's commit point, and only last's flush would
+ * have made them durable.  A batch that was not replayed may still have
+ * gone in place (its records damaged after its commit), so its stripes
+ * are taken as found too.
  */
 static int direct_to_settle(struct rc_array *a, struct jscan *js,
-			    uint64_t last_seq, uint64_t last_end,
+			    const uint64_t prev[2], const uint64_t last[2],
 			    uint64_t stop, struct stripe_list *l)
 {
 	uint64_t part, end;
 	uint32_t u = 0;
 	int ret = 0;
 
-	if (last_seq)
-		ret = direct_collect(a, js, last_seq, last_end, l);
+	if (last[0])
+		ret = direct_collect(a, js, last[0], last[1], l);
+	if (ret == 0 && prev[0] && last_recorded(a, js) <= last[1])
+		ret = direct_collect(a, js, prev[0], prev[1], l);
 	if (ret == 0 && seq_info(a, js, stop, &part, &end) && end >= stop)
 		ret = direct_collect(a, js, stop, end, l);
 	if (l->n)
@@ -554,7 +564,7 @@ int rc_journal_replay(struct rc_array *a)
 	struct jscan js[RC_MAX_MEMBERS] = { 0 };
 	struct gap_rows gr = { 0 };
 	uint64_t seq = a->jcheckpoint + 1, part, end, gaps, any = 0;
-	uint64_t last_seq = 0, last_end = 0;
+	uint64_t prev[2] = { 0 }, last[2] = { 0 };  /* batches: seq, end */
 	struct stripe_list settle = { 0 };
 	uint64_t maxseen = a->jseq, first_gap_end[RC_MAX_MEMBERS] = { 0 };
 	int ret = scan_all(a, js, &maxseen);
@@ -596,15 +606,17 @@ int rc_journal_replay(struct rc_array *a)
 			ret = batch_rows(a, js, seq, end, gaps, &gr);
 		batch_release(a, js, seq, end);
 		a->replayed_txns += end - seq + 1;
-		last_seq = seq;
-		last_end = end;
+		prev[0] = last[0];
+		prev[1] = last[1];
+		last[0] = seq;
+		last[1] = end;
 		seq = end + 1;
 	}
 	/* Only now, with every batch in the overlay: rows rebuilt halfway
 	 * would mix in the in-place writes of later batches already on the
 	 * media. */
 	if (ret == 0)
-		ret = direct_to_settle(a, js, last_seq, last_end, seq, &settle);
+		ret = direct_to_settle(a, js, prev, last, seq, &settle);
 	rows_drop_settled(&gr, settle.v, settle.n);
 	if (ret == 0 && gr.n)
 		ret = rc_gaps_rebuild(a, gr.v, gr.n,

@@ -1,12 +1,14 @@
 /*
- * replay_direct: the direct stripes of the last batch replayed
- * (docs/DESIGN.md "Direct stripes").  A direct stripe's columns were not
- * copied into the journal; they go in place after the commit point and
- * only the next flush makes them durable, so a crash before it may leave
- * any mix of old and new columns, while the replayed table blocks hold the
- * new entries.  The caller promised (RC_WRITE_FRESH) that nothing depends
- * on such a stripe until a flush returned, and no flush followed the last
- * batch: whatever the columns hold is taken as it is and made consistent -
+ * replay_direct: the direct stripes of the last batches replayed
+ * (docs/DESIGN.md "Direct stripes": the last one, and the one before it
+ * when no later record proves the last one's flush returned).  A direct
+ * stripe's columns were not copied into the journal; they go in place
+ * after the commit point and only the next flush makes them durable, so a
+ * crash before it may leave any mix of old and new columns, while the
+ * replayed table blocks hold the new entries.  The caller promised
+ * (RC_WRITE_FRESH) that nothing depends on such a stripe until a flush
+ * returned, and none is proven to have returned since those batches:
+ * whatever the columns hold is taken as it is and made consistent -
  *
  *   RAID 4, 5, 6: missing columns (no device, faulty, not rebuilt that
  *   far) recovered from the parity, when no more are missing than the
@@ -142,7 +144,7 @@ int rc_direct_settle(struct rc_array *a, const uint64_t *stripes, uint32_t n)
 		if (touched >> m & 1)
 			ret = rc_tables_put(a, (int)m, rc_overlay_put, NULL);
 	if (ret == 0)
-		rc_log("journal: %u direct stripes of the last batch made "
+		rc_log("journal: %u direct stripes of the last batches made "
 		       "consistent as found", n);
 	for (uint32_t c = 0; c < a->g.members; c++)
 		free(cols[c]);
