@@ -425,6 +425,9 @@ bool rc_io_size_check(struct rc_array *a, int slot);
  * an rc_block_put, ctx unused. */
 int rc_overlay_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 		   const void *data);
+/* Drops block of slot from the overlay, if there (replay, alone): the
+ * media's block serves again. */
+void rc_overlay_drop(struct rc_array *a, int slot, uint64_t block);
 /* Writes every overlay block in place (activation), the slots whose
  * writes failed in *failed; the overlay stays until rc_overlay_free. */
 void rc_overlay_write_back(struct rc_array *a, uint32_t *failed);

@@ -230,6 +230,24 @@ int rc_overlay_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 	return 0;
 }
 
+void rc_overlay_drop(struct rc_array *a, int slot, uint64_t block)
+{
+	struct rc_overlay_block **b, *ob;
+
+	if (!a->overlay)
+		return;
+	pthread_rwlock_wrlock(&a->overlay_lock);
+	for (b = overlay_bucket(a->overlay, slot, block); (ob = *b);
+	     b = &ob->next) {
+		if (ob->slot == slot && ob->block == block) {
+			*b = ob->next;
+			free(ob);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&a->overlay_lock);
+}
+
 void rc_overlay_write_back(struct rc_array *a, uint32_t *failed)
 {
 	struct rc_overlay_block *ob;

@@ -12,6 +12,9 @@
  *                           record of it: the batch is replayed when they,
  *                           with the members that are not all there, are
  *                           no more than the redundancy
+ *     direct_supersede      first, what earlier batches put on the cells
+ *                           of the batch's direct stripes is taken back:
+ *                           the members hold newer (their in-place write)
  *     batch_apply           its records into the overlay (io.c)
  *     batch_rows            the rows it touched, who lost and who wrote
  *                           them, for rc_gaps_rebuild (replay_gaps.c): once
@@ -312,6 +315,41 @@ static int batch_apply(struct rc_array *a, struct jscan *js, uint64_t seq,
 	return ret;
 }
 
+/*
+ * A direct stripe of batch seq .. end (named by any record of it) was
+ * written in place whole after the batch's commit point: what an earlier
+ * batch's payload put in the overlay for its cells is older than what the
+ * members hold, and must not hide it.  The stripe's old contents are
+ * nobody's (RC_WRITE_FRESH): where the crash tore the direct write, the
+ * stripe is settled as found (replay_direct.c).
+ */
+static void direct_supersede(struct rc_array *a, struct jscan *js,
+			     uint64_t seq, uint64_t end)
+{
+	struct rc_stripe_map map;
+	uint64_t s;
+
+	for (uint64_t q = seq; q <= end; q++) {
+		for (uint32_t m = 0; m < a->g.members; m++) {
+			struct jrec *r = find_rec(&js[m], q);
+
+			for (uint32_t i = r ? r->h->npayload : 0;
+			     r && i < r->h->nentries; i++) {
+				s = r->h->target[i] & ~RC_JENT_DIRECT;
+				if (s >= a->stripes)
+					continue;
+				rc_geom_stripe(&a->g, s, &map);
+				for (uint32_t c = 0; c < map.ncols; c++)
+					for (uint32_t row = 0;
+					     row < a->g.chunk_blocks; row++)
+						rc_overlay_drop(a,
+							(int)map.col[c].member,
+							rc_abs(a, map.col[c].offset + row));
+			}
+		}
+	}
+}
+
 /* Row entries replay hands to replay_gaps.c, grown as batches go. */
 struct gap_rows {
 	struct rc_gap_row *v;
@@ -595,6 +633,7 @@ int rc_journal_replay(struct rc_array *a)
 		}
 		if (ret)
 			break;
+		direct_supersede(a, js, seq, end);
 		ret = batch_apply(a, js, seq, end);
 		/* Rows from the first batch with a gap on: a later record
 		 * may have rewritten what an earlier one lost. */
