@@ -302,6 +302,10 @@ static void replace_finished(struct ctl_events *ev, const struct rc_event *rc,
 	else if (rc->err == -EINTR)
 		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
 			   "interrupted: resumes from its checkpoint");
+	else if (rc->err == -ENODEV)
+		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
+			   "stopped: the new device failed and is let go; slot "
+			   "%d keeps %s", rc->slot, rc->why);
 	else
 		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
 			   "stopped: a device failed (the old one: the new one "

@@ -421,6 +421,11 @@ bool rc_io_may_write(struct rc_array *a);
  * called on every member I/O error, at checkpoints and by the recovery
  * thread. */
 bool rc_io_size_check(struct rc_array *a, int slot);
+/* Is dev the replacement target, and has it shrunk since it was given
+ * (an image truncated: what was copied is gone)?  Then the replacement
+ * has failed (repl.failed, logged once).  Checked before every write to
+ * it, so a write cannot grow a truncated image back unnoticed. */
+bool rc_io_repl_shrunk(struct rc_array *a, struct rc_dev *dev);
 /* The overlay of replayed blocks (built before the array is shared);
  * an rc_block_put, ctx unused. */
 int rc_overlay_put(struct rc_array *a, void *ctx, int slot, uint64_t block,

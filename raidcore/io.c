@@ -469,6 +469,21 @@ static uint32_t mirror_prefix(struct rc_array *a, int slot, uint64_t block,
 	return n;
 }
 
+bool rc_io_repl_shrunk(struct rc_array *a, struct rc_dev *dev)
+{
+	uint64_t now;
+
+	if (!dev || dev != __atomic_load_n(&a->repl.dst, __ATOMIC_SEQ_CST) ||
+	    rc_dev_size_now(dev, &now) < 0 || now >= dev->size)
+		return false;
+	if (!atomic_exchange(&a->repl.failed, true))
+		rc_log("%s: the replacement target shrank from %llu to %llu "
+		       "blocks: it failed", dev->name,
+		       (unsigned long long)(dev->size / RC_BLOCK_SIZE),
+		       (unsigned long long)(now / RC_BLOCK_SIZE));
+	return true;
+}
+
 /* A write to slot's device goes to its replacement too where the copy
  * has passed: what is copied stays current.  A failed mirror write fails
  * the replacement, not the write. */
@@ -479,7 +494,8 @@ static void mirror_write(struct rc_array *a, int slot, struct rc_dev *dev,
 
 	if (dst)
 		count = mirror_prefix(a, slot, block, count);
-	if (dst && count && io_write(a, dst, NULL, block, count, buf) < 0)
+	if (dst && count && !rc_io_repl_shrunk(a, dst) &&
+	    io_write(a, dst, NULL, block, count, buf) < 0)
 		atomic_store(&a->repl.failed, true);
 }
 
@@ -519,6 +535,8 @@ int rc_io_member_sync(struct rc_array *a, int slot)
 int rc_io_unplaced_write(struct rc_array *a, struct rc_dev *dev,
 			 uint64_t block, uint32_t count, const void *buf)
 {
+	if (rc_io_repl_shrunk(a, dev))
+		return -EIO;
 	return io_write(a, dev, NULL, block, count, buf);
 }
 

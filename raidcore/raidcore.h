@@ -464,7 +464,10 @@ enum rc_event_kind {
 					slot's device (why: its name) */
 	RC_EV_REPLACE_FINISHED = 8,  /* err 0: dev took slot (why: the old
 					device); else the copy stopped (-EIO:
-					a device failed; why says which) */
+					the old device failed, or blocks were
+					lost; -ENODEV: dev, the new one,
+					failed and was let go; why: the old
+					device) */
 	RC_EV_LOST = 9,              /* logical blocks [done, done + total)
 					of data cannot be established (a
 					read, a scrub, a rebuild found them;

@@ -330,14 +330,15 @@ static void replace_told(struct rc_array *a, int slot, uint64_t pos,
 			      a->stripes, err);
 }
 
-/* Why the copy cannot go on, or 0. */
+/* Why the copy cannot go on, or 0.  Checked before every batch and after
+ * the last, before the swap. */
 static int copy_check(struct rc_array *a, bool may_yield)
 {
 	if (atomic_load(&a->rebuild_abort))
 		return -EINTR;
 	if (!src_serves(a))
 		return -ENXIO;
-	if (atomic_load(&a->repl.failed))
+	if (atomic_load(&a->repl.failed) || rc_io_repl_shrunk(a, a->repl.dst))
 		return -EIO;
 	return may_yield && rebuild_waits(a) ? -EAGAIN : 0;
 }
@@ -396,7 +397,7 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 	char dst[256], src[256];
 	uint64_t lost = 0, pos;
 	int ret, slot = a->repl.slot;
-	bool done = false;
+	bool done = false, dst_failed;
 
 	if (!buf)
 		return -ENOMEM;
@@ -415,13 +416,14 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 		replace_told(a, slot, pos, dst, src, -EINTR, false);
 		return ret;
 	}
+	dst_failed = atomic_load(&a->repl.failed);
 	if (ret < 0 && ret != -ENOMEM && rc_replace_pending(a))
-		replace_drop(a, !atomic_load(&a->repl.failed));
+		replace_drop(a, !dst_failed);
 	if (lost)
 		rc_log("replacement of slot %d: %llu blocks could not be read "
 		       "from any member: they read as errors on %s too",
 		       slot, (unsigned long long)lost, dst);
-	replace_told(a, slot, pos, dst, src, ret < 0 ? -EIO : lost ? -EIO : 0,
-		     done);
+	replace_told(a, slot, pos, dst, src, ret < 0 && dst_failed ? -ENODEV :
+		     ret < 0 || lost ? -EIO : 0, done);
 	return ret < 0 ? -EIO : 0;
 }

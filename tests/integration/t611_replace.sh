@@ -5,6 +5,8 @@
 # the events name both devices.  Then the old image is zeroed and another
 # member fails: every file still reads right (md5), so the new image holds
 # real data.  Every refusal of replace, with its exit code, writes nothing.
+# A new device that shrinks during the copy (its image truncated) fails:
+# slot 2 keeps its device, the event says the new one failed.
 . "$(dirname "$0")/lib.sh"
 t_setup
 . "$TESTS_DIR/ctl_lib.sh"
@@ -75,6 +77,21 @@ grep -q "ReplaceStarted slot=1 device=$T/new0.img.*replacing $T/m1.img" "$T/even
 	|| t_fail "no ReplaceStarted: $(cat "$T/events")"
 grep -q "ReplaceFinished slot=1 device=$T/new0.img.*took slot 1 from $T/m1.img" "$T/events" \
 	|| t_fail "no ReplaceFinished: $(cat "$T/events")"
+
+t_log "the new device shrinks during the copy: it fails, the slot keeps its device"
+truncate -s 16M "$T/n2.img"
+"$CTL" set "$M" rebuild-speed-max=128K >/dev/null || t_fail "set"
+"$CTL" replace "$M" 2 "$T/n2.img" >/dev/null || t_fail "replace 2: $(cat "$T/out")"
+wait_state replacing
+sleep 0.5                       # its superblocks written, the copy begun
+truncate -s 0 "$T/n2.img"      # what was copied so far is gone
+"$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
+wait_state clean
+"$CTL" status "$M" | grep -Eq "^ +2  active .*/m2.img" || t_fail "slot 2: $("$CTL" status "$M")"
+"$CTL" events "$M" >"$T/events"
+grep -q "ReplaceFinished slot=2 device=$T/n2.img.*the new device failed" "$T/events" \
+	|| t_fail "no failed ReplaceFinished for n2.img: $(cat "$T/events")"
+grep -q "ReplaceFinished slot=2.*took slot" "$T/events" && t_fail "a shrunk target took slot 2"
 
 t_log "a missing member cannot be replaced: use add"
 "$CTL" fail "$M" 3 >/dev/null || t_fail "fail 3"
