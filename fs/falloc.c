@@ -28,7 +28,7 @@ static int zero_in_block(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		free(tmp);
 		return 0;
 	}
-	n = fs_file_write(fs, ip, off, len, tmp);
+	n = fs_file_write(fs, ip, off, len, tmp, false);
 	free(tmp);
 	err = n < 0 ? (int)n : 0;
 	return err;

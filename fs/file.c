@@ -249,10 +249,11 @@ ssize_t fs_file_overwrite(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	return err ? err : (ssize_t)size;
 }
 
-/* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered). */
+/* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered).
+ * kernel_times: mtime and ctime are the kernel's (fs_file_write). */
 static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			size_t size, const uint8_t *blocks, uint64_t b0,
-			uint64_t nb)
+			uint64_t nb, bool kernel_times)
 {
 	uint64_t blocks_before = ip->d.blocks;
 	bool mapped = false, fresh;
@@ -283,19 +284,20 @@ static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		}
 		if (mapped)
 			fs_tx_ordered(tx);
-		fs_inode_touch(ip, false, true, true);
+		if (!kernel_times)
+			fs_inode_touch(ip, false, true, true);
 	}
 	/* Even after an error: blocks may have been mapped. */
 	if (err || mapped || ip->d.blocks != blocks_before)
 		err = fs_inode_dirty(fs, tx, ip) && !err ? -EIO : err;
-	else if (fs_inode_dirty_times(fs, tx, ip))
+	else if (!kernel_times && fs_inode_dirty_times(fs, tx, ip))
 		err = -EIO;
 	fs_tx_end(fs, tx);
 	return err;
 }
 
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf)
+		      size_t size, const void *buf, bool kernel_times)
 {
 	uint8_t *tmp = (uint8_t *)buf;
 	uint64_t b0, nb;
@@ -319,7 +321,7 @@ ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		memcpy(tmp + (off & (FS_BSIZE - 1)), buf, size);
 		bounce_zero_past_eof(ip, off, size, tmp, b0, nb);
 	}
-	err = write_commit(fs, ip, off, size, tmp, b0, nb);
+	err = write_commit(fs, ip, off, size, tmp, b0, nb, kernel_times);
 out:
 	if (tmp != buf)
 		free(tmp);

@@ -514,8 +514,13 @@ int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
 int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
 ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
+/* kernel_times: the kernel's writeback cache wrote it back (FS_WRITE_CACHE)
+ * and owns mtime and ctime, which it sends in a SETATTR when they moved:
+ * the write leaves them (setting them to the daemon's time a moment
+ * later than the kernel's made them change across a remount when the
+ * kernel's had not moved and it sent none). */
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf);
+		      size_t size, const void *buf, bool kernel_times);
 /* fs_write's FS_WRITE_CACHE path, ip->lock held shared: writes blocks
  * that are all mapped, written and inside the size, and touches nothing of
  * the inode (no transaction); -EAGAIN for any other write, which the

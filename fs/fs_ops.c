@@ -326,7 +326,8 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 * the writeback cache writes whole pages, below the end too */
 		n = S_ISDIR(ip->d.mode) ? -EISDIR :
 		    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
-		    fs_file_write(fs, ip, off, size, buf);
+		    fs_file_write(fs, ip, off, size, buf,
+				  flags & FS_WRITE_CACHE);
 		pthread_rwlock_unlock(&ip->lock);
 	}
 	fs_iput(fs, ip);

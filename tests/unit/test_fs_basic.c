@@ -418,6 +418,17 @@ static void test_cached_overwrite(void **state)
 				  FS_WRITE_CACHE), 100);
 	assert_int_equal(fs_getattr(t->fs, f, &b), 0);
 	assert_int_equal(b.size, sizeof(w) + 100);
+	/* ... and still leaves the times to the kernel: it sends them when
+	 * they moved, and when they did not, the daemon's later stamp would
+	 * change them across a remount */
+	assert_int_equal(fs_setattr(t->fs, f, &in,
+				    FS_SET_ATTR_MTIME | FS_SET_ATTR_CTIME, &a), 0);
+	assert_int_equal(fs_write(t->fs, f, sizeof(w) + 100, 100, w,
+				  FS_WRITE_CACHE), 100);
+	assert_int_equal(fs_getattr(t->fs, f, &b), 0);
+	assert_int_equal(b.size, sizeof(w) + 200);
+	assert_int_equal(b.mtime.tv_sec, 2000);
+	assert_int_equal(b.ctime.tv_sec, 3000);
 	assert_int_equal(fs_write(t->fs, f, 4096 + 10, 10, "0123456789",
 				  FS_WRITE_CACHE), 10);
 
