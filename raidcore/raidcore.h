@@ -312,7 +312,7 @@ struct rc_info {
 				      their seal, not yet re-derived */
 	bool failed;               /* more slots lost than the level
 				      tolerates (a rebuilding one counted
-				      as there) */
+				      as lost: what it has not reached) */
 	uint64_t stripes;          /* stripes: what rebuild_done counts to */
 	uint32_t redundancy;       /* slots the level can lose */
 };

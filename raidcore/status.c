@@ -49,7 +49,11 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	info->stripes = a->stripes;
 	info->redundancy = a->nred;
 	pthread_mutex_lock(&a->state_lock);
-	info->failed = rc_array_failed_beyond(a);
+	/* A rebuilding slot counts as lost: the stripes its rebuild has not
+	 * reached have lost it, and with more lost than the redundancy the
+	 * rebuild cannot finish (it stops) - "rebuilding" would stay for
+	 * ever. */
+	info->failed = rc_array_failed(a);
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);
 	pthread_mutex_unlock(&a->state_lock);

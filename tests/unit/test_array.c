@@ -1340,6 +1340,59 @@ static void ev_record(void *ctx, const struct rc_event *ev)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* During a rebuild, another member lost beyond the redundancy: the array
+ * is failed (the stripes the rebuild has not reached lost two columns),
+ * not "rebuilding" for ever as status said (it counted the rebuilding slot
+ * as there). */
+struct second_loss {
+	struct rc_array *a;
+	bool done, failed_during;
+};
+
+static void second_loss_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct second_loss *sl = ctx;
+	struct rc_info info;
+
+	if (sl->done || done >= total)
+		return;
+	sl->done = true;
+	assert_int_equal(rc_array_info(sl->a, &info), 0);
+	assert_false(info.failed);                /* one slot rebuilding */
+	assert_int_equal(rc_member_fail(sl->a, 2), -EIO); /* it says so */
+	assert_int_equal(rc_array_info(sl->a, &info), 0);
+	sl->failed_during = info.failed;
+}
+
+static void test_rebuild_second_loss_failed(void **state)
+{
+	struct rc_testbed tb;
+	struct second_loss sl = { 0 };
+	struct rc_info info;
+	struct model m;
+	uint64_t seed = 23;
+
+	tb_init(&tb, 5, DEV_BYTES);               /* 4 members, one to add */
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	tb.n = 5;
+	sl.a = tb_assemble(&tb, 1u << 4, 0);
+	model_init(&m, sl.a);
+	write_random(sl.a, &m, &seed, 30);
+	assert_int_equal(rc_member_fail_redundant(sl.a, 1), 0);
+	assert_int_equal(rc_member_remove(sl.a, 1), 0);
+	rc_array_set_rebuild_speed(sl.a, 0, 4096);    /* several batches */
+	assert_int_not_equal(rc_member_replace(sl.a, 1, tb_borrow(&tb, 4),
+					       second_loss_progress, &sl), 0);
+	assert_true(sl.done);
+	assert_true(sl.failed_during);
+	assert_int_equal(rc_array_info(sl.a, &info), 0);
+	assert_true(info.failed);
+	rc_array_close(sl.a);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* Fail, remove, add (raidfsctl's calls): refusals, then the added spare
  * rebuilt into the removed slot holds real data; every step an event. */
 static void test_manage_fail_remove_add(void **state)
@@ -1817,6 +1870,7 @@ int main(void)
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
 		cmocka_unit_test(test_manage_fail_remove_add),
+		cmocka_unit_test(test_rebuild_second_loss_failed),
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_rebuild_speed_limit),
