@@ -1340,6 +1340,16 @@ static void ev_record(void *ctx, const struct rc_event *ev)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* A RAID 5 of 4 assembled, and a fifth device to add (tb_borrow 4). */
+static struct rc_array *raid5_one_to_add(struct rc_testbed *tb)
+{
+	tb_init(tb, 5, DEV_BYTES);
+	tb->n = 4;
+	tb_create(tb, RC_RAID5, 16384, 0);
+	tb->n = 5;
+	return tb_assemble(tb, 1u << 4, 0);
+}
+
 /* During a rebuild, another member lost beyond the redundancy: the array
  * is failed (the stripes the rebuild has not reached lost two columns),
  * not "rebuilding" for ever as status said (it counted the rebuilding slot
@@ -1372,11 +1382,7 @@ static void test_rebuild_second_loss_failed(void **state)
 	struct model m;
 	uint64_t seed = 23;
 
-	tb_init(&tb, 5, DEV_BYTES);               /* 4 members, one to add */
-	tb.n = 4;
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	tb.n = 5;
-	sl.a = tb_assemble(&tb, 1u << 4, 0);
+	sl.a = raid5_one_to_add(&tb);
 	model_init(&m, sl.a);
 	write_random(sl.a, &m, &seed, 30);
 	assert_int_equal(rc_member_fail_redundant(sl.a, 1), 0);
@@ -1410,11 +1416,7 @@ static void test_manage_fail_remove_add(void **state)
 	struct model m;
 	uint64_t seed = 21;
 
-	tb_init(&tb, 5, DEV_BYTES);               /* 4 members, one to add */
-	tb.n = 4;
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	tb.n = 5;
-	a = tb_assemble(&tb, 1u << 4, 0);
+	a = raid5_one_to_add(&tb);
 	rc_array_set_event_handler(a, ev_record, &l);
 	model_init(&m, a);
 	write_random(a, &m, &seed, 30);
