@@ -98,8 +98,17 @@ static bool member_report(struct fsck *f, struct fsck_dev *d)
 		f->errors_recorded = true;
 		clean = false;
 	}
-	if (p->copies_ok != 0xf) {
-		copies_report(f, d->path, p->copies_ok);
+	/* One update behind copy 0: a superblock write the crash cut short,
+	 * rewritten at the first write, as the journal is replayed - told,
+	 * not an error. */
+	if (p->copies_torn) {
+		fsck_msg("  %s: superblock copies one update behind copy 0 (a "
+			 "write cut short by the crash): rewritten at the "
+			 "array's first write", d->path);
+		clean = false;
+	}
+	if ((p->copies_ok | p->copies_torn) != 0xf) {
+		copies_report(f, d->path, p->copies_ok | p->copies_torn);
 		clean = false;
 	}
 	return clean;

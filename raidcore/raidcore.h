@@ -209,6 +209,10 @@ struct rc_probe {
 	char label[RC_LABEL_MAX];
 	uint8_t copies_ok;             /* bit c: superblock copy c (of 4) is
 					  valid and current */
+	uint8_t copies_torn;           /* bit c: copy c one update behind
+					  copy 0, the best: a superblock
+					  write a crash cut short (copy 0
+					  goes first), not damage */
 	bool errors;                   /* errors were seen since the last
 					  clean check (RC_AF_ERRORS) */
 	uint64_t err_read, err_write, err_csum;   /* recorded on this device */
