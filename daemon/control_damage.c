@@ -212,7 +212,10 @@ static bool damage_say_ok(struct ctl_damage *d)
 	return ok;
 }
 
-/* The scan's hits into the list; the new ones said in msg. */
+#define DAMAGE_MORE "; and more (raidfsctl status lists them)"
+
+/* The scan's hits into the list; the new ones said in msg, as many whole
+ * ranges as fit. */
 static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 			char *msg, size_t len, size_t *nnew)
 {
@@ -235,9 +238,14 @@ static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 			rfs_log(LOG_ERR, "unrecoverable data: %s (listed by "
 				"raidfsctl status until `raidfsctl clear`)",
 				one);
-		if (at < len)
+		/* whole ranges only, and a mark where they stop fitting */
+		if (at + strlen(one) + sizeof(DAMAGE_MORE) + 2 < len)
 			at += (size_t)snprintf(msg + at, len - at, "%s%s",
-					       (*nnew)++ ? "; " : "", one);
+					       *nnew ? "; " : "", one);
+		else if (!strstr(msg, DAMAGE_MORE))
+			at += (size_t)snprintf(msg + at, len - at, "%s",
+					       DAMAGE_MORE);
+		(*nnew)++;
 	}
 }
 
