@@ -447,8 +447,11 @@ int fs_statfs(struct fs *fs, struct statvfs *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&a->lock);
 	bfree = a->free_blocks + a->pending_blocks;
-	st->f_bavail = a->free_blocks > a->reserve ?
-		       a->free_blocks - a->reserve : 0;
+	/* pending frees are available as in fs_space_avail: an allocation
+	 * that needs them commits first (df showed a delete's space only
+	 * after the next commit, up to 5 s later) */
+	st->f_bavail = (a->free_blocks > a->reserve ?
+			a->free_blocks - a->reserve : 0) + a->pending_blocks;
 	pthread_mutex_unlock(&a->lock);
 	/* pending frees count, as in f_bfree: the estimate does not move
 	 * when a commit releases them */

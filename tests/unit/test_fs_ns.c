@@ -616,6 +616,11 @@ static void test_statfs_adds_up(void **state)
 	tfs_remount(t);
 	assert_int_equal(fs_statfs(t->fs, &s1), 0);
 	assert_int_equal(s0.f_bfree - s1.f_bfree, 256);
+	/* a delete's space is available at once, before its commit */
+	assert_int_equal(fs_unlink(t->fs, ROOT, "f"), 0);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_int_equal(s1.f_bfree, s0.f_bfree);
+	assert_int_equal(s1.f_bavail, s0.f_bavail);
 }
 
 static void test_enospc_consistent(void **state)
