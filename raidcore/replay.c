@@ -315,41 +315,6 @@ static int batch_apply(struct rc_array *a, struct jscan *js, uint64_t seq,
 	return ret;
 }
 
-/*
- * A direct stripe of batch seq .. end (named by any record of it) was
- * written in place whole after the batch's commit point: what an earlier
- * batch's payload put in the overlay for its cells is older than what the
- * members hold, and must not hide it.  The stripe's old contents are
- * nobody's (RC_WRITE_FRESH): where the crash tore the direct write, the
- * stripe is settled as found (replay_direct.c).
- */
-static void direct_supersede(struct rc_array *a, struct jscan *js,
-			     uint64_t seq, uint64_t end)
-{
-	struct rc_stripe_map map;
-	uint64_t s;
-
-	for (uint64_t q = seq; q <= end; q++) {
-		for (uint32_t m = 0; m < a->g.members; m++) {
-			struct jrec *r = find_rec(&js[m], q);
-
-			for (uint32_t i = r ? r->h->npayload : 0;
-			     r && i < r->h->nentries; i++) {
-				s = r->h->target[i] & ~RC_JENT_DIRECT;
-				if (s >= a->stripes)
-					continue;
-				rc_geom_stripe(&a->g, s, &map);
-				for (uint32_t c = 0; c < map.ncols; c++)
-					for (uint32_t row = 0;
-					     row < a->g.chunk_blocks; row++)
-						rc_overlay_drop(a,
-							(int)map.col[c].member,
-							rc_abs(a, map.col[c].offset + row));
-			}
-		}
-	}
-}
-
 /* Row entries replay hands to replay_gaps.c, grown as batches go. */
 struct gap_rows {
 	struct rc_gap_row *v;
@@ -540,6 +505,34 @@ static int direct_collect(struct rc_array *a, struct jscan *js, uint64_t seq,
 }
 
 /*
+ * A direct stripe of batch seq .. end (named by any record of it) was
+ * written in place whole after the batch's commit point: what an earlier
+ * batch's payload put in the overlay for its cells is older than what the
+ * members hold, and must not hide it.  The stripe's old contents are
+ * nobody's (RC_WRITE_FRESH): where the crash tore the direct write, the
+ * stripe is settled as found (replay_direct.c).
+ */
+static int direct_supersede(struct rc_array *a, struct jscan *js,
+			    uint64_t seq, uint64_t end)
+{
+	struct stripe_list l = { 0 };
+	struct rc_stripe_map map;
+	int ret = direct_collect(a, js, seq, end, &l);
+
+	for (uint32_t i = 0; ret == 0 && i < l.n; i++) {
+		if (l.v[i] >= a->stripes)
+			continue;
+		rc_geom_stripe(&a->g, l.v[i], &map);
+		for (uint32_t c = 0; c < map.ncols; c++)
+			for (uint32_t row = 0; row < a->g.chunk_blocks; row++)
+				rc_overlay_drop(a, (int)map.col[c].member,
+						rc_abs(a, map.col[c].offset + row));
+	}
+	free(l.v);
+	return ret;
+}
+
+/*
  * The direct stripes to settle (replay_direct.c), ascending, each once:
  * those of the last batch replayed (last), and of the batch replay
  * stopped at, if any.  Only they may be torn: the flush that committed
@@ -633,8 +626,9 @@ int rc_journal_replay(struct rc_array *a)
 		}
 		if (ret)
 			break;
-		direct_supersede(a, js, seq, end);
-		ret = batch_apply(a, js, seq, end);
+		ret = direct_supersede(a, js, seq, end);
+		if (ret == 0)
+			ret = batch_apply(a, js, seq, end);
 		/* Rows from the first batch with a gap on: a later record
 		 * may have rewritten what an earlier one lost. */
 		any |= gaps;
