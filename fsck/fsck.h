@@ -105,6 +105,7 @@ struct fsck {
 	 * two slots) */
 	const char *named[RC_MAX_MEMBERS];
 	int nnamed;
+	int unplanned;          /* slots not active that the plan leaves */
 	bool array_clean;       /* every member's superblock said clean */
 	bool errors_recorded;   /* some member's superblock has ERRORS */
 	bool fs_clean;

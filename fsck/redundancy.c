@@ -114,10 +114,14 @@ int fsck_redundancy(struct fsck *f)
 		f->status |= FSCK_UNCORRECTED;
 	if (r.csum_errors + r.read_errors + r.unverified > r.unrecoverable)
 		f->status |= repair ? FSCK_CORRECTED : FSCK_UNCORRECTED;
+	/* What to do about it: what phase 1 planned for fsck -y, unless
+	 * some slot has nothing to be rebuilt onto. */
 	if (f->info.degraded) {
 		fsck_msg("  the array is DEGRADED: every block was read through "
-			 "reconstruction; replace the missing member with "
-			 "--rebuild");
+			 "reconstruction; %s",
+			 f->o.mode != FSCK_MODE_YES && !f->unplanned &&
+			 !f->o.rebuild ? "fsck -y rebuilds it as phase 1 says" :
+			 "replace the missing member with --rebuild");
 		f->status |= FSCK_UNCORRECTED;
 	}
 	return 0;

@@ -328,8 +328,10 @@ static void implicit_plan(struct fsck *f)
 			e.kind = FSCK_RB_RESUME;
 		else if (!(e.path = candidate_find(f, (int)s, &e.kind)) && spares)
 			e.kind = FSCK_RB_SPARE;
-		else if (!e.path)
+		else if (!e.path) {
+			f->unplanned++;
 			continue;
+		}
 		spares -= e.kind == FSCK_RB_SPARE;
 		if (e.path && f->nnamed < RC_MAX_MEMBERS)
 			f->named[f->nnamed++] = e.path;
@@ -343,6 +345,7 @@ int fsck_rebuild_plan(struct fsck *f)
 {
 	f->nplan = 0;
 	f->nnamed = 0;
+	f->unplanned = 0;
 	if (f->o.rebuild)
 		return target_plan(f);
 	if (f->info.level != RC_RAID0)

@@ -379,19 +379,28 @@ static int check_missing(struct rc_array *a, unsigned flags, char *err,
 	size_t off;
 	char u[37];
 
-	off = (size_t)snprintf(err, len, "missing:");
+	/* A slot rebuilding onto a device is not missing: not in sync. */
+	off = (size_t)snprintf(err, len, "degraded:");
 	for (uint32_t s = 0; s < a->g.members; s++) {
 		gone[s] = !a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE;
 		if (!gone[s])
 			continue;
-		any = true;
 		uuid_unparse(a->m[s].uuid, u);
-		if (off < len)
+		if (off < len && a->m[s].dev &&
+		    a->m[s].state == RC_MEMBER_REBUILDING)
 			off += (size_t)snprintf(err + off, len - off,
-						" slot %u (member %s, %s)", s, u,
+						"%s slot %u (member %s) "
+						"rebuilding onto %s",
+						any ? "," : "", s, u,
+						a->m[s].dev->name);
+		else if (off < len)
+			off += (size_t)snprintf(err + off, len - off,
+						"%s slot %u (member %s) %s",
+						any ? "," : "", s, u,
 						rc_member_state_name(a->m[s].dev ?
 							   a->m[s].state :
 							   RC_MEMBER_MISSING));
+		any = true;
 	}
 	if (any && (flags & RC_ASSEMBLE_NO_DEGRADED)) {
 		if (off < len)

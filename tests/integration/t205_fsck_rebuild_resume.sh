@@ -80,6 +80,14 @@ read -r state pos < <(slot2)
 [ "$state" = 3 ] && [ "$pos" -ge "$pos1" ] || t_fail "after the kill: slot 2 state $state pos $pos"
 t_log "  killed at stripe $pos (state rebuilding)"
 
+# fsck -n says what fsck -y will do: resume (not "missing", not --rebuild)
+f_rc 4 -n "$INSIDE"
+grep -q "slot 2 (member [0-9a-f-]*) rebuilding onto $NEW" "$T/out" &&
+	grep -q "fsck -y resumes it" "$T/out" &&
+	grep -q "DEGRADED.*fsck -y rebuilds it as phase 1 says" "$T/out" &&
+	! grep -q "missing\|with --rebuild" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -n mid-rebuild: not 'fsck -y resumes it'"; }
+
 t_log "the same command resumes; killed again, TARGET now in SOURCE"
 pos2=$(killed "$pos" -y --rebuild "$NEW" "$INSIDE")
 at=$(resumed_at "$T/out.killed")
