@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
@@ -193,6 +194,68 @@ char **ctl_sockets_list(void)
 	return list;
 }
 
+/*
+ * path made absolute and canonical without looking into it: a dead FUSE
+ * mount point (its daemon killed) fails every lookup with ENOTCONN, so
+ * its parent is resolved and its own name added.
+ */
+static int path_real(const char *path, char *real)
+{
+	char dir[PATH_MAX], *slash;
+	const char *base;
+
+	if (realpath(path, real))
+		return 0;
+	if (errno != ENOTCONN || strlen(path) >= sizeof(dir))
+		return -errno;
+	strcpy(dir, path);
+	while ((slash = strrchr(dir, '/')) && slash != dir && !slash[1])
+		*slash = 0;     /* trailing slashes */
+	slash = strrchr(dir, '/');
+	base = slash ? slash + 1 : dir;
+	if (!realpath(slash == dir ? "/" : slash ? (*slash = 0, dir) : ".",
+		      real) || strlen(real) + strlen(base) + 2 > PATH_MAX)
+		return -ENOTCONN;
+	if (strcmp(real, "/"))
+		strcat(real, "/");
+	strcat(real, slash ? path + (base - dir) : base);
+	return 0;
+}
+
+bool ctl_mount_dead(const char *mp)
+{
+	struct stat st;
+
+	return stat(mp, &st) && errno == ENOTCONN;
+}
+
+char **ctl_mounts_list(void)
+{
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	char **list = NULL, **grown;
+	size_t n = 0;
+
+	if (tb && it && !mnt_table_parse_mtab(tb, NULL))
+		while (!mnt_table_next_fs(tb, it, &fs)) {
+			if (strcmp(mnt_fs_get_fstype(fs) ?
+				   mnt_fs_get_fstype(fs) : "", "fuse.raidfs"))
+				continue;
+			grown = realloc(list, (n + 2) * sizeof(*list));
+			if (!grown)
+				break;
+			list = grown;
+			list[n] = strdup(mnt_fs_get_target(fs));
+			if (!list[n])
+				break;
+			list[++n] = NULL;
+		}
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return list;
+}
+
 /* The mount point of the fuse.raidfs mount path is on, into mp. */
 static int mount_of(const char *path, char *mp, size_t len)
 {
@@ -201,13 +264,26 @@ static int mount_of(const char *path, char *mp, size_t len)
 	char real[PATH_MAX];
 	int ret = -ENOENT;
 
-	if (!realpath(path, real))
-		return -errno;
+	ret = path_real(path, real);
+	if (ret)
+		return ret;
+	ret = -ENOENT;
 	if (!tb || mnt_table_parse_mtab(tb, NULL)) {
 		mnt_unref_table(tb);
 		return -EIO;
 	}
-	fs = mnt_table_find_mountpoint(tb, real, MNT_ITER_BACKWARD);
+	/* libmount looks into the path: not into a dead one, whose
+	 * mount point is found by its name, the path cut back */
+	if (ctl_mount_dead(real)) {
+		char *slash;
+
+		while (!(fs = mnt_table_find_target(tb, real,
+						    MNT_ITER_BACKWARD)) &&
+		       (slash = strrchr(real, '/')) && slash != real)
+			*slash = 0;
+	} else {
+		fs = mnt_table_find_mountpoint(tb, real, MNT_ITER_BACKWARD);
+	}
 	if (fs && !strcmp(mnt_fs_get_fstype(fs) ? mnt_fs_get_fstype(fs) : "",
 			  "fuse.raidfs")) {
 		snprintf(mp, len, "%s", mnt_fs_get_target(fs));
@@ -259,6 +335,14 @@ static int connect_uuid(const char *target, const uint8_t *uuid,
 	return CTL_EXIT_OK;
 }
 
+void ctl_dead_say(const char *mp)
+{
+	fprintf(stderr, CTL_PROG ": %s: mounted, but the raidfs daemon that "
+		"served it is gone (killed or crashed): unmount it (umount %s) "
+		"and mount the array again; its journals are replayed at "
+		"mount\n", mp, mp);
+}
+
 int ctl_connect(const char *target, struct ctl_conn *c)
 {
 	uint8_t uuid[16];
@@ -277,10 +361,20 @@ int ctl_connect(const char *target, struct ctl_conn *c)
 		return CTL_EXIT_PERM;
 	}
 	ret = mount_of(target, mp, sizeof(mp));
+	if (ret == -ENOTCONN) {         /* inside a dead mount */
+		fprintf(stderr, CTL_PROG ": %s: on a mount whose daemon is "
+			"gone (killed or crashed): unmount that mount and "
+			"mount the array again\n", target);
+		return CTL_EXIT_COMM;
+	}
 	if (ret) {
 		fprintf(stderr, CTL_PROG ": %s: %s\n", target, ret == -ENOENT ?
 			"not a mounted raidfs filesystem" : strerror(-ret));
 		return ret == -EACCES ? CTL_EXIT_PERM : CTL_EXIT_NOT_MOUNTED;
+	}
+	if (ctl_mount_dead(mp)) {
+		ctl_dead_say(mp);
+		return CTL_EXIT_COMM;
 	}
 	socks = ctl_sockets_list();
 	for (size_t i = 0; socks && socks[i]; i++) {

@@ -244,6 +244,17 @@ static int status_all(json_object *arrays)
 	free(socks);
 	if (ret == CTL_EXIT_PERM)
 		fprintf(stderr, CTL_PROG ": permission denied (root only)\n");
+	/* mounts no socket answers for: their daemons are gone */
+	socks = ctl_mounts_list();
+	for (size_t i = 0; socks && socks[i]; i++) {
+		if (ctl_mount_dead(socks[i])) {
+			ctl_dead_say(socks[i]);
+			if (ret == CTL_EXIT_OK)
+				ret = CTL_EXIT_COMM;
+		}
+		free(socks[i]);
+	}
+	free(socks);
 	return ret;
 }
 

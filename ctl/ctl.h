@@ -47,6 +47,12 @@ int ctl_connect(const char *target, struct ctl_conn *c);
  * list, NULL-terminated); NULL when there is none (or on error). */
 char **ctl_sockets_list(void);
 int ctl_connect_path(const char *path, struct ctl_conn *c);
+/* Every fuse.raidfs mount point in the mount table (malloc'd list,
+ * NULL-terminated, or NULL); whether one's daemon is gone (a dead mount:
+ * ENOTCONN), and the message that says so. */
+char **ctl_mounts_list(void);
+bool ctl_mount_dead(const char *mp);
+void ctl_dead_say(const char *mp);
 void ctl_close(struct ctl_conn *c);
 /*
  * Sends r and waits for its reply: CTL_EXIT_OK with *result (the

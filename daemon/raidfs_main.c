@@ -340,8 +340,14 @@ static int mountpoint_resolve(const char *path, char **abs)
 
 	*abs = NULL;
 	if (stat(path, &st)) {
-		rfs_log(LOG_ERR, "mount point %s: %s", path, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		/* ENOTCONN: a FUSE mount whose daemon died is still there */
+		rfs_log(LOG_ERR, "mount point %s: %s%s", path, strerror(err),
+			err == ENOTCONN ? " (a FUSE mount whose daemon is "
+			"gone is still there: unmount it first, umount "
+			"MOUNTPOINT)" : "");
+		return -err;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		rfs_log(LOG_ERR, "mount point %s is not a directory", path);

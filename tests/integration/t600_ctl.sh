@@ -318,4 +318,22 @@ assert len(seqs) == 1024, len(seqs)
 assert seqs == list(range(seqs[0], seqs[0] + 1024)), "not in order"
 ' "$T/events.json" || t_fail "history: $(wc -l <"$T/events.json") events"
 t_umount "$M"
+
+t_log "the daemon killed: raidfsctl and a new mount say the mount is dead"
+t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+pid=${T_PID_OF[$M]}
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+unset "T_PID_OF[$M]"
+for args in "status $M" "status $M/" "status $M/sub" "status" "scrub start $M"; do
+	expect_rc 5 "$CTL" $args
+	grep -q "^raidfsctl: $M: mounted, but the raidfs daemon that served it is gone" "$T/err" ||
+		t_fail "raidfsctl $args on a dead mount: $(cat "$T/err")"
+done
+expect_rc 32 "$RAIDFS" "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+grep -q "unmount it first" "$T/err" || t_fail "mount on a dead mount: $(cat "$T/err")"
+umount "$M" || t_fail "umount of the dead mount"
+t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+"$CTL" status "$M" >"$T/out" || t_fail "status after the remount: $(cat "$T/out")"
+t_umount "$M"
 exit 0
