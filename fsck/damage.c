@@ -102,6 +102,9 @@ static void damage_none(struct fsck *f)
 			 "and were verified against redundancy only (fsck -y "
 			 "records their checksums)",
 			 (unsigned long long)f->unverified);
+	else if (f->split)
+		fsck_msg("  nothing in this array is lost; the writes made on "
+			 "the split brain's other side (phase 1) are not in it");
 	else
 		fsck_msg("  no data lost");
 }

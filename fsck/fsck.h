@@ -106,6 +106,8 @@ struct fsck {
 	const char *named[RC_MAX_MEMBERS];
 	int nnamed;
 	int unplanned;          /* slots not active that the plan leaves */
+	bool split;             /* a device of SOURCE is a split brain's
+				   other side (target.c) */
 	bool array_clean;       /* every member's superblock said clean */
 	bool errors_recorded;   /* some member's superblock has ERRORS */
 	bool fs_clean;

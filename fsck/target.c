@@ -246,7 +246,23 @@ static const char *stale_spare(const struct fsck *f, int slot)
 	return NULL;
 }
 
-/* A device of SOURCE for slot: its stale former member, else a blank one. */
+/* The device of SOURCE that is slot's other side of a split brain (the
+ * assembly left it out: rc_array_split_member), or NULL. */
+static const char *split_dev(const struct fsck *f, int slot)
+{
+	for (int i = 0; i < f->ndevs; i++) {
+		const struct fsck_dev *d = &f->devs[i];
+
+		if (d->ret == 0 && is_ours(f, &d->p) &&
+		    d->p.role == (uint32_t)slot &&
+		    rc_array_split_member(f->array, d->p.member_uuid))
+			return d->path;
+	}
+	return NULL;
+}
+
+/* A device of SOURCE for slot: its stale former member, else a blank one;
+ * never a split brain's other side, whose writes a rebuild would destroy. */
 static const char *candidate_find(struct fsck *f, int slot,
 				  enum fsck_rebuild_kind *kind)
 {
@@ -258,6 +274,7 @@ static const char *candidate_find(struct fsck *f, int slot,
 		if (d->ret == 0 && !d->shrunk && is_ours(f, &d->p) &&
 		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
 		    d->path != held &&
+		    !rc_array_split_member(f->array, d->p.member_uuid) &&
 		    candidate_check(f, d->path, false) == 0) {
 			*kind = FSCK_RB_STALE;
 			return d->path;
@@ -320,9 +337,21 @@ static void implicit_plan(struct fsck *f)
 	struct fsck_rebuild e;
 
 	for (uint32_t s = 0; s < f->info.members; s++) {
+		const char *split;
+
 		if (rc_array_member_status(f->array, (int)s, &st) ||
 		    st.state == RC_MEMBER_ACTIVE)
 			continue;
+		if ((split = split_dev(f, (int)s))) {
+			fsck_msg("  slot %u: %s is the other side of a SPLIT "
+				 "BRAIN (each side was mounted on its own and "
+				 "written): its writes are not in this array. "
+				 "Not rebuilt over without --rebuild %s; to keep "
+				 "them, mount it alone (-o degraded=allow) and "
+				 "copy them off first", s, split, split);
+			f->status |= FSCK_UNCORRECTED;
+			f->split = true;
+		}
 		e = (struct fsck_rebuild){ .slot = (int)s };
 		if (st.state == RC_MEMBER_REBUILDING)
 			e.kind = FSCK_RB_RESUME;

@@ -176,6 +176,10 @@ struct rc_array {
 	struct rc_dev *spare[RC_MAX_SPARES];
 	struct rc_sb spare_sb[RC_MAX_SPARES];
 	int nspares;
+	/* member uuids of devices left out as a split brain's other side
+	 * (assemble.c cand_diverged); set at assembly only */
+	uint8_t split[RC_MAX_MEMBERS][RC_UUID_SIZE];
+	int nsplit;
 	const struct rc_parity_ops *par;
 	uint32_t ndata, nred;           /* data columns, redundancy */
 	uint32_t stripe_blocks;

@@ -35,6 +35,8 @@ struct cand {
 	bool ok;
 	uint32_t back;                  /* slot + 1 it may catch up in, 0:
 					   none (RC_ASSEMBLE_CATCHUP) */
+	uint32_t left;                  /* slot + 1 it was left out of as
+					   stale (said by left_say) */
 };
 
 static void leave_out(struct cand *c, const char *why)
@@ -332,11 +334,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				   cand_may_return(c, i, s, sl, catchup)) {
 				c[i].back = s + 1;
 			} else {
-				rc_log("%s: left out: stale (slot %u is %s in "
-				       "the newest superblock)", c[i].dev->name,
-				       s, a->m[s].dev && sl->state ==
-				       RC_MEMBER_ACTIVE ? "taken" :
-				       rc_member_state_name(sl->state));
+				c[i].left = s + 1;
 			}
 			c[i].ok = false;
 		}
@@ -349,6 +347,78 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 		a->repl.src = a->m[a->repl.slot].dev;
 }
 
+/*
+ * Did c's array run without every member the newest superblock has now?
+ * Each superblock update reaches every member present, so within one
+ * history the member that left first still calls the others active: its
+ * last superblock was written while they were there.  A member whose own
+ * superblock calls every member placed now missing or faulty (those it
+ * knew: a slot since given to a new member says nothing) was assembled
+ * without them, as they were without it: two histories, a split brain -
+ * each side mounted degraded on its own and written.  Its writes are in
+ * no superblock of this side; rebuilding or catching it up would destroy
+ * them.
+ */
+static bool cand_diverged(const struct rc_array *a, const struct cand *c)
+{
+	bool known = false;
+
+	for (uint32_t s = 0; s < a->sb.members && s < RC_SB_SLOTS; s++) {
+		enum rc_member_state st = c->sb.slots[s].state;
+
+		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE ||
+		    memcmp(c->sb.slots[s].uuid, a->m[s].uuid, RC_UUID_SIZE))
+			continue;
+		known = true;
+		if (st == RC_MEMBER_ACTIVE || st == RC_MEMBER_REBUILDING)
+			return false;
+	}
+	return known;
+}
+
+/* Notes c as a split brain's other side (rc_array_split_member). */
+static void split_note(struct rc_array *a, const struct cand *c, uint32_t s)
+{
+	rc_log("%s: left out: SPLIT BRAIN - slot %u was assembled without "
+	       "every member this array runs on now (its own superblock, "
+	       "events %llu, calls them missing), as they were without it: "
+	       "each side was mounted on its own and written. Its writes "
+	       "since are not in this array, and it is never rebuilt or "
+	       "caught up over unless named (raidfsctl add, fsck.raidfs "
+	       "--rebuild); to keep them, mount it alone (-o degraded=allow) "
+	       "and copy them off first", c->dev->name, s,
+	       (unsigned long long)c->sb.events);
+	if (a->nsplit < RC_MAX_MEMBERS)
+		memcpy(a->split[a->nsplit++], c->sb.member_uuid, RC_UUID_SIZE);
+}
+
+/* What place() left out as stale, said once every slot is placed. */
+static void left_say(struct rc_array *a, struct cand *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t s = c[i].left - 1;
+
+		if (!c[i].left || !c[i].dev)
+			continue;
+		if (cand_diverged(a, &c[i]))
+			split_note(a, &c[i], s);
+		else
+			rc_log("%s: left out: stale (slot %u is %s in the "
+			       "newest superblock)", c[i].dev->name, s,
+			       a->m[s].dev && a->sb.slots[s].state ==
+			       RC_MEMBER_ACTIVE ? "taken" :
+			       rc_member_state_name(a->sb.slots[s].state));
+	}
+}
+
+bool rc_array_split_member(const struct rc_array *a, const uint8_t *uuid)
+{
+	for (int i = 0; i < a->nsplit; i++)
+		if (!memcmp(a->split[i], uuid, RC_UUID_SIZE))
+			return true;
+	return false;
+}
+
 /* Step 5, after the start (replay done, nothing written): a former member
  * whose absence the write-intent record covers takes its slot back as a
  * catch-up; one it does not cover is left out, stale, as before. */
@@ -359,7 +429,9 @@ static void returning_place(struct rc_array *a, struct cand *c, int n)
 
 		if (!c[i].back || !c[i].dev)
 			continue;
-		if (!a->m[s].dev && rc_wi_covers(a, &c[i].sb)) {
+		if (cand_diverged(a, &c[i])) {
+			split_note(a, &c[i], s);
+		} else if (!a->m[s].dev && rc_wi_covers(a, &c[i].sb)) {
 			rc_member_catchup_begin(a, (int)s, c[i].dev, &c[i].sb);
 			rc_csum_drop_slot(a, (int)s);
 			c[i].dev = NULL;
@@ -456,6 +528,7 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		flags |= RC_ASSEMBLE_RDONLY;
 	place(a, c, n, (flags & RC_ASSEMBLE_CATCHUP) &&
 	      !(flags & RC_ASSEMBLE_RDONLY));
+	left_say(a, c, n);
 	a->g.members = a->sb.members;
 	a->g.level = a->sb.level;
 	a->g.chunk_blocks = a->sb.chunk_blocks;

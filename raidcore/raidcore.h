@@ -325,6 +325,14 @@ int rc_array_info(struct rc_array *a, struct rc_info *info);
 /* After a check that left nothing wrong: the ERRORS flag goes, and with
  * counters the members' error counters too; written to the superblocks. */
 int rc_array_clear_errors(struct rc_array *a, bool counters);
+/*
+ * Was the device of member uuid left out at assembly as a split brain's
+ * other side: assembled without every member placed now, as they were
+ * without it (each side mounted degraded on its own and written)?  Its
+ * writes are in no superblock of this array: nothing may rebuild over it
+ * unless an administrator names it.
+ */
+bool rc_array_split_member(const struct rc_array *a, const uint8_t *uuid);
 int rc_array_member_status(struct rc_array *a, int slot,
 			   struct rc_member_status *st);
 

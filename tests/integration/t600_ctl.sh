@@ -250,11 +250,12 @@ grep -q "RebuildFinished slot=0 .*catch-up: [1-9][0-9]* regions" "$T/events" || 
 	t_fail "no catch-up counted: $("$CTL" events "$M")"
 
 t_log "a scrub running at unmount goes on at the next mount, from where it was"
-"$CTL" set "$M" rebuild-speed-max=4M >/dev/null || t_fail "set"
+# 2 MiB/s: 12 s for the members' 24 MiB, long enough on a loaded machine
+"$CTL" set "$M" rebuild-speed-max=2M >/dev/null || t_fail "set"
 "$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
 sleep 0.6
 "$CTL" scrub status "$M" | grep -q "scrub: running" || t_fail "scrub: $("$CTL" scrub status "$M")"
-# its rate and time left, as a rebuild's (held at 4 MiB/s by the limit)
+# its rate and time left, as a rebuild's (held at 2 MiB/s by the limit)
 validate
 "$PY" -c '
 import json, sys
@@ -281,7 +282,7 @@ assert sc["report"]["stripes"] == sc["total_stripes"] == sc["last"]["stripes"], 
 assert sc["last"]["repaired"] == 0, sc
 ' "$T/status.json" || t_fail "the resumed scrub: $(cat "$T/status.json")"
 # one stopped by `scrub stop` waits, across a remount, for `scrub start`
-"$CTL" set "$M" rebuild-speed-max=4M >/dev/null || t_fail "set"
+"$CTL" set "$M" rebuild-speed-max=2M >/dev/null || t_fail "set"
 "$CTL" scrub start "$M" >/dev/null || t_fail "scrub start"
 sleep 0.4
 "$CTL" scrub stop "$M" >/dev/null || t_fail "scrub stop"
@@ -305,8 +306,9 @@ for i in range(1100):
     s.send(json.dumps({"proto": 1, "cmd": "test-alert"}).encode())
     assert json.loads(s.recv(65536))["errno"] == 0
 ' "/run/raidfs/$uuid.sock" || t_fail "1100 test-alerts over one connection"
-# (the events thread names them after the replies: under load it lags)
-for i in $(seq 100); do
+# (the events thread names them after the replies: under load it lags,
+# 847 of 1100 after 10 s once, at a load of 6 on 2 CPUs)
+for i in $(seq 600); do
 	"$CTL" events --json "$M" >"$T/events.json" || t_fail "events after 1100 more"
 	[ "$(wc -l <"$T/events.json")" -ge 1024 ] && break
 	sleep 0.1
