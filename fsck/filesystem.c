@@ -8,6 +8,7 @@
  * read-only scan decides the exit status and feeds the damage report.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bdev.h"
@@ -17,9 +18,42 @@
 
 #define REPAIR_ROUNDS 12
 
+/*
+ * The scan names each problem with the fix -y makes ("...: emptied").
+ * Whether it is made is known only after the scan (-n never, -p only when
+ * nothing would be lost), so the sentences wait in f->said and are told
+ * then, a fix not made marked so, as e2fsck's "Fix? no".
+ */
 static void log_problem(void *arg, const char *msg)
 {
-	fsck_msg("  %s", msg);
+	struct fsck *f = arg;
+	char **grown;
+
+	if (f->nsaid == f->saidcap) {
+		grown = realloc(f->said, (f->saidcap * 2 + 16) * sizeof(*grown));
+		if (!grown) {
+			fsck_msg("  %s", msg);
+			return;
+		}
+		f->said = grown;
+		f->saidcap = f->saidcap * 2 + 16;
+	}
+	f->said[f->nsaid] = strdup(msg);
+	if (f->said[f->nsaid])
+		f->nsaid++;
+	else
+		fsck_msg("  %s", msg);
+}
+
+static void said_flush(struct fsck *f, const char *suffix)
+{
+	for (size_t i = 0; i < f->nsaid; i++) {
+		fsck_msg("  %s%s", f->said[i], suffix);
+		free(f->said[i]);
+	}
+	free(f->said);
+	f->said = NULL;
+	f->nsaid = f->saidcap = 0;
 }
 
 static void log_quiet(void *arg, const char *msg)
@@ -138,6 +172,7 @@ static int final_scan(struct fsck *f, bool after_repair)
 		return 0;
 	}
 	ret = scan_ro(f, fs, after_repair, &r, &problems);
+	said_flush(f, " - not repaired");
 	if (!ret && after_repair)
 		counts_print(r);
 	if (!ret && problems)
@@ -171,15 +206,19 @@ int fsck_filesystem(struct fsck *f)
 			 f->o.mode == FSCK_MODE_NO ? " (in memory)" : "");
 	ret = scan_ro(f, fs, true, &r, &problems);
 	if (!ret) {
-		counts_print(r);
 		fix = problems && f->o.mode == FSCK_MODE_YES;
-		if (problems && f->o.mode == FSCK_MODE_PREEN) {
+		if (problems && f->o.mode == FSCK_MODE_PREEN)
 			fix = preen_may_fix(r);
-			if (!fix)
-				fsck_msg("  UNEXPECTED INCONSISTENCY: repairing "
-					 "would lose data; run " FSCK_PROG
-					 " -y by hand");
-		}
+	}
+	said_flush(f, fix ? "" : f->o.mode == FSCK_MODE_NO ?
+		   " - not done: -n changes nothing" :
+		   " - not done: -p repairs only what loses nothing");
+	if (!ret) {
+		counts_print(r);
+		if (problems && f->o.mode == FSCK_MODE_PREEN && !fix)
+			fsck_msg("  UNEXPECTED INCONSISTENCY: repairing "
+				 "would lose data; run " FSCK_PROG
+				 " -y by hand");
 	}
 	if (!ret && !fix)
 		ret = fsck_damage(f, fs, r);

@@ -108,6 +108,9 @@ struct fsck {
 	int unplanned;          /* slots not active that the plan leaves */
 	bool split;             /* a device of SOURCE is a split brain's
 				   other side (target.c) */
+	char **said;            /* phase 3's findings, told once it is
+				   known whether they are fixed */
+	size_t nsaid, saidcap;
 	bool array_clean;       /* every member's superblock said clean */
 	bool errors_recorded;   /* some member's superblock has ERRORS */
 	bool fs_clean;

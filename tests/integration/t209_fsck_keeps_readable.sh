@@ -55,9 +55,12 @@ lose_dirnode() {
 for round in 1 2; do
 	# first a directory below the root, then the root itself
 	lose_dirnode $round "$([ $round -eq 1 ] && echo '[2-9][0-9]*' || echo 1)"
+	# -n says what -y would do, and that it did not
+	grep -q "name tree unreadable: emptied - not done: -n changes nothing$" "$T/probe" ||
+		{ cat "$T/probe"; t_fail "round $round: fsck -n told a fix as done"; }
 	readable "$T/before"
 	rc=0; "$FSCK" -y -f "$IMGS" >"$T/out" 2>&1 || rc=$?
-	grep -q "name tree unreadable: emptied" "$T/out" || { cat "$T/out"; t_fail "round $round: nothing repaired"; }
+	grep -q "name tree unreadable: emptied$" "$T/out" || { cat "$T/out"; t_fail "round $round: nothing repaired"; }
 	# Known limitation (raidcore): a write to a row that holds a block it
 	# cannot rebuild fails with EIO, so a repair whose writes land in the
 	# lost block's row cannot finish.  What reads must still read.
