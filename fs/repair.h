@@ -67,6 +67,10 @@ uint64_t fs_repair_unfixable(const struct fs_repair *r);
  */
 int fs_repair_apply(struct fs *fs, struct fs_repair *r, uint64_t *fixed);
 
+/* Is blk in the data area and used by nothing the scan reached?  Only
+ * after a scan that went through (fs_repair_scan returned 0). */
+bool fs_repair_block_free(const struct fs_repair *r, uint64_t blk);
+
 /* The path of an inode the scan reached ("/a/b"), or "inode N". */
 void fs_repair_path(const struct fs_repair *r, uint64_t ino, char *buf,
 		    size_t len);

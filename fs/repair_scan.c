@@ -669,6 +669,12 @@ void fs_repair_free(struct fs_repair *r)
 	free(r);
 }
 
+bool fs_repair_block_free(const struct fs_repair *r, uint64_t blk)
+{
+	return blk >= fs_le64(r->fs->sb.data_start) && blk < r->nblocks &&
+	       !rp_bit(r->used, blk);
+}
+
 static int rp_run(struct fs_repair *r)
 {
 	uint64_t i;

@@ -109,6 +109,93 @@ static void damage_none(struct fsck *f)
 		fsck_msg("  no data lost");
 }
 
+/*
+ * Blocks phase 2 could not rebuild that nothing uses (free space, as the
+ * scan of phase 3 found it) hold nothing to lose: -y and -p write zeros
+ * over them, with new checksums and parity, so that they stop failing
+ * every check and scrub (e2fsck and ZFS never fail over free space).  A
+ * write into a row that holds another block the array cannot rebuild may
+ * fail; that block stays as it is, told.
+ */
+static bool bad_listed(const struct fsck *f, uint64_t blk)
+{
+	for (uint64_t i = 0; i < f->nbad; i++)
+		if (f->bad[i] == blk)
+			return true;
+	return false;
+}
+
+/*
+ * A write into a row with another block the array cannot rebuild fails
+ * (its parity update needs that block), so such a block is rewritten
+ * with its whole stripe, which needs no old contents: the stripe's other
+ * blocks read, every lost free one zeros.  0, or -EIO when some block of
+ * the stripe is lost and in use (it stays an error, never zeros).
+ */
+static int stripe_rewrite(struct fsck *f, struct fs_repair *r, uint64_t blk)
+{
+	uint64_t n = f->info.stripe_blocks ? f->info.stripe_blocks : 1;
+	uint64_t first = blk / n * n;
+	uint8_t *buf;
+	int ret = 0;
+
+	if (posix_memalign((void **)&buf, 4096, n * FS_BLOCK_SIZE))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n && !ret; i++) {
+		uint8_t *b = buf + i * FS_BLOCK_SIZE;
+
+		if (bad_listed(f, first + i) && fs_repair_block_free(r, first + i))
+			memset(b, 0, FS_BLOCK_SIZE);
+		else
+			ret = rc_read(f->array, first + i, 1, b);
+	}
+	if (!ret)
+		ret = rc_write(f->array, first, (uint32_t)n, buf);
+	free(buf);
+	return ret;
+}
+
+static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
+{
+	uint64_t done = 0, failed = 0;
+	void *zero;
+
+	if (f->o.mode == FSCK_MODE_NO || !f->nbad ||
+	    posix_memalign(&zero, 4096, FS_BLOCK_SIZE))
+		return;
+	memset(zero, 0, FS_BLOCK_SIZE);
+	for (uint64_t i = 0; i < f->nbad; i++) {
+		if (!fs_repair_block_free(r, f->bad[i]))
+			continue;
+		if (rc_write(f->array, f->bad[i], 1, zero) == 0 ||
+		    stripe_rewrite(f, r, f->bad[i]) == 0)
+			done++;
+		else
+			failed++;
+	}
+	free(zero);
+	if (done && rc_flush(f->array)) {
+		failed += done;
+		done = 0;
+	}
+	if (done || failed)
+		fsck_msg("  %llu blocks that could not be reconstructed are in "
+			 "free space: %llu rewritten as zeros%s",
+			 (unsigned long long)(done + failed),
+			 (unsigned long long)done, failed ?
+			 " (the others' writes failed: their rows hold more "
+			 "than the array can rebuild)" : "");
+	f->unrecoverable -= done < f->unrecoverable ? done : f->unrecoverable;
+	/* every block phase 2 lost was in free space and is rewritten:
+	 * nothing of what it counted is left (its reads included) */
+	if (done == f->nbad && f->bad_all) {
+		f->unrecoverable = f->conflicts = 0;
+		f->free_rewritten = true;
+	}
+	if (done)
+		f->status |= FSCK_CORRECTED;
+}
+
 int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 {
 	struct damage d = { .f = f, .r = r };
@@ -116,9 +203,13 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	int ret;
 
 	fsck_phase(4, "Damage report");
+	free_bad_rewrite(f, r);
 	/* reads that failed for lack of redundancy (phase 3's, this one's) */
 	if (rc_array_info(f->array, &info))
 		info.unrecoverable = 0;
+	/* phase 2's failed reads, when phase 4 rewrote all it lost */
+	if (f->free_rewritten && info.unrecoverable >= f->reads_lost)
+		info.unrecoverable -= f->reads_lost;
 	if (!f->unrecoverable && !f->conflicts && !info.unrecoverable) {
 		damage_none(f);
 		return 0;

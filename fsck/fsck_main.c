@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 		f.status |= FSCK_OPERATIONAL;
 	fsck_msg("%s: %s", f.o.source, verdict(f.status));
 	free(f.devs);
+	free(f.bad);
 	config_source_free(&f.src);
 	config_opts_free(&f.co);
 	return f.status;

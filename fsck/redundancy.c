@@ -7,11 +7,14 @@
  * that one.  The per-member counts come from rc_array_member_status.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fsck.h"
 #include "bdev.h"
 #include "fs.h"
+
+#define BAD_MAX 65536           /* blocks listed for phase 4 */
 
 struct counts {
 	uint64_t read, csum, write, repaired;
@@ -67,6 +70,7 @@ int fsck_redundancy(struct fsck *f)
 	struct fsck_progress p;
 	struct counts before[RC_MAX_MEMBERS];
 	struct rc_scrub_report r;
+	struct rc_info info;
 	double t0;
 	int ret;
 
@@ -74,7 +78,10 @@ int fsck_redundancy(struct fsck *f)
 	counts_get(f, before);
 	fsck_progress_init(&p, "scrub", fsck_member_bytes(&f->info), !repair);
 	t0 = fsck_now();
-	ret = rc_scrub(f->array, repair, &r, fsck_progress_cb, &p);
+	f->bad = calloc(BAD_MAX, sizeof(*f->bad));
+	ret = rc_scrub_list(f->array, repair, &r, f->bad, f->bad ? BAD_MAX : 0,
+			    fsck_progress_cb, &p);
+	f->nbad = f->bad ? (r.nbad < BAD_MAX ? r.nbad : BAD_MAX) : 0;
 	fsck_progress_end(&p);
 	if (ret) {
 		fsck_err("scrub failed: %s", strerror(-ret));
@@ -110,8 +117,14 @@ int fsck_redundancy(struct fsck *f)
 		fsck_msg("  %llu blocks whose checksum, contents and "
 			 "redundancy all disagree were left as they are",
 			 (unsigned long long)r.conflicts);
-	if (r.unrecoverable || r.parity_mismatches || r.conflicts)
+	/* Blocks it could not rebuild: phase 4 decides (those in free space
+	 * are rewritten by -y and -p). */
+	if (r.parity_mismatches ||
+	    ((r.unrecoverable || r.conflicts) && !repair))
 		f->status |= FSCK_UNCORRECTED;
+	f->bad_all = r.nbad <= f->nbad;
+	if (!rc_array_info(f->array, &info))
+		f->reads_lost = info.unrecoverable;
 	if (r.csum_errors + r.read_errors + r.unverified > r.unrecoverable)
 		f->status |= repair ? FSCK_CORRECTED : FSCK_UNCORRECTED;
 	/* What to do about it: what phase 1 planned for fsck -y, unless
