@@ -168,6 +168,21 @@ static char *scrub_answer(struct control *c, const struct ctl_request *r)
 	return ctl_reply_encode(ret, msg, NULL);
 }
 
+/*
+ * Is path on this array's own filesystem?  Its writes would come back
+ * through the mount into the array that makes them: the first flush
+ * waits on itself and the daemon hangs, unkillable (a tester's
+ * `raidfsctl add /srv/data /srv/data/spare.img`).  The stats reach this
+ * daemon's FUSE threads, not the control thread.
+ */
+static bool on_own_mount(const char *mountpoint, const char *path)
+{
+	struct stat dev, mnt;
+
+	return path[0] && stat(path, &dev) == 0 &&
+	       stat(mountpoint, &mnt) == 0 && dev.st_dev == mnt.st_dev;
+}
+
 static char *request_answer(struct control *c, struct ctl_client *cl,
 			    const char *buf, size_t len)
 {
@@ -188,6 +203,19 @@ static char *request_answer(struct control *c, struct ctl_client *cl,
 		return scrub_answer(c, &r);
 	case CTL_EVENTS:
 		return ctl_reply_encode(0, NULL, events_begin(c, cl, r.follow));
+	case CTL_ADD:
+	case CTL_REPLACE:
+		if (on_own_mount(c->mountpoint, r.cmd == CTL_ADD ? r.arg :
+				 r.device)) {
+			snprintf(msg, sizeof(msg), "%.200s is on this array's "
+				 "own filesystem (%.200s): a member cannot live "
+				 "on the array it serves", r.cmd == CTL_ADD ?
+				 r.arg : r.device, c->mountpoint);
+			rfs_log(LOG_WARNING, "raidfsctl %s: %s",
+				ctl_cmd_name(r.cmd), msg);
+			return ctl_reply_encode(-EINVAL, msg, NULL);
+		}
+		/* fall through */
 	default:
 		ret = ctl_cmd_run(c->p.array, c->ev, &r, msg, sizeof(msg));
 		if (ret == 0 && r.cmd == CTL_CLEAR && c->damage)

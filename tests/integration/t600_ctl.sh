@@ -63,6 +63,15 @@ expect_rc 1 "$CTL" set "$M" rebuild-speed-min=2M rebuild-speed-max=1M
 truncate -s 1M "$T/small.img"
 expect_rc 1 "$CTL" add "$M" "$T/small.img"
 grep -q "too small" "$T/err" || t_fail "small device: $(cat "$T/err")"
+# a device on the array's own filesystem (its writes would come back
+# through the mount: the daemon hung, unkillable, before it was refused)
+truncate -s 24M "$M/self.img"
+ln -s "$M/self.img" "$T/self-link.img"
+expect_rc 1 timeout 30 "$CTL" add "$M" "$M/self.img"
+grep -q "on this array's own filesystem" "$T/err" || t_fail "add onto itself: $(cat "$T/err")"
+expect_rc 1 timeout 30 "$CTL" replace "$M" 1 "$T/self-link.img"
+grep -q "on this array's own filesystem" "$T/err" || t_fail "replace onto itself: $(cat "$T/err")"
+rm "$M/self.img" "$T/self-link.img"
 mkfs.ext4 -q -F "$T/small.img" >/dev/null 2>&1 || t_fail "mkfs.ext4"
 truncate -s 24M "$T/small.img"
 expect_rc 1 "$CTL" add "$M" "$T/small.img"
