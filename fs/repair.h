@@ -46,6 +46,7 @@ struct fs_repair_counts {
 	uint64_t dangling;      /* entries to remove */
 	uint64_t types;         /* entry types to correct */
 	uint64_t maps;          /* unreadable maps to empty */
+	uint64_t cleared;       /* damaged or unreadable inodes to clear */
 	uint64_t counts;        /* inodes whose nlink/blocks/entries/parent
 				   disagree */
 	uint64_t unreachable;   /* in-use inodes for lost+found */

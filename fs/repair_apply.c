@@ -245,6 +245,13 @@ static int clear_slot(struct fs_repair *r, uint64_t ino)
 		return err;
 	err = fs_ichunk_blk(fs, ino) ? bc_read(fs, fs_ichunk_blk(fs, ino),
 					       FS_BUF_ITABLE, &b) : -ENOENT;
+	/* unreadable: every inode in it was lost; it is written anew, all
+	 * free (the scan cleared each in-use one; the chunk map follows) */
+	if (err == -EIO) {
+		err = bc_new(fs, fs_ichunk_blk(fs, ino), &b);
+		if (!err)
+			b->kind = FS_BUF_ITABLE;
+	}
 	if (!err) {
 		fs_tx_dirty(fs, tx, b);
 		memset(b->data + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE,

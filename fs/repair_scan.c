@@ -109,10 +109,19 @@ static int scan_table(struct fs_repair *r)
 		err = rp_inode_read(r->fs, ino, &d);
 		if (err == -ENOENT)
 			continue;
-		if (err == -EUCLEAN) {
+		/* A table block that cannot be read (beyond redundancy)
+		 * loses the inodes the chunk map says are in it, no more:
+		 * each is cleared as a damaged one, and the scan goes on (it
+		 * stopped the whole check). */
+		if (err == -EIO && !(r->ibits[ino / 16] >> (ino % 16) & 1))
+			continue;
+		if (err == -EUCLEAN || err == -EIO) {
 			r->st[ino] = RP_BAD;
-			rp_say(r, "inode %llu is damaged (checksum): cleared",
-			       (unsigned long long)ino);
+			rp_say(r, "inode %llu is %s: cleared",
+			       (unsigned long long)ino, err == -EIO ?
+			       "unreadable (its table block cannot be read)" :
+			       "damaged (checksum)");
+			r->c.cleared++;
 			err = rp_fix_add(r, RP_FIX_CLEAR, ino, 0, NULL);
 			if (err)
 				return err;

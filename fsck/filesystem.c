@@ -119,7 +119,8 @@ static bool preen_may_fix(const struct fs_repair *r)
 	struct fs_repair_counts c;
 
 	fs_repair_counts(r, &c);
-	return c.maps == 0;     /* emptying an unreadable map loses data */
+	/* emptying an unreadable map or clearing an inode loses data */
+	return c.maps == 0 && c.cleared == 0;
 }
 
 static int repair_rounds(struct fsck *f)
