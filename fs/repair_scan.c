@@ -102,7 +102,7 @@ static int rp_queue(struct fs_repair *r, uint64_t ino)
 static int scan_table(struct fs_repair *r)
 {
 	struct fs_inode_disk d;
-	uint64_t ino;
+	uint64_t ino, noted = 0;
 	int err;
 
 	for (ino = 1; ino < r->ninodes; ino++) {
@@ -113,8 +113,26 @@ static int scan_table(struct fs_repair *r)
 		 * loses the inodes the chunk map says are in it, no more:
 		 * each is cleared as a damaged one, and the scan goes on (it
 		 * stopped the whole check). */
-		if (err == -EIO && !(r->ibits[ino / 16] >> (ino % 16) & 1))
+		if (err == -EIO && !(r->ibits[ino / 16] >> (ino % 16) & 1)) {
+			/* no inode lost here, but the block still fails
+			 * every read (an inode allocated in it would too):
+			 * written anew, free, once for the block */
+			if (fs_ichunk_blk(r->fs, ino) == noted)
+				continue;
+			noted = fs_ichunk_blk(r->fs, ino);
+			if (r->ibits[ino / 16])
+				continue;       /* its in-use slots clear it */
+			rp_say(r, "inode table block %llu (inodes %llu-%llu, "
+			       "none in use) is unreadable: rewritten",
+			       (unsigned long long)noted,
+			       (unsigned long long)(ino / 16 * 16),
+			       (unsigned long long)(ino / 16 * 16 + 15));
+			r->c.problems++;
+			err = rp_fix_add(r, RP_FIX_CLEAR, ino, 0, NULL);
+			if (err)
+				return err;
 			continue;
+		}
 		if (err == -EUCLEAN || err == -EIO) {
 			r->st[ino] = RP_BAD;
 			rp_say(r, "inode %llu is %s: cleared",

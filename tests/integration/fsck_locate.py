@@ -11,6 +11,8 @@ KIND:
   parity      a block whose row (same offset on every other member) holds
               only test file data: RAID 4/5 parity of full data rows
   inode       the inode table block holding the root (inode 1)
+  inodes:N    the inode table block of chunk N (inodes 16N .. 16N+15): a
+              slot of it holds its own inode number
   dirnode     a directory B+tree node (FBLK header, type 6, tree 2)
   bbitmap     a block bitmap block (type 4)
   ichunks     an inode chunk map node (FBLK header, type 6, tree 5)
@@ -60,6 +62,12 @@ def matcher(kind):
     if kind.startswith("data:"):
         n = int(kind[5:])
         return lambda b: is_data(b, n)
+    if kind.startswith("inodes:"):
+        n = int(kind[7:])
+        return lambda b: any(
+            b[s * 256:s * 256 + 2] == b"IN" and
+            struct.unpack_from("<Q", b, s * 256 + 24)[0] == 16 * n + s
+            for s in range(16))
     return {
         "anydata": lambda b: is_data(b),
         "inode": lambda b: b[256:258] == b"IN" and

@@ -1,0 +1,58 @@
+#!/bin/bash
+# An inode table block lost beyond redundancy (RAID 0: one member's copy
+# damaged): fsck loses the inodes in it and nothing more.
+#  - -n names each as cleared, "not done", and writes nothing; exit 4;
+#  - -p refuses (clearing inodes loses files): UNEXPECTED INCONSISTENCY;
+#  - -y clears them, removes the entries naming them, goes on with the
+#    rest (the read error used to stop the whole scan: exit 12, nothing
+#    repaired) and writes the block anew; the next -n -f is clean;
+#  - every file outside the lost chunk reads back intact.
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
+t_setup
+
+LOC=("$PY" "$TESTS_DIR/fsck_locate.py")
+t_images 3 64M
+t_mkfs 0 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$T/mnt"
+mkdir "$T/mnt/d"
+for i in $(seq 1 60); do echo "file $i" >"$T/mnt/d/f$i"; done
+t_umount "$T/mnt"
+
+# chunk 2 holds inodes 32..47: some of the files
+# the last hit: the first are copies in the filesystem's journal
+read -r img off < <("${LOC[@]}" inodes:2 "${IMG_LIST[@]}" | tail -n 1)
+[ -n "$img" ] || t_fail "chunk 2's table block not found"
+t_log "inode chunk 2 at $(basename "$img") $off"
+"$PY" - "$img" "$off" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+with open(p, "r+b") as f:
+    f.seek(off + 4000)
+    f.write(b"X" * 64)
+PY
+
+sha256sum "${IMG_LIST[@]}" >"$T/sums"
+f_rc 4 -n -f "$IMGS"
+grep -q "inode 3[2-9] is unreadable (its table block cannot be read): cleared - not done: -n changes nothing" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -n: the lost inodes not named"; }
+sha256sum -c --quiet "$T/sums" || t_fail "fsck -n wrote"
+f_rc 4 -p -f "$IMGS"
+grep -q "UNEXPECTED INCONSISTENCY" "$T/out" || { cat "$T/out"; t_fail "fsck -p cleared inodes"; }
+f_rc "1 5" -y -f "$IMGS"
+grep -q "repaired: [1-9][0-9]* changes" "$T/out" || { cat "$T/out"; t_fail "fsck -y repaired nothing"; }
+f_rc 0 -n -f "$IMGS"
+grep -q "reached; 0 problems" "$T/out" || { cat "$T/out"; t_fail "not clean after fsck -y"; }
+
+t_log "the files outside the lost chunk read back"
+t_mount "$IMGS" "$T/mnt" -o ro
+kept=0
+for i in $(seq 1 60); do
+	[ -e "$T/mnt/d/f$i" ] || continue
+	[ "$(cat "$T/mnt/d/f$i")" = "file $i" ] || t_fail "d/f$i reads wrong"
+	kept=$((kept + 1))
+done
+t_umount "$T/mnt"
+[ $kept -ge 40 ] && [ $kept -lt 60 ] || t_fail "$kept of 60 files kept (one chunk of 16 lost)"
+t_log "  $kept of 60 files kept"
+exit 0
