@@ -40,12 +40,14 @@ static void last_print(json_object *last)
 	printf("  last scrub: finished %s (%" PRIu64 " s): %" PRIu64
 	       " stripes, %" PRIu64 " checksum errors, %" PRIu64
 	       " read errors, %" PRIu64 " repaired, %" PRIu64
-	       " unrecoverable\n", date_of(t1, when, sizeof(when)),
+	       " unrecoverable, %" PRIu64 " parity mismatches\n",
+	       date_of(t1, when, sizeof(when)),
 	       t1 > t0 ? (t1 - t0 + 500000000u) / 1000000000u : 0,
 	       ctl_json_u64(last, "stripes"),
 	       ctl_json_u64(last, "checksum_errors"),
 	       ctl_json_u64(last, "read_errors"), ctl_json_u64(last, "repaired"),
-	       ctl_json_u64(last, "unrecoverable"));
+	       ctl_json_u64(last, "unrecoverable"),
+	       ctl_json_u64(last, "parity_mismatches"));
 }
 
 void ctl_scrub_print(json_object *sc)
@@ -108,8 +110,10 @@ static int scrub_call(struct ctl_conn *c, const char *action, json_object **res,
 }
 
 /* The end of a waited-for scrub: 0 only when it went through the whole
- * array and lost nothing; 1 when it was stopped, failed or found data it
- * could not repair. */
+ * array and left it whole; 1 when it was stopped, failed, found data it
+ * could not repair, or stripes it could not make redundant again (parity
+ * that disagrees with data that verifies, evidence in conflict: those
+ * stripes would not survive the loss of a member; md's mismatch_cnt). */
 static int scrub_verdict(json_object *sc)
 {
 	json_object *rep = NULL;
@@ -117,7 +121,9 @@ static int scrub_verdict(json_object *sc)
 	json_object_object_get_ex(sc, "report", &rep);
 	if (strcmp(scrub_state(sc), "finished") || ctl_json_has(sc, "error") ||
 	    ctl_json_u64(rep, "unrecoverable") ||
-	    ctl_json_u64(rep, "lost_data_blocks"))
+	    ctl_json_u64(rep, "lost_data_blocks") ||
+	    ctl_json_u64(rep, "parity_mismatches") ||
+	    ctl_json_u64(rep, "conflicts"))
 		return CTL_EXIT_REFUSED;
 	return CTL_EXIT_OK;
 }
