@@ -205,6 +205,13 @@ static void array_summary(struct fsck *f)
 		fsck_msg("  slot %u: %s%s%s", s, state_name(st.state),
 			 st.name[0] ? ", " : "", st.name);
 	}
+	/* fsck does not copy: the daemon's next mount goes on with it */
+	if (f->info.replacing)
+		fsck_msg("  slot %u: an online replacement onto %s was under "
+			 "way (raidfsctl replace): the next mount goes on with "
+			 "it; until it is through, %s is a spare and the slot "
+			 "keeps its device", f->info.replace_slot,
+			 f->info.replace_dev, f->info.replace_dev);
 	if (f->info.was_unclean)
 		fsck_msg("  the array was not shut down cleanly: %llu journal "
 			 "transactions replayed%s",

@@ -108,4 +108,26 @@ for f in a1 a2 a3 a4 w1 w2 w3 w4 w5 w6 w7 w8; do
 	cmp -s "$T/src" "$M/$f" || t_fail "$f differs"
 done
 t_umount "$M"
+
+t_log "a replacement cut short by kill -9: fsck -n tells it, the next mount finishes it"
+truncate -s 16M "$T/y.img"
+t_mount "$T/x0.img:$T/x1.img" "$M"
+dd if="$T/src" of="$M/b1" bs=1M conv=fsync status=none
+"$CTL" set "$M" rebuild-speed-max=1M rebuild-speed-min=1M >/dev/null || t_fail "set"
+"$CTL" replace "$M" 1 "$T/y.img" >/dev/null || t_fail "replace onto y.img"
+sleep 0.5
+pid=${T_PID_OF[$M]}
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+unset "T_PID_OF[$M]"
+umount "$M" || t_fail "umount of the dead mount"
+"$RAIDFS_BIN/fsck.raidfs" -n "$T/x0.img:$T/x1.img:$T/y.img" >"$T/out" 2>&1 || true
+grep -q "slot 1: an online replacement onto .*y.img was under way" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -n did not tell the replacement"; }
+t_mount "$T/x0.img:$T/x1.img:$T/y.img" "$M"
+"$CTL" set "$M" rebuild-speed-max=0 rebuild-speed-min=0 >/dev/null || t_fail "set"
+wait_state clean
+"$CTL" status "$M" | grep -Eq "^ +1  active .*/y.img" || t_fail "slot 1 after the mount: $("$CTL" status "$M")"
+cmp -s "$T/src" "$M/b1" || t_fail "b1 differs"
+t_umount "$M"
 exit 0
