@@ -96,6 +96,15 @@ static int load_map(struct fs *fs, uint64_t start, uint64_t nblocks,
 		return -ENOMEM;
 	for (i = 0; i < nblocks && !err; i++) {
 		err = bc_read_meta(fs, start + i, type, &b);
+		/* fsck's mount: an unreadable block's bits all used */
+		if ((err == -EIO || err == -EUCLEAN) && fs->repair_mount) {
+			fs_log(LOG_WARNING, "bitmap block %llu cannot be read: its "
+			       "blocks are taken as used until the repair "
+			       "rewrites it", (unsigned long long)(start + i));
+			memset(m + i * wpb, 0xff, wpb * 8);
+			err = 0;
+			continue;
+		}
 		if (err)
 			break;
 		memcpy(m + i * wpb, b->data + FS_BITMAP_HDR, wpb * 8);

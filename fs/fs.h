@@ -153,6 +153,10 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p);
 #define FS_MOUNT_NOATIME (1u << 1)      /* default is relatime */
 #define FS_MOUNT_STRICTATIME (1u << 2)  /* every access moves atime */
 #define FS_MOUNT_NODIRATIME (1u << 3)   /* directories' atime never moves */
+/* fsck's mounts: a block bitmap block that cannot be read is taken as all
+ * used (nothing allocates there) instead of failing the mount; the repair
+ * rewrites it from its scan */
+#define FS_MOUNT_REPAIR (1u << 4)
 
 struct fs_mount_opts {
 	unsigned flags;                 /* FS_MOUNT_* */

@@ -647,6 +647,7 @@ struct fs {
 	struct fs_sb_disk sb;           /* the mount-time copy (geometry) */
 	bool rdonly;
 	bool noatime, strictatime, nodiratime;
+	bool repair_mount;              /* FS_MOUNT_REPAIR */
 	uint32_t stripe;                /* allocation unit for large runs */
 	struct fs_bcache bc;
 	struct fs_journal j;

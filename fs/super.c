@@ -362,6 +362,7 @@ int fs_mount_opts(struct fs_bdev *bdev, const struct fs_mount_opts *o,
 	fs->noatime = o->flags & FS_MOUNT_NOATIME;
 	fs->strictatime = o->flags & FS_MOUNT_STRICTATIME;
 	fs->nodiratime = o->flags & FS_MOUNT_NODIRATIME;
+	fs->repair_mount = o->flags & FS_MOUNT_REPAIR;
 	pthread_rwlock_init(&fs->ns_lock, NULL);
 	pthread_mutex_init(&fs->reports.lock, NULL);
 	err = sb_load(fs);

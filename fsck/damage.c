@@ -157,7 +157,7 @@ static int stripe_rewrite(struct fsck *f, struct fs_repair *r, uint64_t blk)
 
 static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 {
-	uint64_t done = 0, failed = 0;
+	uint64_t done = 0, failed = 0, rewritten = 0;
 	void *zero;
 
 	if (f->o.mode == FSCK_MODE_NO || !f->nbad ||
@@ -165,6 +165,14 @@ static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 		return;
 	memset(zero, 0, FS_BLOCK_SIZE);
 	for (uint64_t i = 0; i < f->nbad; i++) {
+		/* rewritten by phase 3's repair (a bitmap or inode table
+		 * block recreated): lost no more */
+		if (rc_read(f->array, f->bad[i], 1, zero) == 0) {
+			memset(zero, 0, FS_BLOCK_SIZE);
+			rewritten++;
+			continue;
+		}
+		memset(zero, 0, FS_BLOCK_SIZE);
 		if (!fs_repair_block_free(r, f->bad[i]))
 			continue;
 		if (rc_write(f->array, f->bad[i], 1, zero) == 0 ||
@@ -185,9 +193,15 @@ static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 			 (unsigned long long)done, failed ?
 			 " (the others' writes failed: their rows hold more "
 			 "than the array can rebuild)" : "");
+	if (rewritten)
+		fsck_msg("  %llu blocks that could not be reconstructed were "
+			 "rewritten by the filesystem's repair (phase 3)",
+			 (unsigned long long)rewritten);
+	done += rewritten;
 	f->unrecoverable -= done < f->unrecoverable ? done : f->unrecoverable;
-	/* every block phase 2 lost was in free space and is rewritten:
-	 * nothing of what it counted is left (its reads included) */
+	/* every block phase 2 lost was in free space and is rewritten, or
+	 * was rewritten by phase 3: nothing of what it counted is left
+	 * (its reads included) */
 	if (done == f->nbad && f->bad_all) {
 		f->unrecoverable = f->conflicts = 0;
 		f->free_rewritten = true;
@@ -207,9 +221,10 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	/* reads that failed for lack of redundancy (phase 3's, this one's) */
 	if (rc_array_info(f->array, &info))
 		info.unrecoverable = 0;
-	/* phase 2's failed reads, when phase 4 rewrote all it lost */
-	if (f->free_rewritten && info.unrecoverable >= f->reads_lost)
-		info.unrecoverable -= f->reads_lost;
+	/* every block phase 2 lost reads now: the failed reads (phase 2's,
+	 * and phase 3's of the same blocks) are of the past */
+	if (f->free_rewritten)
+		info.unrecoverable = 0;
 	if (!f->unrecoverable && !f->conflicts && !info.unrecoverable) {
 		damage_none(f);
 		return 0;

@@ -66,7 +66,8 @@ static void log_quiet(void *arg, const char *msg)
 
 static int fsck_fs_open(struct fsck *f, bool rdonly, struct fs **out)
 {
-	int ret = fs_mount(f->bdev, rdonly ? FS_MOUNT_RDONLY : 0, out);
+	int ret = fs_mount(f->bdev, FS_MOUNT_REPAIR |
+			   (rdonly ? FS_MOUNT_RDONLY : 0), out);
 
 	if (ret)
 		fsck_err("the filesystem cannot be mounted%s: %s",
@@ -197,7 +198,8 @@ int fsck_filesystem(struct fsck *f)
 	fsck_phase(3, "Filesystem");
 	ret = fsck_fs_open(f, true, &fs);
 	if (ret) {
-		/* TODO: rebuild a damaged superblock or bitmap before mount */
+		/* not repaired: both superblock copies bad, the journal
+		 * (an unreadable block bitmap block mounts: FS_MOUNT_REPAIR) */
 		f->status |= FSCK_UNCORRECTED;
 		return 0;
 	}

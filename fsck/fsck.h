@@ -112,7 +112,6 @@ struct fsck {
 				   rebuild (rc_scrub_list), nbad of them */
 	uint64_t nbad;
 	bool bad_all;           /* ... all of them (none left off the list) */
-	uint64_t reads_lost;    /* rc_info unrecoverable after phase 2 */
 	bool free_rewritten;    /* phase 4 rewrote every block of bad */
 	char **said;            /* phase 3's findings, told once it is
 				   known whether they are fixed */

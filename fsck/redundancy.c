@@ -70,7 +70,6 @@ int fsck_redundancy(struct fsck *f)
 	struct fsck_progress p;
 	struct counts before[RC_MAX_MEMBERS];
 	struct rc_scrub_report r;
-	struct rc_info info;
 	double t0;
 	int ret;
 
@@ -123,8 +122,6 @@ int fsck_redundancy(struct fsck *f)
 	    ((r.unrecoverable || r.conflicts) && !repair))
 		f->status |= FSCK_UNCORRECTED;
 	f->bad_all = r.nbad <= f->nbad;
-	if (!rc_array_info(f->array, &info))
-		f->reads_lost = info.unrecoverable;
 	if (r.csum_errors + r.read_errors + r.unverified > r.unrecoverable)
 		f->status |= repair ? FSCK_CORRECTED : FSCK_UNCORRECTED;
 	/* What to do about it: what phase 1 planned for fsck -y, unless

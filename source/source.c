@@ -379,7 +379,11 @@ int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 	if (ret) {
 		err_set(err, errlen, "cannot mount the filesystem: %s%s",
 			strerror(-ret), ret == -EINVAL ?
-			" (no raidfs filesystem on this array?)" : "");
+			" (no raidfs filesystem on this array?)" :
+			ret == -EIO || ret == -EUCLEAN ?
+			" (its metadata is damaged beyond the array's "
+			"redundancy: fsck.raidfs -n tells what, -y repairs "
+			"what it can)" : "");
 		sa->fs = NULL;
 		return ret;
 	}
