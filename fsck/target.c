@@ -343,12 +343,14 @@ static void implicit_plan(struct fsck *f)
 		    st.state == RC_MEMBER_ACTIVE)
 			continue;
 		if ((split = split_dev(f, (int)s))) {
-			fsck_msg("  slot %u: %s is the other side of a SPLIT "
-				 "BRAIN (each side was mounted on its own and "
-				 "written): its writes are not in this array. "
-				 "Not rebuilt over without --rebuild %s; to keep "
-				 "them, mount it alone (-o degraded=allow) and "
-				 "copy them off first", s, split, split);
+			fsck_msg("  slot %u: %s may be the other side of a "
+				 "SPLIT BRAIN (its superblock says it ran "
+				 "without every member this array runs on): its "
+				 "writes would not be in this array. Not rebuilt "
+				 "over without --rebuild %s; to keep them, mount "
+				 "it alone (-o degraded=allow) and copy them off "
+				 "first; if it was only away (stale), --rebuild "
+				 "is the fix", s, split, split);
 			f->status |= FSCK_UNCORRECTED;
 			f->split = true;
 		}

@@ -348,46 +348,54 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 }
 
 /*
- * Did c's array run without every member the newest superblock has now?
- * Each superblock update reaches every member present, so within one
- * history the member that left first still calls the others active: its
- * last superblock was written while they were there.  A member whose own
- * superblock calls every member placed now missing or faulty (those it
- * knew: a slot since given to a new member says nothing) was assembled
- * without them, as they were without it: two histories, a split brain -
- * each side mounted degraded on its own and written.  Its writes are in
- * no superblock of this side; rebuilding or catching it up would destroy
- * them.
+ * Did c's array run on a history of its own?  Each superblock update
+ * reaches every member present, so within one history a member that left
+ * still calls active those it was with at its last update, and the
+ * newest superblock's active members (whoever is present now) carry that
+ * history on.  c's own superblock calling every slot the newest one has
+ * active missing or faulty means c was assembled without all of them, as
+ * they were without it: two histories, a split brain (each side mounted
+ * degraded on its own and written).  A slot whose member changed since
+ * counts too: c ran without that slot's member, which the newest history
+ * then replaced.  Its writes are in no superblock of this side; a rebuild
+ * or a catch-up would destroy them.
+ *
+ * Without a history id in the superblocks this cannot see everything: a
+ * member that was with one whose own history went on without it, then
+ * left (RAID 1 of 3: a with b, b with c, then a back with c alone) looks
+ * diverged; a side that replaced the slot it ran without (its table
+ * names the new member active) does not.
  */
 static bool cand_diverged(const struct rc_array *a, const struct cand *c)
 {
-	bool known = false;
+	bool apart = false;
 
 	for (uint32_t s = 0; s < a->sb.members && s < RC_SB_SLOTS; s++) {
-		enum rc_member_state st = c->sb.slots[s].state;
+		enum rc_member_state n = a->sb.slots[s].state;
+		enum rc_member_state m = c->sb.slots[s].state;
 
-		if (!a->m[s].dev || a->m[s].state != RC_MEMBER_ACTIVE ||
-		    memcmp(c->sb.slots[s].uuid, a->m[s].uuid, RC_UUID_SIZE))
+		if (s == c->sb.role || (n != RC_MEMBER_ACTIVE &&
+					n != RC_MEMBER_REBUILDING))
 			continue;
-		known = true;
-		if (st == RC_MEMBER_ACTIVE || st == RC_MEMBER_REBUILDING)
-			return false;
+		if (m == RC_MEMBER_ACTIVE || m == RC_MEMBER_REBUILDING)
+			return false;   /* c was with it: one history */
+		apart = true;
 	}
-	return known;
+	return apart;
 }
 
 /* Notes c as a split brain's other side (rc_array_split_member). */
 static void split_note(struct rc_array *a, const struct cand *c, uint32_t s)
 {
-	rc_log("%s: left out: SPLIT BRAIN - slot %u was assembled without "
-	       "every member this array runs on now (its own superblock, "
-	       "events %llu, calls them missing), as they were without it: "
-	       "each side was mounted on its own and written. Its writes "
-	       "since are not in this array, and it is never rebuilt or "
-	       "caught up over unless named (raidfsctl add, fsck.raidfs "
-	       "--rebuild); to keep them, mount it alone (-o degraded=allow) "
-	       "and copy them off first", c->dev->name, s,
-	       (unsigned long long)c->sb.events);
+	rc_log("%s: left out: SPLIT BRAIN - its own superblock (events %llu) "
+	       "says slot %u ran without every member this array runs on, as "
+	       "they ran without it: each side may have been mounted on its "
+	       "own and written, and its writes are not in this array. It is "
+	       "never rebuilt or caught up over unless named: to keep its "
+	       "writes, mount it alone (-o degraded=allow) and copy them off; "
+	       "if it was only away (stale), rebuild it (raidfsctl add, or "
+	       "fsck.raidfs -y --rebuild %s)", c->dev->name,
+	       (unsigned long long)c->sb.events, s, c->dev->name);
 	if (a->nsplit < RC_MAX_MEMBERS)
 		memcpy(a->split[a->nsplit++], c->sb.member_uuid, RC_UUID_SIZE);
 }

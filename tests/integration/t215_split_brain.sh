@@ -86,6 +86,51 @@ for level in 1 10 6; do
 	t_umount "$T/mnt"
 done
 
+t_log "RAID 1: side B replaced the member it ran without; side A is still its other side"
+rm -f "$T"/*.img
+t_images 2 64M
+A=${IMG_LIST[0]} B=${IMG_LIST[1]}
+t_mkfs 1 64K "$A" "$B"
+truncate -s 64M "$T/e0.img"
+side "$A" fileA
+t_mount "$B" "$T/mnt" -o degraded=allow
+echo fileB >"$T/mnt/fileB"
+"$RAIDFS_BIN/raidfsctl" replace "$T/mnt" 1 "$T/e0.img" >/dev/null || t_fail "replace onto e0.img"
+for i in $(seq 200); do
+	"$RAIDFS_BIN/raidfsctl" status "$T/mnt" | grep -Eq "^ +1  active .*/e0.img" && break
+	sleep 0.1
+done
+"$RAIDFS_BIN/raidfsctl" status "$T/mnt" | grep -Eq "^ +1  active .*/e0.img" || t_fail "e0.img never took slot 1"
+t_umount "$T/mnt"
+f_rc 4 -n "$A:$T/e0.img"
+has "SPLIT BRAIN"
+: >"$T/daemon.log"
+t_mount "$T/e0.img:$A" "$T/mnt"
+t_umount "$T/mnt"
+grep -q "left out: SPLIT BRAIN" "$T/daemon.log" || t_fail "side A caught up over (replace)"
+holds "$A" fileA
+
+t_log "RAID 1 of 3, one history: a with b, b with c, then a with c alone"
+# a looks like the other side of a split brain (c's superblock, written
+# without a and b, calls both missing; a's calls c missing): told so, and
+# --rebuild is the way on; nothing is lost either way
+rm -f "$T"/*.img
+t_images 3 64M
+t_mkfs 1 64K "${IMG_LIST[@]}"
+a=${IMG_LIST[0]} b=${IMG_LIST[1]} c=${IMG_LIST[2]}
+side "$a:$b" f1
+side "$b:$c" f2
+t_mount "$a:$c" "$T/mnt" -o degraded=allow
+[ -e "$T/mnt/f1" ] && [ -e "$T/mnt/f2" ] || t_fail "a:c misses f1 or f2"
+t_umount "$T/mnt"
+f_rc "1 4" -y "$a:$c"
+grep -q "SPLIT BRAIN" "$T/out" && has "if it was only away (stale), --rebuild is the fix"
+f_rc "1 5" -y --rebuild "$a" "$a:$c"       # 5: b is still missing
+f_rc 4 -n -f "$a:$c"
+grep -q "SPLIT\|slot 0: MISSING" "$T/out" && { cat "$T/out"; t_fail "a not back in slot 0"; }
+holds "$a:$c" f1
+holds "$a:$c" f2
+
 t_log "a stale member (no split) is still rebuilt by fsck -y"
 rm -f "$T"/*.img
 t_images 2 64M
