@@ -21,18 +21,36 @@ mkdir "$T/mnt/d"
 for i in $(seq 1 60); do echo "file $i" >"$T/mnt/d/f$i"; done
 t_umount "$T/mnt"
 
-# chunk 2 holds inodes 32..47: some of the files
-# the last hit: the first are copies in the filesystem's journal
-read -r img off < <("${LOC[@]}" inodes:2 "${IMG_LIST[@]}" | tail -n 1)
-[ -n "$img" ] || t_fail "chunk 2's table block not found"
-t_log "inode chunk 2 at $(basename "$img") $off"
-"$PY" - "$img" "$off" <<'PY'
+# damage IMAGE OFFSET: 64 bytes of the block at OFFSET (RAID 0: lost)
+damage() {
+	"$PY" - "$1" "$2" <<'PY'
 import sys
 p, off = sys.argv[1], int(sys.argv[2])
 with open(p, "r+b") as f:
     f.seek(off + 4000)
     f.write(b"X" * 64)
 PY
+}
+
+# intact: $n = the files d/fI still there, each read back right
+intact() {
+	local i
+	t_mount "$IMGS" "$T/mnt" -o ro
+	n=0
+	for i in $(seq 1 60); do
+		[ -e "$T/mnt/d/f$i" ] || continue
+		[ "$(cat "$T/mnt/d/f$i")" = "file $i" ] || t_fail "d/f$i reads wrong"
+		n=$((n + 1))
+	done
+	t_umount "$T/mnt"
+}
+
+# chunk 2 holds inodes 32..47: some of the files
+# the last hit: the first are copies in the filesystem's journal
+read -r img off < <("${LOC[@]}" inodes:2 "${IMG_LIST[@]}" | tail -n 1)
+[ -n "$img" ] || t_fail "chunk 2's table block not found"
+t_log "inode chunk 2 at $(basename "$img") $off"
+damage "$img" "$off"
 
 sha256sum "${IMG_LIST[@]}" >"$T/sums"
 f_rc 4 -n -f "$IMGS"
@@ -47,14 +65,8 @@ f_rc 0 -n -f "$IMGS"
 grep -q "reached; 0 problems" "$T/out" || { cat "$T/out"; t_fail "not clean after fsck -y"; }
 
 t_log "the files outside the lost chunk read back"
-t_mount "$IMGS" "$T/mnt" -o ro
-kept=0
-for i in $(seq 1 60); do
-	[ -e "$T/mnt/d/f$i" ] || continue
-	[ "$(cat "$T/mnt/d/f$i")" = "file $i" ] || t_fail "d/f$i reads wrong"
-	kept=$((kept + 1))
-done
-t_umount "$T/mnt"
+intact
+kept=$n
 [ $kept -ge 40 ] && [ $kept -lt 60 ] || t_fail "$kept of 60 files kept (one chunk of 16 lost)"
 t_log "  $kept of 60 files kept"
 
@@ -64,25 +76,12 @@ t_log "  $kept of 60 files kept"
 t_log "a block bitmap block lost: fsck -y rewrites it, every file kept"
 read -r img off < <("${LOC[@]}" bbitmap "${IMG_LIST[@]}" | tail -n 1)
 [ -n "$img" ] || t_fail "no block bitmap block found"
-"$PY" - "$img" "$off" <<'PY'
-import sys
-p, off = sys.argv[1], int(sys.argv[2])
-with open(p, "r+b") as f:
-    f.seek(off + 4000)
-    f.write(b"X" * 64)
-PY
+damage "$img" "$off"
 f_rc 4 -n -f "$IMGS"
 grep -q "block bitmap block [0-9]* is unreadable: rewritten - not done" "$T/out" ||
 	{ cat "$T/out"; t_fail "fsck -n: the bitmap block not named"; }
 f_rc 1 -y -f "$IMGS"
 f_rc 0 -n -f "$IMGS"
-t_mount "$IMGS" "$T/mnt" -o ro
-n=0
-for i in $(seq 1 60); do
-	[ -e "$T/mnt/d/f$i" ] || continue
-	[ "$(cat "$T/mnt/d/f$i")" = "file $i" ] || t_fail "d/f$i reads wrong"
-	n=$((n + 1))
-done
-t_umount "$T/mnt"
+intact
 [ $n -eq $kept ] || t_fail "$n files after the bitmap repair, $kept before"
 exit 0
