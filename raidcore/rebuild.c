@@ -526,6 +526,14 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 			a->m[slot].state = RC_MEMBER_ACTIVE;
 			a->m[slot].catchup = false;
 			a->m[slot].rebuild_pos = 0;
+			/* still degraded, still recording: the slot, active
+			 * now, takes the record's bitmap blocks at the next
+			 * flush (it had none; alone later, it could not give
+			 * the record back and it was dropped) */
+			pthread_mutex_lock(&a->wi.lock);
+			if (a->wi.recording)
+				a->wi.dirty |= 1;
+			pthread_mutex_unlock(&a->wi.lock);
 			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot,
 				      a->m[slot].dev->name, why[0] ? why : NULL,
 				      a->stripes, a->stripes, *lost ? -EIO : 0);
