@@ -109,14 +109,6 @@ static void damage_none(struct fsck *f)
 		fsck_msg("  no data lost");
 }
 
-/*
- * Blocks phase 2 could not rebuild that nothing uses (free space, as the
- * scan of phase 3 found it) hold nothing to lose: -y and -p write zeros
- * over them, with new checksums and parity, so that they stop failing
- * every check and scrub (e2fsck and ZFS never fail over free space).  A
- * write into a row that holds another block the array cannot rebuild may
- * fail; that block stays as it is, told.
- */
 static bool bad_listed(const struct fsck *f, uint64_t blk)
 {
 	for (uint64_t i = 0; i < f->nbad; i++)
@@ -155,24 +147,33 @@ static int stripe_rewrite(struct fsck *f, struct fs_repair *r, uint64_t blk)
 	return ret;
 }
 
+/*
+ * Blocks phase 2 could not rebuild that nothing uses (free space, as the
+ * scan of phase 3 found it) hold nothing to lose: -y and -p write zeros
+ * over them, with new checksums and parity, so that they stop failing
+ * every check and scrub (e2fsck and ZFS never fail over free space).  A
+ * write into a row that holds another block the array cannot rebuild may
+ * fail; that block stays as it is, told.  A listed block that reads
+ * again was rewritten by phase 3's repair.
+ */
 static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 {
 	uint64_t done = 0, failed = 0, rewritten = 0;
-	void *zero;
+	uint8_t *zero, *scratch;
 
+	/* two blocks: zeros to write, and a scratch to read into */
 	if (f->o.mode == FSCK_MODE_NO || !f->nbad ||
-	    posix_memalign(&zero, 4096, FS_BLOCK_SIZE))
+	    posix_memalign((void **)&zero, 4096, 2 * FS_BLOCK_SIZE))
 		return;
 	memset(zero, 0, FS_BLOCK_SIZE);
+	scratch = zero + FS_BLOCK_SIZE;
 	for (uint64_t i = 0; i < f->nbad; i++) {
 		/* rewritten by phase 3's repair (a bitmap or inode table
 		 * block recreated): lost no more */
-		if (rc_read(f->array, f->bad[i], 1, zero) == 0) {
-			memset(zero, 0, FS_BLOCK_SIZE);
+		if (rc_read(f->array, f->bad[i], 1, scratch) == 0) {
 			rewritten++;
 			continue;
 		}
-		memset(zero, 0, FS_BLOCK_SIZE);
 		if (!fs_repair_block_free(r, f->bad[i]))
 			continue;
 		if (rc_write(f->array, f->bad[i], 1, zero) == 0 ||

@@ -361,8 +361,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
  * or a catch-up would destroy them.
  *
  * Without a history id in the superblocks this cannot see everything: a
- * member that was with one whose own history went on without it, then
- * left (RAID 1 of 3: a with b, b with c, then a back with c alone) looks
+ * member whose history went on through another that has left since
+ * (RAID 1 of 3: a with b, b with c, c mounted alone, then a back) looks
  * diverged; a side that replaced the slot it ran without (its table
  * names the new member active) does not.
  */
