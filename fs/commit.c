@@ -564,6 +564,19 @@ static void journal_init(struct fs *fs)
 	j->interval_ms = 5000;
 }
 
+bool fs_journal_idle(struct fs *fs, uint64_t blk)
+{
+	const struct fs_journal *j = &fs->j;
+	uint64_t pos;
+
+	/* replay stopped at a lost block: all of it waits for the clear */
+	if (j->lost || blk < j->g.ring_start ||
+	    blk >= j->g.ring_start + j->g.ring_blocks)
+		return false;
+	pos = blk - j->g.ring_start;
+	return (pos + j->g.ring_blocks - j->tail) % j->g.ring_blocks >= j->used;
+}
+
 int fs_journal_load(struct fs *fs)
 {
 	struct fs_journal *j = &fs->j;
@@ -572,8 +585,12 @@ int fs_journal_load(struct fs *fs)
 
 	journal_init(fs);
 	err = fs_journal_recover(fs->bdev, &j->g,
-				 fs->rdonly ? replay_to_cache : NULL, fs, &r);
+				 fs->rdonly ? replay_to_cache : NULL, fs,
+				 fs->repair_mount ? FS_RECOVER_SALVAGE : 0, &r);
 	j->replayed = r.txns;
+	j->lost = r.lost;
+	j->reset = r.reset;
+	j->lost_pos = r.lost_pos;
 	if (err)
 		return err;
 	j->tail = r.tail;

@@ -193,6 +193,13 @@ struct fs_info {
 	uint64_t orphans_freed;         /* orphan inodes freed at mount */
 	bool was_clean;                 /* the last unmount was clean */
 	bool rdonly;
+	/* FS_MOUNT_REPAIR only: a journal block could not be read, so replay
+	 * stopped there and the rest of the journal is given up
+	 * (journal_lost_pos: its ring position, UINT64_MAX for the journal
+	 * superblock); journal_reset: this read-write mount then zeroed the
+	 * ring and started it again */
+	bool journal_lost, journal_reset;
+	uint64_t journal_lost_pos;
 };
 int fs_get_info(struct fs *fs, struct fs_info *info);
 

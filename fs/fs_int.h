@@ -155,6 +155,12 @@ struct fs_replay {
 	uint64_t tail;                  /* where the journal superblock now
 					   starts the ring */
 	uint64_t txns;                  /* committed transactions applied */
+	/* FS_RECOVER_SALVAGE only: the journal superblock (lost_pos
+	 * UINT64_MAX) or the ring block at lost_pos could not be read, so
+	 * replay stopped there and what follows is given up; reset: the
+	 * ring was then written as zeros and the journal starts anew */
+	bool lost, reset;
+	uint64_t lost_pos;
 };
 /* Receives each replayed block copy in order (instead of a home write). */
 typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
@@ -162,10 +168,16 @@ typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
  * Applies every committed transaction the journal on bdev holds: writes
  * each copy home (fn NULL; then flushes and empties the ring by rewriting
  * the journal superblock) or hands it to fn (nothing is written).
- * -EUCLEAN: the journal superblock is damaged.
+ * -EUCLEAN: the journal superblock is damaged.  With FS_RECOVER_SALVAGE
+ * (fsck's mounts), a journal superblock or ring block that cannot be read
+ * or is damaged ends replay instead (out->lost), and when writing (fn
+ * NULL) the whole ring is then zeroed and restarted (out->reset): the
+ * transactions from there on are lost, as e2fsck's "clear journal".
  */
+#define FS_RECOVER_SALVAGE (1u << 0)
 int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
-		       fs_replay_fn fn, void *arg, struct fs_replay *out);
+		       fs_replay_fn fn, void *arg, unsigned flags,
+		       struct fs_replay *out);
 
 /* transaction.c: handles on the running transaction. */
 struct fs_tx {
@@ -238,6 +250,11 @@ struct fs_journal {
 	unsigned interval_ms;
 	int error;                      /* sticky: I/O error, fs read-only */
 	uint64_t replayed;
+	/* fsck's mounts (FS_RECOVER_SALVAGE): replay stopped at a block
+	 * that cannot be read (lost_pos, UINT64_MAX: the journal
+	 * superblock); reset: this mount then zeroed and restarted the ring */
+	bool lost, reset;
+	uint64_t lost_pos;
 };
 
 int fs_journal_load(struct fs *fs);     /* replays; fills the ring state */
@@ -254,6 +271,10 @@ int fs_journal_sync(struct fs *fs);
 int fs_journal_sync_upto(struct fs *fs, uint64_t seq);
 /* Commit, then checkpoint: every pending free becomes allocatable. */
 int fs_journal_checkpoint(struct fs *fs);
+/* Is blk a ring block replay never reads as part of a transaction (not
+ * from the tail up to the head)?  Zeros there lose nothing.  On a mount
+ * that commits nothing (fsck's). */
+bool fs_journal_idle(struct fs *fs, uint64_t blk);
 /* Has transaction seq committed? */
 bool fs_tx_is_committed(struct fs *fs, uint64_t seq);
 

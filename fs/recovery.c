@@ -20,6 +20,15 @@
  * After writing home, the blocks are flushed and the journal superblock is
  * moved past what was replayed, so the ring is empty again.
  *
+ * Salvage (FS_RECOVER_SALVAGE, fsck's mounts): a journal superblock or a
+ * ring block that cannot be read (lost beyond the array's redundancy) or
+ * is damaged used to leave the filesystem unmountable for good.  Replay
+ * now stops there instead (nothing of the journal superblock's: nothing
+ * replayed) and the rest is given up, as e2fsck clears a bad journal; a
+ * writing mount then zeros the whole ring (every lost block written anew,
+ * nothing old left to read as a transaction) and starts it again.  The
+ * filesystem is then as its home blocks left it, which fsck's scan checks.
+ *
  * The commit side (commit.c) writes the same format and moves the journal
  * superblock forward at each checkpoint (fs_jsb_write).
  */
@@ -86,7 +95,14 @@ struct replay_tx {
 	uint8_t *data;
 	size_t n, cap;
 	uint64_t acc;                   /* tx_csum of the entries read */
+	uint64_t at;                    /* the ring position being read */
 };
+
+/* A read error that salvage stops at: the block is lost or damaged. */
+static bool read_lost(int err)
+{
+	return err == -EIO || err == -EUCLEAN || err == -EBADMSG;
+}
 
 static int replay_grow(struct replay_tx *r)
 {
@@ -126,6 +142,7 @@ static int replay_desc(struct fs_bdev *bdev, const struct fs_jgeom *g,
 
 		if (r->n == r->cap && (err = replay_grow(r)))
 			return err;
+		r->at = *pos + 1 + i;
 		err = fs_bdev_read(bdev, fs_jring_blk(g, *pos + 1 + i), 1,
 				   r->data + r->n * FS_BSIZE);
 		if (err)
@@ -166,6 +183,7 @@ static int replay_read_tx(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	for (;;) {
 		if (p - *pos > g->ring_blocks)
 			return 0;
+		r->at = p;
 		err = fs_bdev_read(bdev, fs_jring_blk(g, p), 1, blk);
 		if (err)
 			return err;
@@ -196,7 +214,7 @@ static int replay_apply(struct fs_bdev *bdev, const struct replay_tx *r,
 
 /* Applies every committed transaction from out->seq, out->pos on. */
 static int replay_all(struct fs_bdev *bdev, const struct fs_jgeom *g,
-		      uint8_t *blk, fs_replay_fn fn, void *arg,
+		      uint8_t *blk, fs_replay_fn fn, void *arg, bool salvage,
 		      struct fs_replay *out)
 {
 	struct replay_tx r = { 0 };
@@ -209,6 +227,14 @@ static int replay_all(struct fs_bdev *bdev, const struct fs_jgeom *g,
 			break;
 		out->seq++;
 		out->txns++;
+	}
+	if (err < 0 && salvage && read_lost(err)) {
+		fs_log(LOG_WARNING, "journal ring block %llu cannot be read: "
+		       "replay stops there, what follows is given up",
+		       (unsigned long long)(r.at % g->ring_blocks));
+		out->lost = true;
+		out->lost_pos = r.at % g->ring_blocks;
+		err = 0;
 	}
 	free(r.target);
 	free(r.data);
@@ -231,9 +257,37 @@ static int replay_retire(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	return err;
 }
 
-int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
-		       fs_replay_fn fn, void *arg, struct fs_replay *out)
+/* Salvage: the ring zeroed (its lost blocks written anew, nothing left
+ * that reads as a transaction), then started again at 0. */
+static int journal_reset(struct fs_bdev *bdev, const struct fs_jgeom *g,
+			 struct fs_replay *out)
 {
+	enum { CHUNK = 64 };
+	uint8_t *zero;
+	uint64_t p, n;
+	int err = 0;
+
+	if (posix_memalign((void **)&zero, 4096, CHUNK * FS_BSIZE))
+		return -ENOMEM;
+	memset(zero, 0, CHUNK * FS_BSIZE);
+	for (p = 0; p < g->ring_blocks && !err; p += n) {
+		n = g->ring_blocks - p < CHUNK ? g->ring_blocks - p : CHUNK;
+		err = fs_bdev_write(bdev, g->ring_start + p, (uint32_t)n, zero);
+	}
+	free(zero);
+	out->pos = 0;
+	if (!err)
+		err = replay_retire(bdev, g, out);
+	if (!err)
+		out->reset = true;
+	return err;
+}
+
+int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
+		       fs_replay_fn fn, void *arg, unsigned flags,
+		       struct fs_replay *out)
+{
+	bool salvage = flags & FS_RECOVER_SALVAGE;
 	uint8_t *blk = NULL;
 	int err;
 
@@ -241,13 +295,22 @@ int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
 		return -ENOMEM;
 	err = jsb_read(bdev, g, blk, &out->seq, &out->pos);
-	if (err)
-		goto out;
-	out->tail = out->pos;
-	err = replay_all(bdev, g, blk, fn, arg, out);
-	if (!err && out->txns && !fn)
+	if (err && salvage && read_lost(err)) {
+		fs_log(LOG_WARNING, "journal superblock cannot be read or is damaged: the "
+		       "journal's transactions are given up");
+		out->lost = true;
+		out->lost_pos = UINT64_MAX;
+		out->seq = 1;
+		out->pos = 0;
+		err = 0;
+	} else if (!err) {
+		out->tail = out->pos;
+		err = replay_all(bdev, g, blk, fn, arg, salvage, out);
+	}
+	if (!err && out->lost && !fn)
+		err = journal_reset(bdev, g, out);
+	else if (!err && out->txns && !fn)
 		err = replay_retire(bdev, g, out);
-out:
 	free(blk);
 	return err;
 }

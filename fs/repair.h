@@ -53,6 +53,9 @@ struct fs_repair_counts {
 	uint64_t bitmap_bits;   /* block and inode bitmap bits wrong */
 	uint64_t double_claimed;/* blocks used by two owners (not repaired) */
 	uint64_t bad_keys;      /* entries with a wrong key (not repaired) */
+	uint64_t journal;       /* a journal block unreadable: the journal
+				   is cleared (its later transactions lost)
+				   by the read-write mount of the repair */
 	uint64_t inodes, dirs;  /* reached */
 };
 
@@ -68,8 +71,10 @@ uint64_t fs_repair_unfixable(const struct fs_repair *r);
  */
 int fs_repair_apply(struct fs *fs, struct fs_repair *r, uint64_t *fixed);
 
-/* Is blk in the data area and used by nothing the scan reached?  Only
- * after a scan that went through (fs_repair_scan returned 0). */
+/* Does blk hold nothing a zero block would lose: in the data area and
+ * used by nothing the scan reached, or a journal ring block outside the
+ * part replay reads (fs_journal_idle)?  Only after a scan that went
+ * through (fs_repair_scan returned 0). */
 bool fs_repair_block_free(const struct fs_repair *r, uint64_t blk);
 
 /* The path of an inode the scan reached ("/a/b"), or "inode N". */

@@ -698,8 +698,30 @@ void fs_repair_free(struct fs_repair *r)
 
 bool fs_repair_block_free(const struct fs_repair *r, uint64_t blk)
 {
+	if (fs_journal_idle(r->fs, blk))
+		return true;
 	return blk >= fs_le64(r->fs->sb.data_start) && blk < r->nblocks &&
 	       !rp_bit(r->used, blk);
+}
+
+/* Replay stopped at a journal block it could not read (fsck's mounts):
+ * the read-write mount of the repair clears the journal. */
+static void scan_journal(struct fs_repair *r)
+{
+	const struct fs_journal *j = &r->fs->j;
+
+	if (!j->lost || j->reset)
+		return;
+	if (j->lost_pos == UINT64_MAX)
+		rp_say(r, "the journal superblock cannot be read: the journal's "
+		       "transactions since its last checkpoint are lost; the "
+		       "journal is cleared");
+	else
+		rp_say(r, "journal block %llu cannot be read: the transactions "
+		       "from there on are lost; the journal is cleared",
+		       (unsigned long long)(j->g.ring_start + j->lost_pos));
+	r->c.problems++;
+	r->c.journal++;
 }
 
 static int rp_run(struct fs_repair *r)
@@ -710,6 +732,7 @@ static int rp_run(struct fs_repair *r)
 
 	for (i = 0; i < fs_le64(r->fs->sb.data_start); i++)
 		rp_bit_set(r->used, i);
+	scan_journal(r);
 	err = scan_ichunks(r);
 	if (!err)
 		err = scan_table(r);

@@ -436,6 +436,9 @@ int fs_get_info(struct fs *fs, struct fs_info *info)
 	info->orphans_freed = fs->orphans_freed;
 	info->was_clean = fs->was_clean;
 	info->rdonly = fs->rdonly;
+	info->journal_lost = fs->j.lost;
+	info->journal_reset = fs->j.reset;
+	info->journal_lost_pos = fs->j.lost_pos;
 	return 0;
 }
 

@@ -120,8 +120,9 @@ static bool preen_may_fix(const struct fs_repair *r)
 	struct fs_repair_counts c;
 
 	fs_repair_counts(r, &c);
-	/* emptying an unreadable map or clearing an inode loses data */
-	return c.maps == 0 && c.cleared == 0;
+	/* emptying an unreadable map, clearing an inode or the journal
+	 * loses data */
+	return c.maps == 0 && c.cleared == 0 && c.journal == 0;
 }
 
 static int repair_rounds(struct fsck *f)
@@ -129,6 +130,7 @@ static int repair_rounds(struct fsck *f)
 	struct fs_repair *r = NULL;
 	uint64_t fixed, total = 0;
 	struct fs_repair_counts c;
+	struct fs_info info;
 	struct fs *fs;
 	int i, ret = 0;
 
@@ -136,6 +138,11 @@ static int repair_rounds(struct fsck *f)
 		ret = fsck_fs_open(f, false, &fs);
 		if (ret)
 			break;
+		/* the mount itself cleared a journal it could not read */
+		if (!fs_get_info(fs, &info) && info.journal_reset) {
+			fsck_msg("  journal: cleared and started anew");
+			total++;
+		}
 		ret = fs_repair_scan(fs, log_quiet, f, &r);
 		if (!ret) {
 			fs_repair_counts(r, &c);

@@ -17,6 +17,7 @@ KIND:
   bbitmap     a block bitmap block (type 4)
   ichunks     an inode chunk map node (FBLK header, type 6, tree 5)
   journal     the journal superblock (type 1)
+  jdesc       a journal descriptor (type 2): a transaction in the ring
   fssb        a filesystem superblock copy ("RAIDFSFS")
 Only each member's data region is searched (not raidcore's journal).
 """
@@ -76,6 +77,7 @@ def matcher(kind):
         "bbitmap": lambda b: fblk(b, 4),
         "ichunks": lambda b: fblk(b, 6, 5),
         "journal": lambda b: fblk(b, 1),
+        "jdesc": lambda b: fblk(b, 2),
         "fssb": lambda b: b[:8] == b"RAIDFSFS" and
         struct.unpack_from("<Q", b, 16)[0] != 0,
     }[kind]

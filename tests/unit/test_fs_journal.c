@@ -25,13 +25,15 @@
 struct img {
 	struct fs_bdev bdev;
 	uint8_t *data;
+	uint64_t lost;                  /* a block that reads -EIO until
+					   written (UINT64_MAX: none) */
 };
 
 static int img_read(struct fs_bdev *b, uint64_t blk, uint32_t n, void *buf)
 {
 	struct img *im = b->ctx;
 
-	if (blk + n > b->blocks)
+	if (blk + n > b->blocks || (im->lost >= blk && im->lost < blk + n))
 		return -EIO;
 	memcpy(buf, im->data + blk * FS_BSIZE, (size_t)n * FS_BSIZE);
 	return 0;
@@ -44,6 +46,8 @@ static int img_write(struct fs_bdev *b, uint64_t blk, uint32_t n,
 
 	if (blk + n > b->blocks)
 		return -EIO;
+	if (im->lost >= blk && im->lost < blk + n)
+		im->lost = UINT64_MAX;
 	memcpy(im->data + blk * FS_BSIZE, buf, (size_t)n * FS_BSIZE);
 	return 0;
 }
@@ -72,6 +76,7 @@ static struct img *img_new(const struct img *from)
 	if (from)
 		memcpy(im->data, from->data, (size_t)NBLOCKS * FS_BSIZE);
 	im->bdev = (struct fs_bdev){ &img_ops, im, NBLOCKS, 1 };
+	im->lost = UINT64_MAX;
 	return im;
 }
 
@@ -225,14 +230,14 @@ static void test_replay_rebuilds_every_block(void **state)
 	/* the phases changed metadata at home, so replay has work to do */
 	assert_true(count_changed(&jf, jf.snap, jf.after[1]) > 0);
 	im = image_to_replay(&jf);
-	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, &r),
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, 0, &r),
 			 0);
 	assert_int_equal(r.txns, jf.txns[0] + jf.txns[1]);
 	assert_int_equal(r.pos, jf.head[1]);
 	assert_int_equal(r.tail, r.pos);
 	assert_home_equal(&jf, im, jf.after[1]);
 	/* the journal superblock now starts past it all: nothing again */
-	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, &r),
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, 0, &r),
 			 0);
 	assert_int_equal(r.txns, 0);
 	assert_home_equal(&jf, im, jf.after[1]);
@@ -260,7 +265,7 @@ static void test_replay_to_callback_writes_nothing(void **state)
 	im = image_to_replay(&jf);
 	before = img_new(im);
 	to = img_new(jf.snap);
-	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, apply_to, to,
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, apply_to, to, 0,
 					    &r), 0);
 	assert_int_equal(r.txns, jf.txns[0] + jf.txns[1]);
 	assert_int_equal(memcmp(im->data, before->data,
@@ -331,7 +336,7 @@ static void test_damaged_last_transaction_ends_replay(void **state)
 		im = image_to_replay(&jf);
 		damage_last(&jf, im, cases[i]);
 		assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL,
-						    NULL, &r), 0);
+						    NULL, 0, &r), 0);
 		assert_int_equal(r.txns, jf.txns[0]);
 		assert_int_equal(r.pos, jf.head[0]);
 		assert_home_equal(&jf, im, jf.after[0]);
@@ -350,10 +355,112 @@ static void test_damaged_journal_superblock_refuses(void **state)
 	fixture_make(&jf);
 	im = image_to_replay(&jf);
 	img_blk(im, jf.g.jsb_blk)[64] ^= 1;
-	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, &r),
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, 0, &r),
 			 -EUCLEAN);
 	assert_int_equal(r.txns, 0);
 	assert_home_equal(&jf, im, jf.snap);
+	img_free(im);
+	fixture_free(&jf);
+}
+
+/* Every ring block is zeros. */
+static void assert_ring_zero(const struct journal_fixture *jf, struct img *im)
+{
+	static const uint8_t zero[FS_BSIZE];
+	uint64_t p;
+
+	for (p = 0; p < jf->g.ring_blocks; p++)
+		assert_int_equal(memcmp(img_blk(im, jf->g.ring_start + p), zero,
+					FS_BSIZE), 0);
+}
+
+/* The image mounts and is consistent. */
+static void assert_consistent(struct img *im)
+{
+	struct tfs t = { .bdev = &im->bdev, .ctx = { 1000, 1000, 022 } };
+
+	tfs_mount(&t);
+	tfs_check(&t);
+	tfs_umount(&t);
+}
+
+/*
+ * fsck's mounts (FS_RECOVER_SALVAGE): a damaged journal superblock gives
+ * the journal up instead of refusing for good; writing, the ring is
+ * zeroed and started again, so the next plain mount replays nothing and
+ * the filesystem is as its home blocks are (here: the checkpoint's).
+ */
+static void test_salvage_damaged_journal_superblock(void **state)
+{
+	struct journal_fixture jf;
+	struct fs_replay r;
+	struct img *im, *before, *to;
+
+	fixture_make(&jf);
+	im = image_to_replay(&jf);
+	img_blk(im, jf.g.jsb_blk)[64] ^= 1;
+	/* read-only: told, nothing written */
+	before = img_new(im);
+	to = img_new(jf.snap);
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, apply_to, to,
+					    FS_RECOVER_SALVAGE, &r), 0);
+	assert_true(r.lost);
+	assert_false(r.reset);
+	assert_true(r.lost_pos == UINT64_MAX);
+	assert_int_equal(r.txns, 0);
+	assert_int_equal(memcmp(im->data, before->data,
+				(size_t)NBLOCKS * FS_BSIZE), 0);
+	/* writing: the ring restarted */
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL,
+					    FS_RECOVER_SALVAGE, &r), 0);
+	assert_true(r.lost && r.reset);
+	assert_int_equal(r.txns, 0);
+	assert_home_equal(&jf, im, jf.snap);
+	assert_ring_zero(&jf, im);
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, 0,
+					    &r), 0);
+	assert_false(r.lost);
+	assert_int_equal(r.txns, 0);
+	assert_consistent(im);
+	img_free(to);
+	img_free(before);
+	img_free(im);
+	fixture_free(&jf);
+}
+
+/*
+ * A ring block that cannot be read (lost beyond the array's redundancy)
+ * where phase 1's transaction starts: a plain mount fails on it; salvage
+ * replays phase 0, gives up the rest, and (writing) zeros the ring, the
+ * lost block included.
+ */
+static void test_salvage_unreadable_ring_block(void **state)
+{
+	struct journal_fixture jf;
+	struct fs_replay r;
+	struct img *im, *to;
+
+	fixture_make(&jf);
+	im = image_to_replay(&jf);
+	im->lost = fs_jring_blk(&jf.g, jf.head[0]);
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL, 0,
+					    &r), -EIO);
+	to = img_new(jf.snap);
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, apply_to, to,
+					    FS_RECOVER_SALVAGE, &r), 0);
+	assert_true(r.lost);
+	assert_int_equal(r.lost_pos, jf.head[0]);
+	assert_int_equal(r.txns, jf.txns[0]);
+	assert_home_equal(&jf, to, jf.after[0]);
+	assert_int_equal(fs_journal_recover(&im->bdev, &jf.g, NULL, NULL,
+					    FS_RECOVER_SALVAGE, &r), 0);
+	assert_true(r.lost && r.reset);
+	assert_int_equal(r.txns, jf.txns[0]);
+	assert_true(im->lost == UINT64_MAX);    /* written anew */
+	assert_home_equal(&jf, im, jf.after[0]);
+	assert_ring_zero(&jf, im);
+	assert_mounts(im, false);
+	img_free(to);
 	img_free(im);
 	fixture_free(&jf);
 }
@@ -365,6 +472,8 @@ int main(void)
 		cmocka_unit_test(test_replay_to_callback_writes_nothing),
 		cmocka_unit_test(test_damaged_last_transaction_ends_replay),
 		cmocka_unit_test(test_damaged_journal_superblock_refuses),
+		cmocka_unit_test(test_salvage_damaged_journal_superblock),
+		cmocka_unit_test(test_salvage_unreadable_ring_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
