@@ -498,6 +498,8 @@ int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino);
 /* Format: chunk 0's block, holding the root directory. */
 int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
 			 uint64_t now_ns);
+/* A fresh, empty root directory into its slot of chunk 0's block. */
+void fs_inode_root_encode(uint8_t *itable, uint64_t now_ns);
 void fs_inode_touch(struct fs_inode *ip, bool a, bool m, bool c);
 
 /* ---- Extents and file data (extent.c, file.c) ---------------------------- */

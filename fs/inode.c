@@ -535,16 +535,10 @@ int fs_orphan_next(struct fs *fs, uint64_t from, uint64_t *ino)
 	return err;
 }
 
-int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
-			 uint64_t now_ns)
+void fs_inode_root_encode(uint8_t *itable, uint64_t now_ns)
 {
 	struct fs_dinode c;
-	uint8_t *b;
-	int err;
 
-	if (posix_memalign((void **)&b, 4096, FS_BSIZE))
-		return -ENOMEM;
-	memset(b, 0, FS_BSIZE);
 	memset(&c, 0, sizeof(c));
 	c.mode = S_IFDIR | 0755;
 	c.nlink = 2;
@@ -553,8 +547,20 @@ int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
 	c.atime.tv_sec = (time_t)(now_ns / 1000000000ull);
 	c.atime.tv_nsec = (long)(now_ns % 1000000000ull);
 	c.mtime = c.ctime = c.crtime = c.atime;
-	inode_encode(&c, FS_ROOT_INO, true,
-		     (struct fs_inode_disk *)(b + FS_ROOT_INO * FS_INODE_SIZE));
+	inode_encode(&c, FS_ROOT_INO, true, (struct fs_inode_disk *)(itable +
+		     FS_ROOT_INO * FS_INODE_SIZE));
+}
+
+int fs_inode_format_root(struct fs_bdev *bdev, uint64_t chunk0,
+			 uint64_t now_ns)
+{
+	uint8_t *b;
+	int err;
+
+	if (posix_memalign((void **)&b, 4096, FS_BSIZE))
+		return -ENOMEM;
+	memset(b, 0, FS_BSIZE);
+	fs_inode_root_encode(b, now_ns);
 	err = fs_bdev_write(bdev, chunk0, 1, b);
 	free(b);
 	return err;

@@ -53,6 +53,9 @@ struct fs_repair_counts {
 	uint64_t bitmap_bits;   /* block and inode bitmap bits wrong */
 	uint64_t double_claimed;/* blocks used by two owners (not repaired) */
 	uint64_t bad_keys;      /* entries with a wrong key (not repaired) */
+	uint64_t root;          /* the root directory lost: made anew, empty
+				   (what it named goes to lost+found in
+				   the next round) */
 	uint64_t journal;       /* a journal block unreadable: the journal
 				   is cleared (its later transactions lost)
 				   by the read-write mount of the repair */

@@ -262,6 +262,36 @@ static int clear_slot(struct fs_repair *r, uint64_t ino)
 	return err;
 }
 
+/* The root directory written anew, empty, in its slot (its block written
+ * anew too when it cannot be read: the scan cleared every inode in it). */
+static int make_root(struct fs_repair *r)
+{
+	struct fs *fs = r->fs;
+	struct timespec now;
+	struct fs_buf *b;
+	struct fs_tx *tx;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	err = fs_tx_begin(fs, &tx);
+	if (err)
+		return err;
+	err = bc_read(fs, fs_ichunk_blk(fs, FS_ROOT_INO), FS_BUF_ITABLE, &b);
+	if (err == -EIO || err == -EUCLEAN) {
+		err = bc_new(fs, fs_ichunk_blk(fs, FS_ROOT_INO), &b);
+		if (!err)
+			b->kind = FS_BUF_ITABLE;
+	}
+	if (!err) {
+		fs_tx_dirty(fs, tx, b);
+		fs_inode_root_encode(b->data, (uint64_t)now.tv_sec *
+				     1000000000ull + (uint64_t)now.tv_nsec);
+		bc_put(fs, b);
+	}
+	fs_tx_end(fs, tx);
+	return err;
+}
+
 /* ---- lost+found ----------------------------------------------------------- */
 /* The lost+found directory's inode, created when missing; 0 if unusable. */
 static uint64_t lost_found(struct fs_repair *r)
@@ -346,6 +376,8 @@ static int apply_one(struct fs_repair *r, const struct rp_fix *f)
 		return with_inode(r, f->ino, fix_type, f);
 	case RP_FIX_COUNTS:
 		return with_inode(r, f->ino, fix_counts, f);
+	case RP_FIX_ROOT:
+		return make_root(r);
 	case RP_FIX_LOST:
 		break;
 	}
@@ -355,8 +387,8 @@ static int apply_one(struct fs_repair *r, const struct rp_fix *f)
 static int apply_inodes(struct fs_repair *r, uint64_t *fixed)
 {
 	static const enum rp_fix_kind order[] = {
-		RP_FIX_CLEAR, RP_FIX_MAP, RP_FIX_DANGLING, RP_FIX_REKEY,
-		RP_FIX_TYPE, RP_FIX_COUNTS,
+		RP_FIX_CLEAR, RP_FIX_ROOT, RP_FIX_MAP, RP_FIX_DANGLING,
+		RP_FIX_REKEY, RP_FIX_TYPE, RP_FIX_COUNTS,
 	};
 	uint64_t lf = 0;
 	size_t i, k;

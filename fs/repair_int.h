@@ -29,6 +29,7 @@ enum rp_fix_kind {
 	RP_FIX_TYPE,            /* correct an entry's type */
 	RP_FIX_REKEY,           /* an entry under the wrong key: re-insert */
 	RP_FIX_LOST,            /* link into lost+found */
+	RP_FIX_ROOT,            /* the root directory made anew, empty */
 };
 
 struct rp_fix {

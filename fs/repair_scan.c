@@ -150,12 +150,19 @@ static int scan_table(struct fs_repair *r)
 		r->st[ino] = RP_VALID;
 		r->dtype[ino] = rp_dtype(fs_le32(d.mode));
 	}
+	/* As e2fsck: a root that is lost (or not a directory) is made anew,
+	 * empty; the walk stops here, and the next round's finds every inode
+	 * the old root reached unreachable and links it into lost+found. */
 	if ((r->st[FS_ROOT_INO] & RP_KIND) != RP_VALID ||
 	    r->dtype[FS_ROOT_INO] != DT_DIR) {
-		rp_say(r, "the root directory is damaged: not repairable");
-		r->unfixable++;
+		rp_say(r, "the root directory is %s: made anew, empty (what it "
+		       "held goes to /lost+found)",
+		       (r->st[FS_ROOT_INO] & RP_KIND) == RP_VALID ?
+		       "not a directory" : "lost");
+		r->c.root++;
 		r->c.problems++;
-		return -EUCLEAN;
+		err = rp_fix_add(r, RP_FIX_ROOT, FS_ROOT_INO, 0, NULL);
+		return err ? err : -EUCLEAN;
 	}
 	return 0;
 }
@@ -780,7 +787,7 @@ int fs_repair_scan(struct fs *fs, fs_repair_log_t log, void *arg,
 		pthread_rwlock_unlock(&fs->ns_lock);
 	}
 	/* a damaged root stops the walk but is a finding, not a failure */
-	if (err == -EUCLEAN && r->unfixable)
+	if (err == -EUCLEAN && (r->unfixable || r->c.root))
 		err = 0;
 	if (err) {
 		fs_repair_free(r);

@@ -122,7 +122,8 @@ static bool preen_may_fix(const struct fs_repair *r)
 	fs_repair_counts(r, &c);
 	/* emptying an unreadable map, clearing an inode or the journal
 	 * loses data */
-	return c.maps == 0 && c.cleared == 0 && c.journal == 0;
+	return c.maps == 0 && c.cleared == 0 && c.journal == 0 &&
+	       c.root == 0;
 }
 
 static int repair_rounds(struct fsck *f)

@@ -84,4 +84,35 @@ f_rc 1 -y -f "$IMGS"
 f_rc 0 -n -f "$IMGS"
 intact
 [ $n -eq $kept ] || t_fail "$n files after the bitmap repair, $kept before"
+
+# The root directory's table block lost: fsck said "the root directory is
+# damaged: not repairable", exit 4 for good, every file out of reach.
+# Now, as e2fsck, the root is made anew (empty) and every inode it no
+# longer reaches goes to /lost+found; -p refuses (names are lost).
+t_log "the root's table block lost: the root made anew, the rest in lost+found"
+# every hit: the home block and the journal's copies of it (idle: the
+# filesystem was unmounted cleanly, so phase 4 writes those as zeros)
+"${LOC[@]}" inode "${IMG_LIST[@]}" >"$T/hits"
+[ -s "$T/hits" ] || t_fail "the root's table block not found"
+while read -r img off; do damage "$img" "$off"; done <"$T/hits"
+f_rc 4 -n -f "$IMGS"
+grep -q "the root directory is .*: made anew.* - not done: -n changes nothing" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -n: the lost root not told"; }
+# (5: -p writes the idle journal copies as zeros, which loses nothing)
+f_rc "4 5" -p -f "$IMGS"
+grep -q "UNEXPECTED INCONSISTENCY" "$T/out" || { cat "$T/out"; t_fail "fsck -p made the root anew"; }
+f_rc 1 -y -f "$IMGS"
+f_rc 0 -n -f "$IMGS"
+grep -q "reached; 0 problems" "$T/out" || { cat "$T/out"; t_fail "not clean after fsck -y"; }
+t_mount "$IMGS" "$T/mnt" -o ro
+# each file outside chunk 0 (inodes 16 and up) is in lost+found by number,
+# alone or under its directory's number (the directory d kept its entries)
+n=0
+for f in $(find "$T/mnt/lost+found" -type f); do
+	grep -qx "file [0-9]*" "$f" || t_fail "$f reads wrong"
+	n=$((n + 1))
+done
+t_umount "$T/mnt"
+[ $n -ge $((kept - 16)) ] || t_fail "$n files found in lost+found, at least $((kept - 16)) expected"
+t_log "  $n files in lost+found"
 exit 0
