@@ -53,8 +53,12 @@ int rc_member_fail_redundant(struct rc_array *a, int slot)
 		return -EROFS;
 	pthread_mutex_lock(&a->state_lock);
 	present = rc_member_present(a, slot);
+	/* a slot still rebuilding holds only what its rebuild reached: gone
+	 * for the stripes past it (counted present, a second fail during a
+	 * rebuild went through and the array failed: a tester's find) */
 	for (uint32_t t = 0; t < a->g.members; t++)
-		gone[t] = !rc_member_present(a, (int)t) || t == (uint32_t)slot;
+		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
+			  t == (uint32_t)slot;
 	pthread_mutex_unlock(&a->state_lock);
 	if (!present)
 		return -EALREADY;

@@ -1369,6 +1369,10 @@ static void second_loss_progress(void *ctx, uint64_t done, uint64_t total)
 	sl->done = true;
 	assert_int_equal(rc_array_info(sl->a, &info), 0);
 	assert_false(info.failed);                /* one slot rebuilding */
+	/* the administrator's fail is refused: the rebuilding slot holds
+	 * only what its rebuild reached (it went through, and the array
+	 * failed: a tester's find) */
+	assert_int_equal(rc_member_fail_redundant(sl->a, 2), -EBUSY);
 	assert_int_equal(rc_member_fail(sl->a, 2), -EIO); /* it says so */
 	assert_int_equal(rc_array_info(sl->a, &info), 0);
 	sl->failed_during = info.failed;
