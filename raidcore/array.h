@@ -351,6 +351,13 @@ bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
 bool rc_array_failed(struct rc_array *a);
 /* Would the array lose data with the slots in gone[] gone? */
 bool rc_array_would_fail(struct rc_array *a, const bool *gone);
+/* Would it lose data without slot?  Only an active slot counts as holding
+ * everything: a rebuilding one holds only what its rebuild reached, so
+ * it is gone for the stripes past it (counted present, a survivor was
+ * faulted for a read error during a rebuild and an administrator's
+ * second fail went through: the array failed).  Caller holds
+ * state_lock. */
+bool rc_array_needs(struct rc_array *a, int slot);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);

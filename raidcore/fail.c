@@ -76,8 +76,8 @@ static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
 
 void rc_member_faults_apply(struct rc_array *a)
 {
-	bool gone[RC_MAX_MEMBERS] = { false };
 	char msg[160];
+	bool needed;
 
 	for (uint32_t s = 0; s < a->g.members; s++) {
 		unsigned pend = atomic_exchange(&a->m[s].fault_pending, 0);
@@ -93,9 +93,10 @@ void rc_member_faults_apply(struct rc_array *a)
 		why = pending_why(a, (int)s, pend, msg, sizeof(msg));
 		/* The last copy of the data stays in, errors and all: its
 		 * good blocks are still the only ones there are. */
-		for (uint32_t t = 0; t < a->g.members; t++)
-			gone[t] = !rc_member_present(a, (int)t) || t == s;
-		if (rc_array_would_fail(a, gone)) {
+		pthread_mutex_lock(&a->state_lock);
+		needed = rc_array_needs(a, (int)s);
+		pthread_mutex_unlock(&a->state_lock);
+		if (needed) {
 			if (!atomic_exchange(&a->m[s].suspect_said, true))
 				rc_log("member %u (%s): %s - but the array "
 				       "cannot run without it: kept; its data "

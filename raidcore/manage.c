@@ -44,8 +44,7 @@ int rc_member_fail(struct rc_array *a, int slot)
 
 int rc_member_fail_redundant(struct rc_array *a, int slot)
 {
-	bool gone[RC_MAX_MEMBERS] = { false };
-	bool present;
+	bool present, needed;
 
 	if (slot < 0 || (uint32_t)slot >= a->g.members)
 		return -EINVAL;
@@ -53,16 +52,11 @@ int rc_member_fail_redundant(struct rc_array *a, int slot)
 		return -EROFS;
 	pthread_mutex_lock(&a->state_lock);
 	present = rc_member_present(a, slot);
-	/* a slot still rebuilding holds only what its rebuild reached: gone
-	 * for the stripes past it (counted present, a second fail during a
-	 * rebuild went through and the array failed: a tester's find) */
-	for (uint32_t t = 0; t < a->g.members; t++)
-		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
-			  t == (uint32_t)slot;
+	needed = rc_array_needs(a, slot);
 	pthread_mutex_unlock(&a->state_lock);
 	if (!present)
 		return -EALREADY;
-	if (rc_array_would_fail(a, gone))
+	if (needed)
 		return -EBUSY;
 	return rc_member_fail(a, slot);
 }

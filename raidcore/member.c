@@ -70,6 +70,16 @@ bool rc_array_would_fail(struct rc_array *a, const bool *gone)
 	return geom_lost(&a->g, gone);
 }
 
+bool rc_array_needs(struct rc_array *a, int slot)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t t = 0; t < a->g.members; t++)
+		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
+			  t == (uint32_t)slot;
+	return geom_lost(&a->g, gone);
+}
+
 bool rc_array_failed(struct rc_array *a)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };

@@ -149,11 +149,7 @@ static void slots_from_members(struct rc_array *a)
 /* Would the array lose data without slot?  Caller holds state_lock. */
 static bool sb_member_needed(struct rc_array *a, int slot)
 {
-	bool gone[RC_MAX_MEMBERS] = { false };
-
-	for (uint32_t t = 0; t < a->g.members; t++)
-		gone[t] = !rc_member_present(a, (int)t) || t == (uint32_t)slot;
-	return rc_array_would_fail(a, gone);
+	return rc_array_needs(a, slot);
 }
 
 /* Copy 0 of sb, just written to slot, reads back as written. */

@@ -1340,6 +1340,77 @@ static void ev_record(void *ctx, const struct rc_event *ev)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/*
+ * RAID 1 of 2 with one copy gone: the rebuild onto a new device meets
+ * read errors on the survivor, far more than the fault limit.  The rows
+ * they touch are lost (the rebuild says -EIO), but the survivor stays
+ * in while the rebuild runs: it holds the only copy of everything the
+ * rebuild has not reached.  It was faulted halfway (the rebuilding slot
+ * counted as holding all), the array failed and what the rebuild had not
+ * reached became unreadable too (a tester's find, RAID 1 and 10).
+ */
+struct survivor {
+	struct rc_array *a;
+	uint8_t *buf;
+	int calls;
+};
+
+static void survivor_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct survivor *sv = ctx;
+	struct rc_member_status st;
+
+	if (done >= total)
+		return;
+	sv->calls++;
+	/* a read applies the pending faults, as the recovery thread does */
+	rc_read(sv->a, 0, 1, sv->buf);
+	rc_array_member_status(sv->a, 0, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+}
+
+static void test_rebuild_survivor_errors_kept(void **state)
+{
+	/* 1 MiB early in the data region (at 2 MiB on these members) */
+	uint64_t first_bad = 64, nbad = 256;
+	uint64_t bad = (2ull << 20) + first_bad * RC_BLOCK_SIZE;
+	struct survivor sv = { 0 };
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct model m;
+
+	(void)state;
+	sv.buf = rc_buf_alloc(RC_BLOCK_SIZE);
+	tb_init(&tb, 2, DEV_BYTES);
+	tb_create(&tb, RC_RAID1, 65536, 0);
+	sv.a = tb_assemble(&tb, 1u << 1, 0);
+	model_init(&m, sv.a);
+	write_all(sv.a, &m);
+	assert_int_equal(rc_fault_eio(tb.fault[0], RC_FAULT_READ, bad,
+				      nbad * RC_BLOCK_SIZE,
+				      RC_FAULT_PERSISTENT), 0);
+	rc_array_set_rebuild_speed(sv.a, 0, 4096);     /* several batches */
+	assert_true(rc_member_replace(sv.a, 1, tb_borrow(&tb, 1),
+				      survivor_progress, &sv) < 0);
+	assert_true(sv.calls > 1);
+	rc_array_member_status(sv.a, 0, &st);
+	assert_true(st.read_errors > 0);
+	rc_array_member_status(sv.a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	rc_fault_clear(tb.fault[0]);
+	for (uint64_t b = 0; b < m.blocks; b++) {
+		if (b >= first_bad && b < first_bad + nbad)
+			continue;       /* lost with the survivor's rows */
+		assert_int_equal(rc_read(sv.a, b, 1, sv.buf), 0);
+		if (!tb_check(sv.buf, b, m.gen[b]))
+			fail_msg("block %llu reads wrong", (unsigned long long)b);
+	}
+	free(sv.buf);
+	rc_array_close(sv.a);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* A RAID 5 of 4 assembled, and a fifth device to add (tb_borrow 4). */
 static struct rc_array *raid5_one_to_add(struct rc_testbed *tb)
 {
@@ -1877,6 +1948,7 @@ int main(void)
 		cmocka_unit_test(test_spare_automatic),
 		cmocka_unit_test(test_manage_fail_remove_add),
 		cmocka_unit_test(test_rebuild_second_loss_failed),
+		cmocka_unit_test(test_rebuild_survivor_errors_kept),
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_rebuild_speed_limit),
