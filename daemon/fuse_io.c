@@ -413,6 +413,13 @@ static int flags_of_fsxattr(const struct fsxattr *fa, unsigned *fl)
 		-EOPNOTSUPP : 0;
 }
 
+bool rfs_immutable(struct rfs_daemon *d, uint64_t ino)
+{
+	unsigned fl;
+
+	return !fs_getflags(d->fs, ino, &fl) && (fl & FS_IMMUTABLE_FL);
+}
+
 static void ioctl_get(fuse_req_t req, fuse_ino_t ino, unsigned cmd)
 {
 	struct fsxattr fa = { 0 };
@@ -444,7 +451,12 @@ static int ioctl_set(fuse_req_t req, fuse_ino_t ino, unsigned cmd,
 	} else {
 		return -ENOTTY;
 	}
-	return ret ? ret : fs_setflags(rfs_fs(req), ino, fl);
+	if (!ret)
+		ret = fs_setflags(rfs_fs(req), ino, fl);
+	/* a writer's next write(2) must ask (op_getattr refuses it) */
+	if (!ret && (fl & FS_IMMUTABLE_FL))
+		rfs_inval_attr_now(fuse_req_userdata(req), ino);
+	return ret;
 }
 
 void rfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, void *arg,

@@ -220,6 +220,10 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int ret = rfs_space_check(d, ino, fi);
 	bool writes = fi && rfs_fh_writes(fi->fh);
 
+	/* the GETATTR before a write(2) through a handle that was opened
+	 * before chattr +i: EPERM fails the write(2), as on ext4 */
+	if (!ret && writes && d->writeback && rfs_immutable(d, ino))
+		ret = -EPERM;
 	if (!ret)
 		ret = fs_getattr(d->fs, ino, &a);
 	if (ret) {

@@ -84,6 +84,8 @@ int rfs_inval_start(struct rfs_daemon *d, struct fuse_session *se);
 void rfs_inval_stop(struct rfs_daemon *d);
 void rfs_inval_attr(struct rfs_daemon *d, uint64_t ino);
 void rfs_inval_attr_now(struct rfs_daemon *d, uint64_t ino);
+/* chattr +i is set on ino (fuse_io.c) */
+bool rfs_immutable(struct rfs_daemon *d, uint64_t ino);
 /* drops the cached data of [off, off + len) (len 0: to the end of file),
  * writing dirty pages back first; from the handler, before its reply */
 void rfs_inval_data_now(struct rfs_daemon *d, uint64_t ino, off_t off,

@@ -262,7 +262,10 @@ bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino)
  */
 double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino)
 {
-	if (space_checks(d) && ino_has_writers(d->space, ino))
+	/* near full, or immutable (op_getattr), an inode open for writing
+	 * keeps its attributes invalid: every write(2) asks */
+	if (d->space && d->writeback && ino_has_writers(d->space, ino) &&
+	    (space_is_near(d->space) || rfs_immutable(d, ino)))
 		rfs_inval_attr_now(d, ino);
 	return d->timeout;
 }

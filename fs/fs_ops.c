@@ -304,6 +304,7 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags)
 {
 	struct fs_inode *ip;
+	bool cache;
 	ssize_t n;
 
 	if (fs->rdonly)
@@ -312,9 +313,15 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	if (n)
 		return n;
 	n = -EAGAIN;
+	/* A page of the writeback cache was accepted by a write(2) that the
+	 * flags allowed then (the daemon refuses one after chattr +i at its
+	 * GETATTR): it is stored, as ext4 writes back what was dirtied
+	 * before the flag came.  Refused here, it was lost and reported
+	 * only at close. */
+	cache = flags & FS_WRITE_CACHE;
 	if ((flags & (FS_WRITE_CACHE | O_APPEND)) == FS_WRITE_CACHE) {
 		pthread_rwlock_rdlock(&ip->lock);
-		if (!fs_iflags_check(ip, FS_CHANGE_ADD))
+		if (cache || !fs_iflags_check(ip, FS_CHANGE_ADD))
 			n = fs_file_overwrite(fs, ip, off, size, buf);
 		pthread_rwlock_unlock(&ip->lock);
 	}
@@ -325,7 +332,7 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		/* append-only: only O_APPEND opens write (fs_file_open), and
 		 * the writeback cache writes whole pages, below the end too */
 		n = S_ISDIR(ip->d.mode) ? -EISDIR :
-		    fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
+		    !cache && fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
 		    fs_file_write(fs, ip, off, size, buf,
 				  flags & FS_WRITE_CACHE);
 		pthread_rwlock_unlock(&ip->lock);
