@@ -19,12 +19,16 @@
  * order: its own device when a rebuild onto it was interrupted (resumed),
  * its former member when SOURCE names it (left out as stale: rebuilt in
  * full), a device in SOURCE on which nothing at all is found (no raidfs
- * superblock, no libblkid signature: a member wiped whole, or a new disk),
- * the array's spare.  A device that holds anything else is never taken
+ * superblock, no libblkid signature, and zeros wherever it is sampled:
+ * a member wiped whole, a new disk or image), the array's spare.  Data
+ * without a signature (a file of someone's, an encrypted volume, a disk
+ * with old contents) counted as nothing until 2026-12-06, and a typo
+ * in SOURCE naming it had fsck -y rebuild over it (a tester's find).  A device that holds anything else is never taken
  * without --rebuild: a typo in a member path must not overwrite someone's
  * disk.  -n and -p say what -y would do.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fsck.h"
@@ -184,6 +188,32 @@ static int target_plan(struct fsck *f)
  * read-write; read-only when fsck only reports), then what it holds and
  * its size.  0: yes; otherwise a line says why not.
  */
+/* Zeros in its first and last MiB and in 62 blocks spread between? */
+static bool reads_blank(struct rc_dev *dev)
+{
+	enum { EDGE = 1 << 20, BLK = 4096, SPREAD = 62 };
+	uint64_t size = dev->size, off;
+	uint8_t *buf = NULL;
+	bool blank = posix_memalign((void **)&buf, BLK, EDGE) == 0;
+
+	for (int k = 0; blank && k < SPREAD + 2; k++) {
+		size_t len = k == 0 || k == SPREAD + 1 ? EDGE : BLK;
+
+		off = k == 0 ? 0 : k == SPREAD + 1 ?
+		      (size > EDGE ? size - EDGE : 0) :
+		      size / (SPREAD + 1) * (uint64_t)k / BLK * BLK;
+		if (len > size - off)
+			len = (size_t)(size - off);
+		if (!len)
+			continue;
+		blank = rc_dev_read(dev, buf, len, off) == 0;
+		for (size_t i = 0; blank && i < len; i += 8)
+			blank = *(const uint64_t *)(buf + i) == 0;
+	}
+	free(buf);
+	return blank;
+}
+
 static int candidate_check(struct fsck *f, const char *path, bool blank)
 {
 	unsigned flags = RC_DEV_EXCL |
@@ -192,6 +222,7 @@ static int candidate_check(struct fsck *f, const char *path, bool blank)
 	struct rc_dev *dev;
 	char err[512], what[512];
 	uint64_t size;
+	bool data;
 	int ret;
 
 	ret = rc_dev_open_file(path, flags, &dev);
@@ -202,10 +233,16 @@ static int candidate_check(struct fsck *f, const char *path, bool blank)
 	}
 	size = dev->size;
 	ret = blank ? probe_sigs_find(path, dev, &r, err, sizeof(err)) : 0;
+	data = !ret && blank && !r.nsigs && !reads_blank(dev);
 	rc_dev_close(dev);
 	if (ret) {
 		fsck_msg("  %s", err);
 		return ret;
+	}
+	if (data) {
+		fsck_msg("  %s holds data (no raidfs member, no signature "
+			 "known): not used without --rebuild %s", path, path);
+		return -EEXIST;
 	}
 	if (blank && r.nsigs) {
 		probe_sig_describe(&r.sigs[0], what, sizeof(what));

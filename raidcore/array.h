@@ -63,6 +63,9 @@ struct rc_member {
 	 * (commit_lock). */
 	bool catchup;
 	uint64_t resync_stripes, resync_regions, resync_last_region;
+	/* fail.c: faulted for what it held, not by request: it returns only
+	 * by a full rebuild (RC_SLOT_DAMAGED; state_lock) */
+	bool damaged;
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
@@ -554,6 +557,9 @@ void rc_member_faults_apply(struct rc_array *a);
 /* Marks slot faulty, rewrites the superblocks, signals the change.  A
  * member found shrunk is named so, whatever why says. */
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
+/* The same, by an administrator's request: the member's contents are not
+ * in doubt, so it may come back as a catch-up. */
+void rc_member_set_failed(struct rc_array *a, int slot, const char *why);
 /* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
 int rc_member_sync_all(struct rc_array *a);
 

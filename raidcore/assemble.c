@@ -255,7 +255,8 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 static bool cand_may_return(const struct cand *c, int i, uint32_t s,
 			    const struct rc_slot *sl, bool catchup)
 {
-	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING;
+	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING &&
+	       !(sl->flags & RC_SLOT_DAMAGED);
 }
 
 /*
@@ -296,6 +297,9 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 					sl->state == RC_MEMBER_REBUILDING ?
 					RC_MEMBER_MISSING : sl->state;
 			a->m[s].rebuild_pos = sl->rebuild_pos;
+			a->m[s].damaged = (sl->state == RC_MEMBER_FAULTY ||
+					   sl->state == RC_MEMBER_MISSING) &&
+					  (sl->flags & RC_SLOT_DAMAGED);
 		}
 		for (int i = 0; i < n; i++) {
 			if (!c[i].ok || memcmp(c[i].sb.member_uuid, sl->uuid, 16))

@@ -19,7 +19,21 @@
 #include <stdio.h>
 #include "array.h"
 
+static void member_fault(struct rc_array *a, int slot, const char *why,
+			 bool damaged);
+
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
+{
+	member_fault(a, slot, why, true);
+}
+
+void rc_member_set_failed(struct rc_array *a, int slot, const char *why)
+{
+	member_fault(a, slot, why, false);
+}
+
+static void member_fault(struct rc_array *a, int slot, const char *why,
+			 bool damaged)
 {
 	uint64_t to = atomic_load(&a->m[slot].shrunk_to);
 	bool changed = false;
@@ -35,6 +49,7 @@ void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
 	if (a->m[slot].state == RC_MEMBER_ACTIVE ||
 	    a->m[slot].state == RC_MEMBER_REBUILDING) {
 		a->m[slot].state = RC_MEMBER_FAULTY;
+		a->m[slot].damaged = damaged;
 		changed = true;
 	}
 	pthread_mutex_unlock(&a->state_lock);

@@ -38,7 +38,7 @@ int rc_member_fail(struct rc_array *a, int slot)
 
 	if (ret < 0)
 		return ret;
-	rc_member_set_faulty(a, slot, "failed by request");
+	rc_member_set_failed(a, slot, "failed by request");
 	return rc_array_failed(a) ? -EIO : 0;
 }
 
@@ -208,7 +208,7 @@ static int readd_slot(struct rc_array *a, const struct rc_sb *sb)
 	    memcmp(a->m[slot].uuid, sb->member_uuid, RC_UUID_SIZE) ||
 	    (a->m[slot].state != RC_MEMBER_MISSING &&
 	     a->m[slot].state != RC_MEMBER_FAULTY) ||
-	    !rc_wi_covers(a, sb))
+	    a->m[slot].damaged || !rc_wi_covers(a, sb))
 		return -1;
 	return slot;
 }

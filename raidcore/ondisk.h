@@ -27,11 +27,12 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 3                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 4                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
 						   the admin state; 2.2: direct
 						   stripes in the journal; 2.3:
-						   direct stripes at RAID 0, 1, 10 */
+						   direct stripes at RAID 0, 1, 10;
+						   2.4: the DAMAGED slot flag */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -97,6 +98,13 @@ struct rc_slot_disk {
 #define RC_SLOT_F_TARGET 0xffu
 #define RC_SLOT_F_REPLACING 0x100u
 #define RC_SLOT_CATCHUP 0x200u
+/* On a raid slot that is FAULTY or MISSING (2.4): its member was faulted
+ * for what it held or did not take (read, checksum or write errors, a
+ * lie, shrinking), not failed by request: its device comes back only by
+ * a full rebuild, never as a catch-up (the write-intent record starts
+ * after the writes it may lack, and cannot say where it is damaged).  An
+ * older reader ignores it and may catch such a member up, as before. */
+#define RC_SLOT_DAMAGED 0x400u
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
 
 /*

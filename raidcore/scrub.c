@@ -193,8 +193,13 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	uint64_t next_report = 0;
 	int ret = 0;
 
-	/* Repairing is writing: the array is activated first. */
-	if (repair && !a->rdonly)
+	/* Repairing is writing: a repair activates the array (verify.c).
+	 * An unclean one is activated first, which settles its replayed
+	 * journal; a clean one only when something is repaired - a clean
+	 * degraded array that needs nothing stays untouched (fsck -y with a
+	 * member path mistyped rewrote every superblock, the slot missing:
+	 * a tester's find). */
+	if (repair && !a->rdonly && a->was_unclean)
 		ret = rc_array_activate(a);
 	for (uint64_t s = first; s < end && ret == 0; s += per) {
 		uint64_t k = end - s < per ? end - s : per;
@@ -206,7 +211,7 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 		}
 	}
 	/* Table entries fixed by repairs go out with the next commit. */
-	if (ret == 0 && repair && !a->rdonly)
+	if (ret == 0 && repair && !a->rdonly && rc_array_is_active(a))
 		ret = rc_commit_tables(a);
 	return ret;
 }

@@ -131,6 +131,9 @@ static void slots_from_members(struct rc_array *a)
 		a->sb.slots[i].flags = a->m[i].catchup &&
 				       a->m[i].state == RC_MEMBER_REBUILDING ?
 				       RC_SLOT_CATCHUP : 0;
+		if (a->m[i].damaged && (a->m[i].state == RC_MEMBER_FAULTY ||
+					a->m[i].state == RC_MEMBER_MISSING))
+			a->sb.slots[i].flags |= RC_SLOT_DAMAGED;
 	}
 	for (int i = 0; i < a->nspares; i++) {
 		memcpy(a->sb.slots[a->g.members + i].uuid,
@@ -177,6 +180,7 @@ static bool sb_member_lied(struct rc_array *a, int slot, const char *why)
 	rc_log("member %d (%s) is faulty: %s; the array goes on degraded",
 	       slot, m->dev->name, why);
 	m->state = RC_MEMBER_FAULTY;
+	m->damaged = true;
 	rc_event_emit(a, RC_EV_FAIL, slot, m->dev->name, why, 0, 0, 0);
 	return true;
 }
@@ -236,6 +240,7 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			rc_log("%s: superblock write failed; marking it faulty",
 			       a->m[i].dev->name);
 			a->m[i].state = RC_MEMBER_FAULTY;
+			a->m[i].damaged = true;
 			return false;
 		}
 		if (!sb_reads_back(a, (int)i, sb, blk, back) &&

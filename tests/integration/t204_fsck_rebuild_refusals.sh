@@ -28,6 +28,7 @@ truncate -s 64M "$T/ext4.img"
 mkfs.ext4 -q -F -L precious "$T/ext4.img"
 truncate -s 32M "$T/small.img"
 truncate -s 64M "$T/busy.img"
+head -c 64M /dev/urandom >"$T/data.img"
 sums() { (cd "$T" && sha256sum -- *.img); }
 sums >"$T/sums"
 
@@ -59,6 +60,21 @@ refused "$T/busy.img" "$OTHERS" "in use"
 exec 8<&-
 t_log "an active member of this array"
 refused "${M[1]}" "$OTHERS" "slot 1 of this array, active"
+
+# A typo in SOURCE naming a file of someone's data (no raidfs member, no
+# signature libblkid knows) in place of the lost member: fsck -y counted
+# it as holding nothing and rebuilt over it, and it rewrote the other
+# members' superblocks (the slot missing, a write-intent record) on a
+# clean array that needed nothing (a tester's find).  Now the file is
+# not taken without --rebuild, and nothing at all is written.
+t_log "a file of data in SOURCE in place of the lost member: not taken, nothing written"
+sums >"$T/sums"
+rc=0; "$FSCK" -y "${M[0]}:${M[1]}:$T/data.img:${M[3]}" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 4 ] || { cat "$T/out"; t_fail "fsck -y with data.img in SOURCE: exit $rc, want 4"; }
+grep -q "data.img holds data (no raidfs member, no signature known): not used without --rebuild" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -y: data.img not refused by name"; }
+grep -q "rebuilding slot" "$T/out" && t_fail "fsck -y rebuilt onto data.img"
+sums | diff - "$T/sums" >/dev/null || t_fail "fsck -y with data.img in SOURCE wrote"
 sleep 3
 sums | diff - "$T/sums" >/dev/null || t_fail "an image changed after the refusals"
 

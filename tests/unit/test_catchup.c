@@ -191,6 +191,63 @@ static void test_catchup_readd(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A member faulted for what it held (here: read errors past the limit;
+ * also checksum and write errors, a lie, shrinking) never comes back as
+ * a catch-up: the write-intent record starts after the writes it may
+ * lack and cannot say where it is damaged.  Given back while in use, or
+ * removed and found again at the next assembly, it is rebuilt in full.
+ * It used to catch up on the record alone, its damage kept, and status
+ * said clean: a later loss of another member read as I/O errors (a
+ * tester's find: a member's data region zeroed, then re-added).
+ */
+static void test_catchup_not_after_damage(void **state)
+{
+	struct rc_member_status st;
+	struct rc_dev *dev;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct cu_model m;
+
+	a = cu_setup(&tb, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	/* every read of member 3's data region fails: reads recover, the
+	 * errors pass the limit, the member is faulted */
+	assert_int_equal(rc_fault_eio(tb.fault[3], RC_FAULT_READ, 0,
+				      CU_DEV_BYTES, RC_FAULT_PERSISTENT), 0);
+	cu_verify(a, &m);
+	cu_write_burst(a, &m);
+	rc_array_member_status(a, 3, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	rc_fault_clear(tb.fault[3]);
+	/* -ENOENT leaves the device to the caller (raidfsctl adds it as a
+	 * spare, rebuilt in full) */
+	dev = tb_borrow(&tb, 3);
+	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
+	rc_dev_close(dev);
+	assert_int_equal(rc_member_remove(a, 3), 0);
+	dev = tb_borrow(&tb, 3);
+	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
+	rc_dev_close(dev);
+	assert_int_equal(rc_array_close(a), 0);
+	/* found again at an assembly: not caught up either */
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_member_status(a, 3, &st);
+	assert_false(st.state == RC_MEMBER_REBUILDING && st.catchup);
+	assert_false(st.state == RC_MEMBER_ACTIVE);
+	/* a full rebuild takes it back */
+	assert_int_equal(rc_member_replace(a, 3, tb_borrow(&tb, 3), NULL,
+					   NULL), 0);
+	rc_array_member_status(a, 3, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* The bitmap blocks (member blocks 2 .. 7) of every member overwritten. */
 static void cu_damage_records(struct rc_testbed *tb)
 {
@@ -284,6 +341,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catchup_at_assembly),
 		cmocka_unit_test(test_catchup_readd),
+		cmocka_unit_test(test_catchup_not_after_damage),
 		cmocka_unit_test(test_catchup_damaged_record),
 		cmocka_unit_test(test_catchup_resumes),
 		cmocka_unit_test(test_catchup_resumes_damaged),
