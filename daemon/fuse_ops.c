@@ -13,7 +13,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,10 +194,39 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	reply_entry_or_err(req, ret, &a);
 }
 
+/*
+ * The kernel forgets inodes by the thousand when it drops its caches (or
+ * after rm -r): what they held goes back to malloc, which keeps it in
+ * its arenas (one per thread that allocated: 16 FUSE threads), and the
+ * daemon's RSS stayed at its peak for good (100,000 files created: 369
+ * MB, 229 MB after malloc_trim; a tester saw 670 MB for 200,000).  After
+ * FORGET_TRIM forgets, at most every TRIM_NS, it is given back.
+ */
+#define FORGET_TRIM 10000
+#define TRIM_NS (10ull * 1000000000ull)
+
+static void forgets_note(uint64_t n)
+{
+	static uint64_t count, last_ns;
+	struct timespec ts;
+	uint64_t now;
+
+	if (__atomic_add_fetch(&count, n, __ATOMIC_RELAXED) < FORGET_TRIM)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - __atomic_load_n(&last_ns, __ATOMIC_RELAXED) < TRIM_NS)
+		return;
+	__atomic_store_n(&last_ns, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&count, 0, __ATOMIC_RELAXED);
+	malloc_trim(0);
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	fs_forget(rfs_fs(req), ino, nlookup);
 	fuse_reply_none(req);
+	forgets_note(1);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count,
@@ -207,6 +238,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	for (i = 0; i < count; i++)
 		fs_forget(fs, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
+	forgets_note(count);
 }
 
 /* With a write handle, near full, this is the kernel asking before a
