@@ -454,8 +454,12 @@ static int ioctl_set(fuse_req_t req, fuse_ino_t ino, unsigned cmd,
 	if (!ret)
 		ret = fs_setflags(rfs_fs(req), ino, fl);
 	/* a writer's next write(2) must ask (op_getattr refuses it) */
-	if (!ret && (fl & FS_IMMUTABLE_FL))
-		rfs_inval_attr_now(fuse_req_userdata(req), ino);
+	if (!ret && (fl & FS_IMMUTABLE_FL)) {
+		struct rfs_daemon *d = fuse_req_userdata(req);
+
+		__atomic_store_n(&d->immutable_seen, true, __ATOMIC_RELAXED);
+		rfs_inval_attr_now(d, ino);
+	}
 	return ret;
 }
 

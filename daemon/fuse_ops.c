@@ -254,7 +254,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 	/* the GETATTR before a write(2) through a handle that was opened
 	 * before chattr +i: EPERM fails the write(2), as on ext4 */
-	if (!ret && writes && d->writeback && rfs_immutable(d, ino))
+	if (!ret && writes && d->writeback &&
+	    __atomic_load_n(&d->immutable_seen, __ATOMIC_RELAXED) &&
+	    rfs_immutable(d, ino))
 		ret = -EPERM;
 	if (!ret)
 		ret = fs_getattr(d->fs, ino, &a);

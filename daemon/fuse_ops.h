@@ -45,6 +45,9 @@ struct rfs_daemon {
 	double timeout;        /* entry and attribute cache lifetime, seconds */
 	bool writeback;        /* the kernel granted writeback caching: it
 				  then owns O_APPEND and file sizes */
+	bool immutable_seen;   /* chattr +i was set on some inode since the
+				  mount (atomic): only then does an
+				  attribute reply look for it */
 	bool ro;
 	bool dont_mask;        /* the kernel leaves the umask to fs (which
 				  skips it under a default ACL) */

@@ -264,7 +264,10 @@ double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino)
 {
 	/* near full, or immutable (op_getattr), an inode open for writing
 	 * keeps its attributes invalid: every write(2) asks */
-	if (d->space && d->writeback && ino_has_writers(d->space, ino) &&
+	if (d->space && d->writeback &&
+	    (space_is_near(d->space) ||
+	     __atomic_load_n(&d->immutable_seen, __ATOMIC_RELAXED)) &&
+	    ino_has_writers(d->space, ino) &&
 	    (space_is_near(d->space) || rfs_immutable(d, ino)))
 		rfs_inval_attr_now(d, ino);
 	return d->timeout;
