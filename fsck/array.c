@@ -143,9 +143,26 @@ int fsck_errors_clear(struct fsck *f)
 	struct rc_info info;
 	int ret;
 
-	if (!f->array || f->o.mode == FSCK_MODE_NO ||
-	    (f->status & (FSCK_UNCORRECTED | FSCK_OPERATIONAL)))
+	if (!f->array || f->o.mode == FSCK_MODE_NO)
 		return 0;
+	/* Errors left: on the members, so that the next plain run checks in
+	 * full.  A writing pass used to activate the array at its start,
+	 * which wrote them; it now writes nothing unless it repairs (a
+	 * clean degraded array that needs nothing stays untouched). */
+	if (f->status & (FSCK_UNCORRECTED | FSCK_OPERATIONAL)) {
+		bool shrunk = false;
+
+		/* a member of ours left out as shrunk: damage the assembly
+		 * did not count; its slot goes missing on the members, so
+		 * the device is never taken as current again */
+		for (int i = 0; i < f->ndevs; i++)
+			shrunk |= f->devs[i].shrunk;
+		ret = rc_array_record_errors(f->array, shrunk);
+		if (ret)
+			fsck_err("recording the errors on the members: %s",
+				 strerror(-ret));
+		return ret;
+	}
 	if (rc_array_info(f->array, &info) == 0 && !info.errors &&
 	    !f->errors_recorded)
 		return 0;

@@ -325,6 +325,12 @@ int rc_array_info(struct rc_array *a, struct rc_info *info);
 /* After a check that left nothing wrong: the ERRORS flag goes, and with
  * counters the members' error counters too; written to the superblocks. */
 int rc_array_clear_errors(struct rc_array *a, bool counters);
+/* Errors seen (or, with found, damage the caller found itself: a member
+ * of ours left out as shrunk) and not yet on the members: the ERRORS
+ * flag written to the superblocks, with the slots as they are now (the
+ * daemon's recovery thread does so by itself; a tool that leaves errors
+ * calls it), so the next check is in full. */
+int rc_array_record_errors(struct rc_array *a, bool found);
 /*
  * Was the device of member uuid left out at assembly as a split brain's
  * other side: assembled without every member placed now, as they were

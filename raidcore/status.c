@@ -91,6 +91,23 @@ int rc_array_clear_errors(struct rc_array *a, bool counters)
 	return rc_sb_write_all(a);
 }
 
+int rc_array_record_errors(struct rc_array *a, bool found)
+{
+	bool record;
+	int ret;
+
+	if (found)
+		atomic_store(&a->errors_seen, true);
+	pthread_mutex_lock(&a->state_lock);
+	record = atomic_load(&a->errors_seen) &&
+		 !(a->sb.array_flags & RC_AF_ERRORS);
+	pthread_mutex_unlock(&a->state_lock);
+	if (!record)
+		return 0;
+	ret = sb_change_begin(a);
+	return ret ? ret : rc_sb_write_all(a);
+}
+
 int rc_array_member_status(struct rc_array *a, int slot,
 			   struct rc_member_status *st)
 {

@@ -5,8 +5,10 @@
 # exits 0 or 1; a second fsck -n -f exits 0; every file reads back intact.
 # Cases: random bytes and zeros over superblock copies at either end, the
 # first MiB, the journal, the checksum table, the data region, the second
-# half of the member, the whole member (no copy left: rebuilt onto, as it
-# holds nothing); then a truncated image (left out and never written,
+# half of the member, the whole member (random: no copy left, and data
+# that may be someone's - a mistyped path looks the same - so -y exits 4
+# naming it and --rebuild is the way; zeros: rebuilt onto, as it holds
+# nothing); then a truncated image (left out and never written,
 # exit 4 every time, files intact) that, extended again, is rebuilt in
 # place; a damaged table found without -f (the fast path must not say
 # clean: fsck -p repairs it).  RAID 5 takes every case; RAID 6, 10 and 1 a few (the fault
@@ -25,12 +27,22 @@ intact() {
 	diff "$T/tree.before" "$T/tree.after" >/dev/null || t_fail "$CASE: files differ ($1)"
 }
 
-# converge: -n unchanged, -y 0/1, -n -f 0, files intact
+# converge [MEMBER]: -n unchanged, -y 0/1 (MEMBER: holding random data
+# and no superblock, it is not taken without --rebuild: exit 4, then
+# --rebuild MEMBER 1), -n -f 0, files intact
 converge() {
 	sha256sum "${IMG_LIST[@]}" >"$T/sums"
 	f_rc "0 4" -n -f "$IMGS"
 	sha256sum -c --quiet "$T/sums" || t_fail "$CASE: fsck -n changed an image"
-	f_rc "0 1" -y -f "$IMGS"
+	if [ -n "${1:-}" ]; then
+		f_rc 4 -y -f "$IMGS"
+		grep -q "$1 holds data (no raidfs member, no signature known): not used without --rebuild" "$T/out" ||
+			{ cat "$T/out"; t_fail "$CASE: not refused by name"; }
+		sha256sum -c --quiet "$T/sums" || t_fail "$CASE: fsck -y changed an image"
+		f_rc 1 -y -f --rebuild "$1" "$IMGS"
+	else
+		f_rc "0 1" -y -f "$IMGS"
+	fi
 	f_rc 0 -n -f "$IMGS"
 	intact "after fsck -y"
 }
@@ -55,7 +67,7 @@ cases() {
 		m=$((k % 4)); k=$((k + 1))
 		CASE="RAID $level, member $m: $($DAMAGE "${c%%:*}" "${c#*:}" "${IMG_LIST[$m]}" "$k")"
 		t_log "$CASE"
-		converge
+		if [ "$c" = random:whole ]; then converge "${IMG_LIST[$m]}"; else converge; fi
 	done
 }
 
