@@ -5,6 +5,9 @@
 #   f_parity_of OFFSET IMAGE...     the RAID 5 parity member of a row
 #   f_rc WANT ARGS...               fsck.raidfs ARGS exits with one of WANT
 #   f_redundant SOURCE IMAGE        clean, and every file reads without IMAGE
+#   f_damage IMAGE OFFSET           64 bytes of the block at OFFSET overwritten
+#   f_files_ok SOURCE N             $n: d/f1..fN there that read "file I"
+#   f_lossy SOURCE P_RC TOLD DONE   a repair that loses data: -n, -p, -y, -n
 
 FSCK=$RAIDFS_BIN/fsck.raidfs
 
@@ -76,4 +79,48 @@ f_redundant() {
 	mv "$T/away.img" "$2"
 	diff "$T/tree.before" "$T/tree.after" ||
 		t_fail "contents differ without $(basename "$2")"
+}
+
+# f_damage IMAGE OFFSET: 64 bytes of the 4 KiB block at OFFSET overwritten
+# (at RAID 0 the block is lost: nothing can rebuild it)
+f_damage() {
+	"$PY" - "$1" "$2" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+with open(p, "r+b") as f:
+    f.seek(off + 4000)
+    f.write(b"X" * 64)
+PY
+}
+
+# f_files_ok SOURCE N: $n = the files d/f1 .. d/fN still there (read-only
+# mount), each of which must read "file I"
+f_files_ok() {
+	local i
+	t_mount "$1" "$T/mnt" -o ro
+	n=0
+	for i in $(seq 1 "$2"); do
+		[ -e "$T/mnt/d/f$i" ] || continue
+		[ "$(cat "$T/mnt/d/f$i")" = "file $i" ] || t_fail "d/f$i reads wrong"
+		n=$((n + 1))
+	done
+	t_umount "$T/mnt"
+}
+
+# f_lossy SOURCE P_RC TOLD DONE: damage whose repair loses data.  fsck -n
+# -f exits 4, its output matches TOLD and no image changes; -p -f exits
+# with one of P_RC and refuses ("UNEXPECTED INCONSISTENCY"); -y -f exits 1
+# and its output matches DONE; the next -n -f is clean.
+f_lossy() {
+	local src=$1 prc=$2 told=$3 done=$4
+	sha256sum "${IMG_LIST[@]}" >"$T/sums"
+	f_rc 4 -n -f "$src"
+	grep -q -- "$told" "$T/out" || { cat "$T/out"; t_fail "fsck -n: no '$told'"; }
+	sha256sum -c --quiet "$T/sums" || t_fail "fsck -n wrote"
+	f_rc "$prc" -p -f "$src"
+	grep -q "UNEXPECTED INCONSISTENCY" "$T/out" || { cat "$T/out"; t_fail "fsck -p made a repair that loses data"; }
+	f_rc 1 -y -f "$src"
+	grep -q -- "$done" "$T/out" || { cat "$T/out"; t_fail "fsck -y: no '$done'"; }
+	f_rc 0 -n -f "$src"
+	grep -q "reached; 0 problems" "$T/out" || { cat "$T/out"; t_fail "not clean after fsck -y"; }
 }

@@ -898,6 +898,58 @@ static void test_direct_features(void **state)
 	}
 }
 
+/* The levels of the direct-stripe crash tests (RAID 0 first). */
+static const struct cfg direct_cfgs[] = {
+	{ RC_RAID0, 2, 8192, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID1, 3, 16384, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, true, 0, 0 },
+	{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, true, 0, 0 },
+};
+#define DIRECT_FIRST 240        /* starts a stripe at every level above */
+#define DIRECT_N 60
+
+/*
+ * A fresh array of c with the base written, then (journaled: two blocks
+ * of the range journaled and flushed first) the range written whole and
+ * fresh (direct stripes), flushed, and the power cut before a checkpoint;
+ * m says what must read back.
+ */
+static void direct_crash(struct rc_testbed *tb, const struct cfg *c,
+			 struct model *m, bool journaled, const char *what)
+{
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	struct rc_info info;
+	char err[256];
+	int ret;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	base_fill(tb);
+	for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++)
+		m->durable[b] = b < BASE_BLOCKS ? 1 : 0;
+	tb_devs_power(tb, devs, c->mode, 3, 0);
+	assert_int_equal(tb_try_assemble(tb, devs, 0, &a, err, sizeof(err)), 0);
+	if (journaled) {
+		write_gen(a, DIRECT_FIRST + 1, 2, 2, 0, &ret);
+		assert_int_equal(ret, 0);
+		assert_int_equal(rc_flush(a), 0);
+	}
+	write_gen(a, DIRECT_FIRST, DIRECT_N, 3, RC_WRITE_FRESH, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_array_info(a, &info), 0);
+	if (info.direct_stripes == 0)
+		fail_msg("%s: no stripe went direct", what);
+	for (uint32_t b = DIRECT_FIRST; b < DIRECT_FIRST + DIRECT_N; b++)
+		m->durable[b] = 3;
+	rc_power_cut(tb->power);
+	rc_array_close(a);             /* fails: the power is off */
+}
+
 /*
  * A block journaled in one batch, then its stripe written direct (whole,
  * fresh) in a later one, both flushed, then the power goes before a
@@ -909,50 +961,15 @@ static void test_direct_features(void **state)
  */
 static void test_direct_after_journaled(void **state)
 {
-	static const struct cfg dcfgs[] = {
-		{ RC_RAID0, 2, 8192, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID1, 3, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, true, 0, 0 },
-	};
-	/* 240 starts a stripe at every one of them */
-	const uint32_t first = 240, n = 60;
-
-	for (size_t i = 0; i < sizeof(dcfgs) / sizeof(dcfgs[0]); i++) {
-		const struct cfg *c = &dcfgs[i];
+	for (size_t i = 0; i < sizeof(direct_cfgs) / sizeof(direct_cfgs[0]); i++) {
+		const struct cfg *c = &direct_cfgs[i];
 		struct model *m = calloc(1, sizeof(*m));
-		struct rc_dev *devs[TB_MAX];
 		struct rc_testbed tb;
-		struct rc_array *a;
-		struct rc_info info;
-		char err[256];
-		int ret;
+		char what[64];
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		base_fill(&tb);
-		for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++)
-			m->durable[b] = b < BASE_BLOCKS ? 1 : 0;
-		tb_devs_power(&tb, devs, c->mode, 3, 0);
-		assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, err,
-						 sizeof(err)), 0);
-		write_gen(a, first + 1, 2, 2, 0, &ret);     /* journaled */
-		assert_int_equal(ret, 0);
-		assert_int_equal(rc_flush(a), 0);
-		write_gen(a, first, n, 3, RC_WRITE_FRESH, &ret);
-		assert_int_equal(ret, 0);
-		assert_int_equal(rc_flush(a), 0);
-		assert_int_equal(rc_array_info(a, &info), 0);
-		if (info.direct_stripes == 0)
-			fail_msg("%s/%d: no stripe went direct",
-				 rc_level_name(c->level), c->members);
-		for (uint32_t b = first; b < first + n; b++)
-			m->durable[b] = 3;
-		rc_power_cut(tb.power);
-		rc_array_close(a);             /* fails: the power is off */
+		snprintf(what, sizeof(what), "%s/%d", rc_level_name(c->level),
+			 c->members);
+		direct_crash(&tb, c, m, true, what);
 		verify(&tb, m, 0, 0);
 		for (int k = 0; c->level != RC_RAID0 && k < c->members; k++)
 			verify(&tb, m, 1u << k, 0);
@@ -992,50 +1009,19 @@ static void settle_check(struct rc_testbed *tb, const struct model *m,
  */
 static void test_direct_settle_damaged_column(void **state)
 {
-	static const struct cfg scfgs[] = {
-		{ RC_RAID1, 2, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID1, 3, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID10, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID4, 3, 8192, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID5, 4, 16384, RC_POWER_DROP, false, true, 0, 0 },
-		{ RC_RAID6, 5, 8192, RC_POWER_DROP, true, true, 0, 0 },
-	};
-	const uint32_t first = 240, n = 60;
+	for (size_t i = 0; i < sizeof(direct_cfgs) / sizeof(direct_cfgs[0]); i++) {
+		const struct cfg *c = &direct_cfgs[i];
 
-	for (size_t i = 0; i < sizeof(scfgs) / sizeof(scfgs[0]); i++) {
-		const struct cfg *c = &scfgs[i];
-
-		for (int k = 0; k < c->members; k++) {
+		for (int k = 0; c->level != RC_RAID0 && k < c->members; k++) {
 			struct model *m = calloc(1, sizeof(*m));
-			struct rc_dev *devs[TB_MAX];
 			struct rc_testbed tb;
-			struct rc_array *a;
-			struct rc_info info;
 			struct rc_sb sb;
-			char what[64], err[256];
+			char what[64];
 			uint8_t *z;
-			int ret;
 
 			snprintf(what, sizeof(what), "%s/%d, member %d zeroed",
 				 rc_level_name(c->level), c->members, k);
-			tb_init(&tb, c->members, DEV_BYTES);
-			tb_create(&tb, c->level, c->chunk, 0);
-			base_fill(&tb);
-			for (uint32_t b = 0; b < BASE_BLOCKS + 64; b++)
-				m->durable[b] = b < BASE_BLOCKS ? 1 : 0;
-			tb_devs_power(&tb, devs, c->mode, 3, 0);
-			assert_int_equal(tb_try_assemble(&tb, devs, 0, &a, err,
-							 sizeof(err)), 0);
-			write_gen(a, first, n, 3, RC_WRITE_FRESH, &ret);
-			assert_int_equal(ret, 0);
-			assert_int_equal(rc_flush(a), 0);
-			assert_int_equal(rc_array_info(a, &info), 0);
-			if (info.direct_stripes == 0)
-				fail_msg("%s: no stripe went direct", what);
-			for (uint32_t b = first; b < first + n; b++)
-				m->durable[b] = 3;
-			rc_power_cut(tb.power);
-			rc_array_close(a);     /* fails: the power is off */
+			direct_crash(&tb, c, m, false, what);
 			jsb(&tb, k, &sb);
 			z = calloc(sb.member_blocks, RC_BLOCK_SIZE);
 			assert_int_equal(rc_dev_write(tb.mem[k], z,
