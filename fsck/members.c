@@ -255,6 +255,12 @@ int fsck_members(struct fsck *f)
 		f->errors_recorded = true;
 		fsck_msg("  damage found while opening the array: a full "
 			 "check follows");
+		/* What the assembly repaired (a member's garbled journal
+		 * ring: its columns rebuilt from the others) is in memory
+		 * only: left by -n, written by the first write of -y and
+		 * -p.  Both exited 0, "clean" (a tester's find). */
+		f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
+			     FSCK_CORRECTED;
 	}
 	return fsck_rebuild_plan(f);
 }
