@@ -145,9 +145,12 @@ static int settle_parity_row(struct rc_array *a,
 				     cols[failed[i]]);
 		if (ret == 0 && ok)
 			return 0;
-		for (int i = 0; i < nf; i++)    /* back to as found */
-			memcpy(row[failed[i]], BLK(orig[failed[i]], r),
-			       RC_BLOCK_SIZE);
+		/* back to as found (a missing cell has no orig: the as-found
+		 * path recovers it again, or it is never put) */
+		for (int i = 0; i < nf; i++)
+			if (!missing[failed[i]])
+				memcpy(row[failed[i]], BLK(orig[failed[i]], r),
+				       RC_BLOCK_SIZE);
 	}
 	if (nmiss > nred)
 		return 0;
