@@ -305,8 +305,10 @@ static void test_dir_shrinks_after_deletes(void **state)
 		assert_int_equal(fs_unlink(t->fs, d, name), 0);
 	}
 	assert_int_equal(fs_getattr(t->fs, d, &after), 0);
-	/* 150 entries need ~11 leaves, not the ~300 of 3000 */
-	assert_true(after.blocks * 8 < full.blocks);
+	/* 150 entries need 30-40 blocks, not the ~300 of 3000 (the hash
+	 * seed is new at each mkfs: up to 1/7.9 of them was seen, so 1/8
+	 * failed one run in about thirty) */
+	assert_true(after.blocks * 6 < full.blocks);
 	l->limit = 1000;
 	assert_int_equal(fs_readdir(t->fs, d, 0, 0, false, fill, l), 0);
 	assert_int_equal(l->n, 2 + kept);
