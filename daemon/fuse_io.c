@@ -72,13 +72,16 @@ static void kill_privs(fuse_req_t req, struct rfs_daemon *d, fuse_ino_t ino)
  * one (DESIGN.md "O_DIRECT").  On the direct path the kernel clears
  * nothing before a write: the daemon drops setuid/setgid when the WRITE
  * asks (FUSE_WRITE_KILL_SUIDGID, kill_privs) and capabilities always
- * (write_at).
+ * (write_at).  Near full, a handle opened for writing is direct too
+ * (fuse_space.c): write(2) then fails with ENOSPC only when its own range
+ * needs blocks that are not there.
  */
 static void open_reply(const struct rfs_daemon *d, uint64_t fh,
 		       struct fuse_file_info *fi)
 {
 	fi->keep_cache = 1;
-	fi->direct_io = d->direct_io && (fi->flags & O_DIRECT);
+	fi->direct_io = d->direct_io && ((fi->flags & O_DIRECT) ||
+					 rfs_space_open_direct(d, fi->flags));
 	fi->fh = rfs_fh_make(fh, fi->flags, fi->direct_io);
 }
 
@@ -240,7 +243,8 @@ static ssize_t write_at(fuse_req_t req, fuse_ino_t ino, const void *buf,
 	 * asynchronously): a buffered read racing the write may have cached
 	 * the old bytes meanwhile.  Dropped here, after the data is in fs
 	 * and before the reply completes the write. */
-	if (n > 0 && (fi->flags & O_DIRECT) && !fi->writepage)
+	if (n > 0 && ((fi->flags & O_DIRECT) || rfs_fh_direct(fi->fh)) &&
+	    !fi->writepage)
 		rfs_inval_data_now(d, ino, off, n);
 	return n;
 }

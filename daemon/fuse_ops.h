@@ -112,6 +112,11 @@ double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino);
 int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 		    const struct fuse_file_info *fi);
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
+/* Should an open with these flags bypass the page cache
+ * (FOPEN_DIRECT_IO)?  Near full, a new handle for writing does: its writes
+ * reach fs with their offsets, which fails only those that need blocks
+ * that are not there. */
+bool rfs_space_open_direct(const struct rfs_daemon *d, int flags);
 /* the attribute timeout of a CREATE reply with handle fh */
 double rfs_space_create_timeout(const struct rfs_daemon *d, uint64_t fh);
 /* after answering a GETATTR with handle fi (may be NULL): near full, a

@@ -23,12 +23,23 @@
  * an admitted write(2) accepted finds room when it arrives.  near = 2 *
  * reserve: room for what was accepted before the attributes were dropped.
  *
+ * Near full, a handle opened for writing gets FOPEN_DIRECT_IO
+ * (rfs_space_open_direct): its write(2)s reach fs with their offsets, and
+ * fail only when their own range needs blocks that are not there, so an
+ * overwrite in place and a write into a fallocated range succeed on a full
+ * filesystem, and new data fills it to the last block.  While any handle
+ * writes through the page cache (sp->cached), what it was admitted for
+ * must still find room: such writes, and fallocate, leave `reserve` free
+ * (fs_space_keep).  Handles opened before the filesystem got near full
+ * keep the page cache, and the check above.
+ *
  * The mount's readahead is raised through the same sysfs directory
  * (rfs_readahead_raise, called by fuse_hook.c once INIT is answered).
  *
  * Write handles are told apart by a bit in fi->fh (fuse_ops.h); the
  * writers table counts them per inode.  Lock order: space->lock, then
- * inval->lock (rfs_inval_attr); nothing else is taken under it.
+ * inval->lock (rfs_inval_attr) or fs's allocator lock (fs_space_keep);
+ * nothing else is taken under it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +69,7 @@ struct rfs_space {
 	struct hcache writers;      /* struct writer by inode number */
 	uint64_t dirty_max;         /* the kernel's dirty limit for the mount */
 	uint64_t reserve, near;     /* bytes of avail (above) */
+	uint32_t cached;            /* write handles through the page cache */
 	bool is_near;               /* atomic: read without the lock */
 	bool told_full;             /* this episode's first refusal logged */
 };
@@ -275,14 +287,21 @@ double rfs_attr_timeout(struct rfs_daemon *d, uint64_t ino)
 
 double rfs_space_create_timeout(const struct rfs_daemon *d, uint64_t fh)
 {
-	return space_checks(d) && rfs_fh_writes(fh) ? 0 : d->timeout;
+	return space_checks(d) && rfs_fh_writes(fh) && !rfs_fh_direct(fh) ?
+	       0 : d->timeout;
 }
 
 void rfs_space_checked(struct rfs_daemon *d, uint64_t ino,
 		       const struct fuse_file_info *fi)
 {
-	if (fi && rfs_fh_writes(fi->fh) && space_checks(d))
+	if (fi && rfs_fh_writes(fi->fh) && !rfs_fh_direct(fi->fh) &&
+	    space_checks(d))
 		rfs_inval_attr_now(d, ino);
+}
+
+bool rfs_space_open_direct(const struct rfs_daemon *d, int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY && space_checks(d);
 }
 
 int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
@@ -292,7 +311,9 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 	uint64_t avail;
 	bool tell;
 
-	if (!fi || !rfs_fh_writes(fi->fh) || !space_checks(d))
+	/* a direct handle's write(2) sends no GETATTR: fs checks its range */
+	if (!fi || !rfs_fh_writes(fi->fh) || rfs_fh_direct(fi->fh) ||
+	    !space_checks(d))
 		return 0;
 	avail = fs_space_avail(d->fs);
 	space_judge(d, avail);
@@ -311,12 +332,22 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 
 /* ---- writers ------------------------------------------------------------ */
 
-/* One more (delta 1) or one fewer (-1) handle of ino open for writing. */
-static void writers_count(struct rfs_space *sp, uint64_t ino, int delta)
+/* One more (delta 1) or one fewer (-1) handle of ino open for writing;
+ * cached: through the page cache.  The first such handle makes writes
+ * that reach fs leave the reserve free, the last one's release (after
+ * its flush wrote its pages back) lets them use it. */
+static void writers_count(struct rfs_daemon *d, uint64_t ino, int delta,
+			  bool cached)
 {
+	struct rfs_space *sp = d->space;
 	struct writer *w;
 
 	pthread_mutex_lock(&sp->lock);
+	if (cached) {
+		sp->cached += (uint32_t)delta;
+		if (sp->cached == (delta > 0))
+			fs_space_keep(d->fs, sp->cached ? sp->reserve : 0);
+	}
 	w = writer_find(sp, ino);
 	if (!w && delta > 0 && (w = calloc(1, sizeof(*w))))
 		hc_insert(&sp->writers, &w->node, ino);
@@ -333,7 +364,7 @@ void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 {
 	if (!d->space || !rfs_fh_writes(fh))
 		return;
-	writers_count(d->space, ino, 1);
+	writers_count(d, ino, 1, d->writeback && !rfs_fh_direct(fh));
 	/* attributes only: takes no inode lock in the kernel (fuse_inval.c) */
 	if (space_is_near(d->space))
 		rfs_inval_attr_now(d, ino);
@@ -342,7 +373,7 @@ void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 {
 	if (d->space && rfs_fh_writes(fh))
-		writers_count(d->space, ino, -1);
+		writers_count(d, ino, -1, d->writeback && !rfs_fh_direct(fh));
 }
 
 /* ---- life --------------------------------------------------------------- */

@@ -28,7 +28,7 @@ static int zero_in_block(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		free(tmp);
 		return 0;
 	}
-	n = fs_file_write(fs, ip, off, len, tmp, false);
+	n = fs_file_write(fs, ip, off, len, tmp, 0);
 	free(tmp);
 	err = n < 0 ? (int)n : 0;
 	return err;
@@ -90,7 +90,7 @@ static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	while (!err && from < to) {
 		chunk = to - from < step ? to - from : step;
 		err = fs_space_reserve(fs, fs_ext_holes(fs, ip, from,
-							from + chunk) + 8);
+							from + chunk) + 8, true);
 		if (err)
 			break;
 		err = fs_tx_begin(fs, &tx);

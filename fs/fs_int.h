@@ -285,6 +285,7 @@ struct fs_alloc {
 	uint64_t free_blocks;           /* allocatable now */
 	uint64_t pending_blocks;        /* freed, awaiting commit/checkpoint */
 	uint64_t reserve;               /* blocks only metadata may use */
+	uint64_t keep;                  /* blocks FS_FW_USER writes leave */
 	uint64_t cursor_small, cursor_large;
 };
 int fs_alloc_load(struct fs *fs);
@@ -527,8 +528,9 @@ int fs_ext_mark_written(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 uint64_t fs_ext_holes(struct fs *fs, struct fs_inode *ip, uint64_t from,
 		      uint64_t to);
 /* Reserves room for `blocks` new data blocks (committing and checkpointing
- * to recover pending frees if needed); call with no handle held. */
-int fs_space_reserve(struct fs *fs, uint64_t blocks);
+ * to recover pending frees if needed); call with no handle held.  keep:
+ * that many more must be free (fs_space_keep). */
+int fs_space_reserve(struct fs *fs, uint64_t blocks, bool keep);
 #define FS_MAX_FILE_SIZE (1ull << 50)
 /* Zeroes [from, end of that block) in place, if the block is mapped. */
 int fs_zero_block_tail(struct fs *fs, struct fs_inode *ip, uint64_t from);
@@ -537,13 +539,17 @@ int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
 int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
 ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
-/* kernel_times: the kernel's writeback cache wrote it back (FS_WRITE_CACHE)
- * and owns mtime and ctime, which it sends in a SETATTR when they moved:
- * the write leaves them (setting them to the daemon's time a moment
- * later than the kernel's made them change across a remount when the
- * kernel's had not moved and it sent none). */
+/* how: FS_FW_KERNEL: the kernel's writeback cache wrote it back
+ * (FS_WRITE_CACHE) and owns mtime and ctime, which it sends in a SETATTR
+ * when they moved: the write leaves them (setting them to the daemon's
+ * time a moment later than the kernel's made them change across a remount
+ * when the kernel's had not moved and it sent none).  FS_FW_USER: a
+ * write(2) that reached fs itself (not through the writeback cache): new
+ * blocks it needs must leave fs_space_keep's blocks free. */
+#define FS_FW_KERNEL 1
+#define FS_FW_USER 2
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf, bool kernel_times);
+		      size_t size, const void *buf, int how);
 /* fs_write's FS_WRITE_CACHE path, ip->lock held shared: writes blocks
  * that are all mapped, written and inside the size, and touches nothing of
  * the inode (no transaction); -EAGAIN for any other write, which the

@@ -487,6 +487,13 @@ uint64_t fs_space_avail(struct fs *fs)
 	return n * FS_BSIZE;
 }
 
+void fs_space_keep(struct fs *fs, uint64_t bytes)
+{
+	pthread_mutex_lock(&fs->alloc.lock);
+	fs->alloc.keep = (bytes + FS_BSIZE - 1) >> FS_BSHIFT;
+	pthread_mutex_unlock(&fs->alloc.lock);
+}
+
 int fs_syncfs(struct fs *fs)
 {
 	return fs_journal_sync(fs);

@@ -5,8 +5,12 @@
 # the free space, every byte dd was told was written reads back, earlier
 # files are intact, the next write fails at once, reads and lseek through
 # a write handle still work (they failed with ENOSPC), deleting makes room
-# again, and fsck is clean after umount.  On a large filesystem the dirty
-# limit raidfs sets is no lower than FUSE's WRITEs in flight need.
+# again, and fsck is clean after umount.  Full, an overwrite in place and
+# a write into a fallocated range succeed (they need no new blocks: they
+# failed with ENOSPC), and once no handle writes through the page cache
+# new data fills the filesystem to its last blocks.  On a large
+# filesystem the dirty limit raidfs sets is no lower than FUSE's WRITEs in
+# flight need.
 . "$(dirname "$0")/lib.sh"
 t_setup
 FSCK=$RAIDFS_BIN/fsck.raidfs
@@ -20,6 +24,23 @@ head -c 20M /dev/urandom >"$T/ref"
 cp "$T/ref" "$T/mnt/early"
 mkdir "$T/mnt/d"
 for i in 1 2 3; do echo "small $i" >"$T/mnt/d/s$i"; done
+fallocate -l 4M "$T/mnt/prealloc" || t_fail "fallocate"
+sql() {     # sql DB: runs stdin's Python with c, a connection to DB
+	"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+exec(sys.stdin.read())
+c.close()' "$1"
+}
+sql "$T/mnt/app.db" <<'PYEOF' || t_fail "sqlite"
+c.execute("pragma journal_mode=wal")
+c.execute("create table t(x)")
+c.executemany("insert into t values(?)", [(i,) for i in range(1000)])
+c.commit()
+PYEOF
+# a handle writing through the page cache, open across the fill: while
+# it is, new blocks for writes that bypass the cache keep its reserve
+exec 7>>"$T/mnt/held"
+echo held >&7
 sync -f "$T/mnt"
 free=$(df -B1 --output=avail "$T/mnt" | tail -1)
 t_log "$((free >> 20)) MiB free"
@@ -51,7 +72,7 @@ rc=0; timeout 20 dd if=/dev/zero of="$T/mnt/more" bs=1M count=4 2>"$T/dd2.err" |
 rm "$T/mnt/more"
 
 t_log "full: reads and lseek through a write handle work, writes fail"
-"$PY" - "$T/mnt/early" <<'PYEOF' || t_fail "a read or lseek through a write handle failed on a full filesystem"
+"$PY" - "$T/mnt/early" <<'PYEOF' || t_fail "a read, lseek or overwrite through a write handle failed on a full filesystem"
 import errno, os, sys
 p = sys.argv[1]
 size = os.stat(p).st_size
@@ -67,11 +88,47 @@ for _ in range(2):
     except OSError as e:
         assert e.errno == errno.ENOSPC, e
 assert os.lseek(fd, 0, os.SEEK_END) == size, "lseek SEEK_END after ENOSPC"
+# an overwrite in place needs no new blocks (the same bytes: cmp below)
+head = os.pread(fd, 3 << 20, 1 << 20)
+try:
+    assert os.pwrite(fd, head, 1 << 20) == len(head), "short overwrite"
+except OSError as e:
+    sys.exit("an overwrite in place failed on a full filesystem: %s" % e)
 os.close(fd)
 with open(p, "r+b") as f:
     assert len(f.read()) == size, "open r+b, read()"
 PYEOF
 cmp "$T/ref" "$T/mnt/early" || t_fail "early changed"
+
+t_log "full: a fallocated range takes its data"
+head -c 4M /dev/urandom >"$T/pre"
+dd if="$T/pre" of="$T/mnt/prealloc" bs=1M conv=notrunc,fsync 2>"$T/dd4.err" ||
+	{ cat "$T/dd4.err"; t_fail "writing into a fallocated range failed on a full filesystem"; }
+cmp "$T/pre" "$T/mnt/prealloc" || t_fail "prealloc does not read back"
+
+t_log "no handle through the page cache: a database takes rows"
+exec 7>&-
+# it failed to open ("disk I/O error"): its -shm could not be written
+sql "$T/mnt/app.db" <<'PYEOF' || t_fail "sqlite on a nearly full filesystem"
+import os
+assert c.execute("select count(*) from t").fetchone()[0] == 1000
+for i in range(100):
+    c.execute("insert into t values(?)", (os.urandom(3000),))
+    c.commit()
+assert c.execute("pragma integrity_check").fetchone()[0] == "ok"
+PYEOF
+
+t_log "the rest fills to the last blocks"
+before=$(df -B1 --output=avail "$T/mnt" | tail -1)
+rc=0; timeout 60 dd if=/dev/zero of="$T/mnt/rest" bs=64K 2>"$T/dd5.err" || rc=$?
+[ $rc -ne 0 ] && grep -q "error writing.*No space left on device" "$T/dd5.err" ||
+	{ cat "$T/dd5.err"; t_fail "dd of the rest did not end in write() with ENOSPC"; }
+rest=$(stat -c %s "$T/mnt/rest")
+after=$(df -B1 --output=avail "$T/mnt" | tail -1)
+t_log "rest: $((rest >> 10)) KiB of $((before >> 10)) KiB; $((after >> 10)) KiB left"
+[ "$rest" -ge $((1 << 20)) ] || t_fail "rest: only $rest bytes of $before free"
+[ "$after" -lt $((1 << 20)) ] || t_fail "$after bytes still free after ENOSPC"
+cmp -n "$rest" "$T/mnt/rest" /dev/zero || t_fail "rest does not read back"
 
 t_log "stored as accepted, across remount"
 t_umount "$T/mnt"
@@ -80,10 +137,19 @@ t_mount "$IMGS" "$T/mnt"
 cmp -n "$size" "$T/mnt/fill" /dev/zero || t_fail "fill does not read back as written"
 cmp "$T/ref" "$T/mnt/early" || t_fail "an earlier file changed"
 for i in 1 2 3; do [ "$(cat "$T/mnt/d/s$i")" = "small $i" ] || t_fail "d/s$i changed"; done
+cmp "$T/pre" "$T/mnt/prealloc" || t_fail "prealloc changed across remount"
+[ "$(stat -c %s "$T/mnt/rest")" -eq "$rest" ] && cmp -n "$rest" "$T/mnt/rest" /dev/zero ||
+	t_fail "rest changed across remount"
+[ "$(cat "$T/mnt/held")" = held ] || t_fail "held changed"
 
 t_log "deleting makes room again"
-rm "$T/mnt/fill"
+rm "$T/mnt/fill" "$T/mnt/rest"
 sync -f "$T/mnt"
+# (a database in WAL mode cannot open on a full filesystem: its -shm)
+sql "$T/mnt/app.db" <<'PYEOF' || t_fail "app.db after remount"
+assert c.execute("select count(*) from t").fetchone()[0] == 1100
+assert c.execute("pragma integrity_check").fetchone()[0] == "ok"
+PYEOF
 dd if=/dev/zero of="$T/mnt/again" bs=1M count=32 conv=fsync 2>"$T/dd3.err" ||
 	{ cat "$T/dd3.err"; t_fail "no room after deleting"; }
 t_umount "$T/mnt"

@@ -666,6 +666,46 @@ static void test_enospc_consistent(void **state)
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 }
 
+/* fs_space_keep: a write that reaches fs itself and needs new blocks, and
+ * fallocate, leave that much free; overwrites, writes into fallocated
+ * ranges and the kernel's write-back (FS_WRITE_CACHE) do not. */
+static void test_enospc_keep(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[1 << 20];
+	uint64_t f, pre, avail;
+	char name[32];
+	int i;
+
+	pre = tfs_create(t, ROOT, "pre");
+	assert_int_equal(fs_fallocate(t->fs, pre, FALLOC_FL_KEEP_SIZE, 0,
+				      sizeof(w)), 0);
+	f = tfs_create(t, ROOT, "f");
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	fs_space_keep(t->fs, 4 * sizeof(w));
+	for (i = 0; fs_space_avail(t->fs) >= 5 * sizeof(w); i++) {
+		snprintf(name, sizeof(name), "fill%d", i);
+		assert_int_equal(fs_write(t->fs, tfs_create(t, ROOT, name), 0,
+					  sizeof(w), w, 0), sizeof(w));
+	}
+	avail = fs_space_avail(t->fs);
+	/* between 4 and 5 MiB left: a new MiB would cut into the keep */
+	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w, 0),
+			 -ENOSPC);
+	assert_int_equal(fs_fallocate(t->fs, f, 0, sizeof(w), sizeof(w)),
+			 -ENOSPC);
+	assert_int_equal(fs_space_avail(t->fs), avail);
+	memset(w, 0x5a, sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
+	assert_int_equal(fs_write(t->fs, pre, 0, sizeof(w), w, 0), sizeof(w));
+	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
+	fs_space_keep(t->fs, 0);
+	assert_int_equal(fs_write(t->fs, f, 2 * sizeof(w), sizeof(w), w, 0),
+			 sizeof(w));
+	tfs_check(t);
+}
+
 /* With data space gone, names and attributes still fail cleanly when the
  * metadata reserve runs out too: every failure leaves fs_check happy. */
 static void test_enospc_metadata(void **state)
@@ -730,6 +770,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_copy_file_range, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_statfs_adds_up, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_consistent, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_keep, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_metadata, tfs_setup, tfs_teardown),
 	};
 
