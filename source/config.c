@@ -521,13 +521,38 @@ static int cfg_validate_uuid(cfg_t *cfg, cfg_opt_t *opt)
 	return -1;
 }
 
+int config_cache_check(uint64_t bytes, char *err, size_t errlen)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ?
+		       (uint64_t)pages * (uint64_t)psize : 0;
+
+	if (!mem || bytes <= mem)
+		return 0;
+	err_set(err, errlen, "a cache of %llu MiB is more than this machine's "
+		"memory (%llu MiB)", (unsigned long long)(bytes >> 20),
+		(unsigned long long)(mem >> 20));
+	return -EINVAL;
+}
+
+/* cfg_error with config_cache_check's message: the file and line */
+static int cfg_cache_fits(cfg_t *cfg, uint64_t bytes)
+{
+	char msg[CONFIG_ERR_MAX];
+
+	if (!config_cache_check(bytes, msg, sizeof(msg)))
+		return 0;
+	cfg_error(cfg, "%s", msg);
+	return -1;
+}
+
 static int cfg_validate_cache(cfg_t *cfg, cfg_opt_t *opt)
 {
 	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
 	uint64_t bytes;
 
 	if (v && !config_size_parse(v, &bytes))
-		return 0;
+		return cfg_cache_fits(cfg, bytes);
 	cfg_error(cfg, "cache \"%s\" is not a size (like 256M or 1G)",
 		  v ? v : "");
 	return -1;
@@ -538,8 +563,18 @@ static int cfg_validate_cache_mb(cfg_t *cfg, cfg_opt_t *opt)
 	long v = cfg_opt_getnint(opt, cfg_opt_size(opt) - 1);
 
 	if (v >= 0)
-		return 0;
+		return cfg_cache_fits(cfg, (uint64_t)v << 20);
 	cfg_error(cfg, "cache_mb must not be negative");
+	return -1;
+}
+
+static int cfg_validate_logfile(cfg_t *cfg, cfg_opt_t *opt)
+{
+	const char *v = cfg_opt_getnstr(opt, cfg_opt_size(opt) - 1);
+
+	if (v && *v)
+		return 0;
+	cfg_error(cfg, "logfile must not be empty");
 	return -1;
 }
 
@@ -604,6 +639,7 @@ static cfg_t *cfg_new(void)
 	cfg_set_validate_func(cfg, "options|cache", cfg_validate_cache);
 	cfg_set_validate_func(cfg, "options|cache_mb", cfg_validate_cache_mb);
 	cfg_set_validate_func(cfg, "options|program", cfg_validate_program);
+	cfg_set_validate_func(cfg, "options|logfile", cfg_validate_logfile);
 	cfg_set_validate_func(cfg, "options|program_timeout",
 			      cfg_validate_seconds);
 	cfg_set_validate_func(cfg, "options|degraded_wait",

@@ -123,6 +123,9 @@ void config_source_free(struct config_source *src);
 
 /* Parses "256M", "1G", "4096", "64k" into bytes; -EINVAL on garbage. */
 int config_size_parse(const char *s, uint64_t *bytes);
+/* A cache larger than the machine's memory can never be allocated:
+ * -EINVAL and why in err. */
+int config_cache_check(uint64_t bytes, char *err, size_t errlen);
 
 /* Appends ",more" (or "more") to the malloc'd option string *opts; more
  * may itself be a list.  0 or -ENOMEM. */

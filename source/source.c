@@ -418,21 +418,6 @@ int source_close(struct source_array *sa)
 	return ret;
 }
 
-/* A cache larger than the machine's memory can never be allocated: it is
- * refused with the options, before any member is opened. */
-static int cache_check(const struct config_opts *o, char *err, size_t errlen)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t mem = pages > 0 && psize > 0 ?
-		       (uint64_t)pages * (uint64_t)psize : 0;
-
-	if (!mem || o->cache_bytes <= mem)
-		return 0;
-	err_set(err, errlen, "a cache of %llu MiB is more than this machine's "
-		"memory (%llu MiB)", (unsigned long long)(o->cache_bytes >> 20),
-		(unsigned long long)(mem >> 20));
-	return -EINVAL;
-}
 
 int source_load(const char *source, const char *optstr,
 		struct config_source *src, struct config_opts *o, char *err,
@@ -443,7 +428,7 @@ int source_load(const char *source, const char *optstr,
 	if (!ret)
 		ret = config_opts_parse(optstr, o, err, errlen);
 	if (!ret)
-		ret = cache_check(o, err, errlen);
+		ret = config_cache_check(o->cache_bytes, err, errlen);   /* -o */
 	return ret;
 }
 

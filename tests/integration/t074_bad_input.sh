@@ -52,6 +52,10 @@ mkdir -p "$T/mnt"
 refused 32 "another array's uuid" "$(conf wrong 11111111-2222-3333-4444-555555555555)"
 refused 1 "cache_mb beyond memory" "$IMGS" -o cache_mb=$((mem_mb * 2))
 refused 1 "cache= beyond memory, in the file" "$(conf bigcache "" "cache = \"$((mem_mb * 4))M\"")"
+# a value wrong in a file is named by the file and line
+grep -q "bigcache.conf:5: a cache of" "$T/out" || { cat "$T/out"; t_fail "cache=: file and line not named"; }
+refused 1 "an empty logfile, in the file" "$(conf nolog "" 'logfile = ""')"
+grep -q "nolog.conf:5: logfile must not be empty" "$T/out" || { cat "$T/out"; t_fail "logfile=: file and line not named"; }
 refused 1 "a bad option value" "$IMGS" -o degraded=maybe
 refused 32 "a bad libfuse option value" "$IMGS" -o max_read=abc
 refused 32 "a log file that cannot be opened" "$IMGS" -o logfile="$T/no/such/dir/log"
