@@ -97,6 +97,8 @@ void rfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fi->flags & O_TRUNC)
 		kill_privs(req, d, ino);
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		rfs_space_update(d);    /* judged now: open_reply asks it */
 	open_reply(d, fh, fi);
 	rfs_space_opened(d, ino, fi->fh);
 	if ((fi->flags & (O_ACCMODE | O_TRUNC)) == O_RDONLY)
@@ -122,6 +124,7 @@ void rfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	rfs_space_update(d);    /* judged now: open_reply asks it */
 	open_reply(d, fh, fi);
 	rfs_space_opened(d, a.ino, fi->fh);
 	rfs_entry_from_attr(req, &a, &e);
@@ -629,9 +632,12 @@ void rfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		     const char *value, size_t size, int flags)
 {
 	struct fs_ctx ctx = rfs_ctx(req);
+	int ret = fs_setxattr(rfs_fs(req), &ctx, ino, name, value, size,
+			      flags);
 
-	fuse_reply_err(req, -fs_setxattr(rfs_fs(req), &ctx, ino, name, value,
-					 size, flags));
+	if (!ret)
+		rfs_space_update(rfs_daemon(req));  /* an attribute block */
+	fuse_reply_err(req, -ret);
 }
 
 /* size 0 asks for the length; otherwise the value, or ERANGE. */

@@ -18,10 +18,17 @@
  *            dropped, and dropped again before every reply that carries
  *            them (rfs_attr_timeout), so each write(2) asks; a GETATTR
  *            with a write handle fails with ENOSPC once avail < reserve
- * reserve = dirty_max + dirty_max / 4 + 2 MiB: what the kernel may still
- * hold (and overshoot by) plus the write(2) being admitted, so every byte
- * an admitted write(2) accepted finds room when it arrives.  near = 2 *
- * reserve: room for what was accepted before the attributes were dropped.
+ * reserve = dirty_max + dirty_max / 4 + 2 MiB, plus 2 MiB for every other
+ * handle writing through the cache (up to CACHED_MAX of them): what the
+ * kernel may still hold (and overshoot by), the write(2) being admitted
+ * and one more in flight through each other handle, so every byte an
+ * admitted write(2) accepted finds room when it arrives.  near = 2 *
+ * reserve + 2 MiB: room for what was accepted before the attributes were
+ * dropped, a call in flight through every handle included.  The state is
+ * left only at near + near / 4 (each change drops attributes and logs).
+ * It is judged again after every change that takes space: a WRITE,
+ * fallocate, copy_file_range, and a name, symlink or attribute made
+ * (fuse_ops.c space_changed), and before a write handle is opened.
  *
  * Near full, a handle opened for writing gets FOPEN_DIRECT_IO
  * (rfs_space_open_direct): its write(2)s reach fs with their offsets, and
@@ -29,8 +36,8 @@
  * overwrite in place and a write into a fallocated range succeed on a full
  * filesystem, and new data fills it to the last block.  While any handle
  * writes through the page cache (sp->cached), what it was admitted for
- * must still find room: such writes, and fallocate, leave `reserve` free
- * (fs_space_keep).  Handles opened before the filesystem got near full
+ * must still find room: such writes, fallocate and new symlinks,
+ * attributes and inode chunks leave `reserve` free (fs_space_keep).  Handles opened before the filesystem got near full
  * keep the page cache, and the check above.
  *
  * The mount's readahead is raised through the same sysfs directory
@@ -63,13 +70,16 @@
 #define DIRTY_MIN (2 * MIB)
 #define DIRTY_MAX (64 * MIB)
 #define SPACE_SLACK ((uint64_t)2 * RFS_MAX_WRITE)
+/* Other cached write handles counted in reserve: past this many, a
+ * write(2) in flight through each is no longer covered (DESIGN.md). */
+#define CACHED_MAX 32
 
 struct rfs_space {
 	pthread_mutex_t lock;
 	struct hcache writers;      /* struct writer by inode number */
 	uint64_t dirty_max;         /* the kernel's dirty limit for the mount */
-	uint64_t reserve, near;     /* bytes of avail (above) */
-	uint32_t cached;            /* write handles through the page cache */
+	uint64_t reserve;           /* bytes of avail: with one cached handle */
+	uint32_t cached;            /* atomic: write handles through the cache */
 	bool is_near;               /* atomic: read without the lock */
 	bool told_full;             /* this episode's first refusal logged */
 };
@@ -200,12 +210,28 @@ static int writer_inval(struct hc_node *n, void *arg)
 	return 0;
 }
 
+/* reserve, and near, for the handles now writing through the cache */
+static uint64_t reserve_now(const struct rfs_space *sp)
+{
+	uint32_t n = __atomic_load_n(&sp->cached, __ATOMIC_RELAXED);
+
+	n = n > CACHED_MAX ? CACHED_MAX : n;
+	return sp->reserve + (n > 1 ? n - 1 : 0) * SPACE_SLACK;
+}
+
+static uint64_t near_now(const struct rfs_space *sp)
+{
+	return 2 * reserve_now(sp) + SPACE_SLACK;
+}
+
 /* Enters or leaves the near state for avail bytes; entering drops the
  * cached attributes of every inode open for writing. */
 static void space_judge(struct rfs_daemon *d, uint64_t avail)
 {
 	struct rfs_space *sp = d->space;
-	bool near = avail < sp->near;
+	uint64_t near_at = near_now(sp);
+	bool near = space_is_near(sp) ? avail < near_at + near_at / 4 :
+					avail < near_at;
 
 	if (near == space_is_near(sp))
 		return;
@@ -317,7 +343,7 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 		return 0;
 	avail = fs_space_avail(d->fs);
 	space_judge(d, avail);
-	if (avail >= sp->reserve)
+	if (avail >= reserve_now(sp))
 		return 0;
 	pthread_mutex_lock(&sp->lock);
 	tell = !sp->told_full;
@@ -344,9 +370,9 @@ static void writers_count(struct rfs_daemon *d, uint64_t ino, int delta,
 
 	pthread_mutex_lock(&sp->lock);
 	if (cached) {
-		sp->cached += (uint32_t)delta;
-		if (sp->cached == (delta > 0))
-			fs_space_keep(d->fs, sp->cached ? sp->reserve : 0);
+		__atomic_store_n(&sp->cached, sp->cached + (uint32_t)delta,
+				 __ATOMIC_RELAXED);
+		fs_space_keep(d->fs, sp->cached ? reserve_now(sp) : 0);
 	}
 	w = writer_find(sp, ino);
 	if (!w && delta > 0 && (w = calloc(1, sizeof(*w))))
@@ -362,9 +388,13 @@ static void writers_count(struct rfs_daemon *d, uint64_t ino, int delta,
 
 void rfs_space_opened(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 {
+	bool cached = d->writeback && !rfs_fh_direct(fh);
+
 	if (!d->space || !rfs_fh_writes(fh))
 		return;
-	writers_count(d, ino, 1, d->writeback && !rfs_fh_direct(fh));
+	writers_count(d, ino, 1, cached);
+	if (cached)             /* near is further off with one more */
+		rfs_space_update(d);
 	/* attributes only: takes no inode lock in the kernel (fuse_inval.c) */
 	if (space_is_near(d->space))
 		rfs_inval_attr_now(d, ino);
@@ -395,12 +425,12 @@ int rfs_space_start(struct rfs_daemon *d, const char *mountpoint)
 	       want;
 	sp->dirty_max = dirty_limit_set(mountpoint, want);
 	sp->reserve = sp->dirty_max + sp->dirty_max / 4 + SPACE_SLACK;
-	sp->near = 2 * sp->reserve;
 	d->space = sp;
 	rfs_log(LOG_INFO, "cached writes: at most %" PRIu64 " KiB dirty; "
 		"write(2) checked below %" PRIu64 " MiB free, ENOSPC below %"
-		PRIu64 " KiB", sp->dirty_max >> 10, sp->near / MIB,
-		sp->reserve >> 10);
+		PRIu64 " KiB (%" PRIu64 " MiB more for each further writer)",
+		sp->dirty_max >> 10, near_now(sp) / MIB, sp->reserve >> 10,
+		SPACE_SLACK / MIB);
 	rfs_space_update(d);
 	return 0;
 }
@@ -430,6 +460,6 @@ void rfs_space_log(const struct rfs_daemon *d)
 		rfs_log(LOG_INFO, "cached writes: %s, %" PRIu64 " MiB left, "
 			"checked below %" PRIu64 " MiB, ENOSPC below %" PRIu64
 			" KiB", space_is_near(sp) ? "checked" : "not checked",
-			fs_space_avail(d->fs) / MIB, sp->near / MIB,
-			sp->reserve >> 10);
+			fs_space_avail(d->fs) / MIB, near_now(sp) / MIB,
+			reserve_now(sp) >> 10);
 }

@@ -343,11 +343,13 @@ void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		fs_tx_free(fs, tx, blk, len, meta);
 }
 
-bool fs_alloc_has_space(struct fs *fs, uint64_t want)
+bool fs_alloc_has_space(struct fs *fs, uint64_t want, bool cache)
 {
 	bool ok;
 
 	pthread_mutex_lock(&fs->alloc.lock);
+	if (!cache)
+		want += fs->alloc.keep;
 	ok = fs->alloc.free_blocks > fs->alloc.reserve &&
 	     fs->alloc.free_blocks - fs->alloc.reserve >= want;
 	pthread_mutex_unlock(&fs->alloc.lock);

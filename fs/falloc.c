@@ -28,7 +28,7 @@ static int zero_in_block(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		free(tmp);
 		return 0;
 	}
-	n = fs_file_write(fs, ip, off, len, tmp, 0);
+	n = fs_file_write(fs, ip, off, len, tmp, false);
 	free(tmp);
 	err = n < 0 ? (int)n : 0;
 	return err;
@@ -89,8 +89,9 @@ static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		err = fs_zero_block_tail(fs, ip, ip->d.size);
 	while (!err && from < to) {
 		chunk = to - from < step ? to - from : step;
-		err = fs_space_reserve(fs, fs_ext_holes(fs, ip, from,
-							from + chunk) + 8, true);
+		err = fs_space_reserve(fs, FS_WRITE_SLACK +
+				       fs_ext_holes(fs, ip, from, from + chunk),
+				       false);
 		if (err)
 			break;
 		err = fs_tx_begin(fs, &tx);

@@ -123,23 +123,18 @@ int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip)
 	return fs_journal_sync(fs);
 }
 
-int fs_space_reserve(struct fs *fs, uint64_t blocks, bool keep)
+int fs_space_reserve(struct fs *fs, uint64_t blocks, bool cache)
 {
 	int err;
 
-	if (keep) {
-		pthread_mutex_lock(&fs->alloc.lock);
-		blocks += fs->alloc.keep;
-		pthread_mutex_unlock(&fs->alloc.lock);
-	}
-	if (fs_alloc_has_space(fs, blocks))
+	if (fs_alloc_has_space(fs, blocks, cache))
 		return 0;
 	if (!fs_alloc_pending(fs) || fs_tx_held())
 		return -ENOSPC;
 	err = fs_journal_checkpoint(fs);
 	if (err)
 		return err;
-	return fs_alloc_has_space(fs, blocks) ? 0 : -ENOSPC;
+	return fs_alloc_has_space(fs, blocks, cache) ? 0 : -ENOSPC;
 }
 
 /* Fills the partial first and last blocks of a write from the file. */
@@ -179,13 +174,14 @@ static void bounce_zero_past_eof(struct fs_inode *ip, uint64_t off,
 
 /* Before any change: room for the holes, and a safe end of file to grow. */
 static int write_prepare(struct fs *fs, struct fs_inode *ip, uint64_t off,
-			 size_t size, uint64_t b0, uint64_t nb, int how)
+			 size_t size, uint64_t b0, uint64_t nb, bool kernel)
 {
 	uint64_t holes = fs_ext_holes(fs, ip, b0, b0 + nb);
 	int err;
 
 	/* Without new blocks a write may still split an unwritten extent. */
-	err = holes ? fs_space_reserve(fs, holes + 8, how & FS_FW_USER) :
+	err = holes ? fs_space_reserve(fs, holes + FS_WRITE_SLACK,
+				       kernel) :
 		      fs_meta_check(fs, FS_META_FLOOR_REMOVE);
 	if (!err && off + size > ip->d.size)
 		err = fs_file_prepare_grow(fs, ip);
@@ -255,8 +251,7 @@ ssize_t fs_file_overwrite(struct fs *fs, struct fs_inode *ip, uint64_t off,
 }
 
 /* Maps, writes and converts [b0, b0 + nb) in one transaction (ordered).
- * kernel_times: mtime and ctime are the kernel's (fs_file_write's
- * FS_FW_KERNEL). */
+ * kernel_times: mtime and ctime are the kernel's (fs_file_write). */
 static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 			size_t size, const uint8_t *blocks, uint64_t b0,
 			uint64_t nb, bool kernel_times)
@@ -303,7 +298,7 @@ static int write_commit(struct fs *fs, struct fs_inode *ip, uint64_t off,
 }
 
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf, int how)
+		      size_t size, const void *buf, bool kernel)
 {
 	uint8_t *tmp = (uint8_t *)buf;
 	uint64_t b0, nb;
@@ -315,7 +310,7 @@ ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		return -EFBIG;
 	b0 = off >> FS_BSHIFT;
 	nb = ((off + size - 1) >> FS_BSHIFT) - b0 + 1;
-	err = write_prepare(fs, ip, off, size, b0, nb, how);
+	err = write_prepare(fs, ip, off, size, b0, nb, kernel);
 	if (err)
 		return err;
 	if ((off | size) & (FS_BSIZE - 1)) {
@@ -327,8 +322,7 @@ ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		memcpy(tmp + (off & (FS_BSIZE - 1)), buf, size);
 		bounce_zero_past_eof(ip, off, size, tmp, b0, nb);
 	}
-	err = write_commit(fs, ip, off, size, tmp, b0, nb,
-			   how & FS_FW_KERNEL);
+	err = write_commit(fs, ip, off, size, tmp, b0, nb, kernel);
 out:
 	if (tmp != buf)
 		free(tmp);

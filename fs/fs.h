@@ -364,13 +364,15 @@ int fs_statfs(struct fs *fs, struct statvfs *st);
  */
 uint64_t fs_space_avail(struct fs *fs);
 /*
- * Bytes a write(2) that reaches fs itself (a FOPEN_DIRECT_IO or O_DIRECT
- * handle, or any write without the writeback cache; not FS_WRITE_CACHE)
- * must leave free when it needs new blocks: what the kernel's writeback
- * cache may still hold for other handles, admitted against that space
- * (the daemon's fuse_space.c).  0 (the default): none.  Writes over
- * mapped blocks and into fallocated ranges need no new blocks and never
- * fail for it.
+ * Bytes that whatever takes data space - a write(2) that reaches fs
+ * itself (a FOPEN_DIRECT_IO or O_DIRECT handle, or any write without the
+ * writeback cache), fallocate, a symlink's target, an extended attribute
+ * block, an inode chunk - must leave free; FS_WRITE_CACHE writes may use
+ * them: they are what the kernel's writeback cache may still hold,
+ * admitted against that space (the daemon's fuse_space.c).  0 (the
+ * default): none.  Writes over mapped blocks and into fallocated ranges
+ * need no new blocks and never fail for it; removals and directory
+ * blocks take from the metadata reserve as before.
  */
 void fs_space_keep(struct fs *fs, uint64_t bytes);
 int fs_syncfs(struct fs *fs);

@@ -285,7 +285,7 @@ struct fs_alloc {
 	uint64_t free_blocks;           /* allocatable now */
 	uint64_t pending_blocks;        /* freed, awaiting commit/checkpoint */
 	uint64_t reserve;               /* blocks only metadata may use */
-	uint64_t keep;                  /* blocks FS_FW_USER writes leave */
+	uint64_t keep;                  /* blocks fs_alloc_has_space keeps */
 	uint64_t cursor_small, cursor_large;
 };
 int fs_alloc_load(struct fs *fs);
@@ -298,8 +298,9 @@ int fs_alloc_meta(struct fs *fs, struct fs_tx *tx, uint64_t goal,
 		  uint64_t *blk);
 void fs_free_blocks(struct fs *fs, struct fs_tx *tx, uint64_t blk,
 		    uint64_t len, bool meta);
-/* Can want data blocks be allocated without touching the reserve? */
-bool fs_alloc_has_space(struct fs *fs, uint64_t want);
+/* Can want data blocks be allocated without touching the reserve, and,
+ * unless for the kernel's write-back (cache), fs_space_keep's blocks? */
+bool fs_alloc_has_space(struct fs *fs, uint64_t want, bool cache);
 /*
  * Metadata floors: an operation that may allocate metadata checks, before
  * it changes anything, that at least this many blocks are free, so it can
@@ -527,10 +528,14 @@ int fs_ext_mark_written(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 /* Unmapped blocks in [from, to), for the space check before a write. */
 uint64_t fs_ext_holes(struct fs *fs, struct fs_inode *ip, uint64_t from,
 		      uint64_t to);
+/* Blocks a write or fallocate asks for beyond its holes (an extent tree
+ * split); statfs's f_bavail leaves them out, so that df says 0 when no
+ * new block can be written. */
+#define FS_WRITE_SLACK 8
 /* Reserves room for `blocks` new data blocks (committing and checkpointing
- * to recover pending frees if needed); call with no handle held.  keep:
- * that many more must be free (fs_space_keep). */
-int fs_space_reserve(struct fs *fs, uint64_t blocks, bool keep);
+ * to recover pending frees if needed); call with no handle held.  Unless
+ * for the kernel's write-back (cache), fs_space_keep's blocks stay free. */
+int fs_space_reserve(struct fs *fs, uint64_t blocks, bool cache);
 #define FS_MAX_FILE_SIZE (1ull << 50)
 /* Zeroes [from, end of that block) in place, if the block is mapped. */
 int fs_zero_block_tail(struct fs *fs, struct fs_inode *ip, uint64_t from);
@@ -539,17 +544,14 @@ int fs_file_prepare_grow(struct fs *fs, struct fs_inode *ip);
 int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size);
 ssize_t fs_file_read(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		     size_t size, void *buf);
-/* how: FS_FW_KERNEL: the kernel's writeback cache wrote it back
- * (FS_WRITE_CACHE) and owns mtime and ctime, which it sends in a SETATTR
- * when they moved: the write leaves them (setting them to the daemon's
- * time a moment later than the kernel's made them change across a remount
- * when the kernel's had not moved and it sent none).  FS_FW_USER: a
- * write(2) that reached fs itself (not through the writeback cache): new
- * blocks it needs must leave fs_space_keep's blocks free. */
-#define FS_FW_KERNEL 1
-#define FS_FW_USER 2
+/* kernel: the kernel's writeback cache wrote it back (FS_WRITE_CACHE)
+ * and owns mtime and ctime, which it sends in a SETATTR when they moved:
+ * the write leaves them (setting them to the daemon's time a moment later
+ * than the kernel's made them change across a remount when the kernel's
+ * had not moved and it sent none); and it may take fs_space_keep's
+ * blocks, which are kept for it. */
 ssize_t fs_file_write(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, const void *buf, int how);
+		      size_t size, const void *buf, bool kernel);
 /* fs_write's FS_WRITE_CACHE path, ip->lock held shared: writes blocks
  * that are all mapped, written and inside the size, and touches nothing of
  * the inode (no transaction); -EAGAIN for any other write, which the

@@ -334,7 +334,7 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		n = S_ISDIR(ip->d.mode) ? -EISDIR :
 		    !cache && fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
 		    fs_file_write(fs, ip, off, size, buf,
-				  cache ? FS_FW_KERNEL : FS_FW_USER);
+				  cache);
 		pthread_rwlock_unlock(&ip->lock);
 	}
 	fs_iput(fs, ip);

@@ -138,7 +138,7 @@ static int ich_new(struct fs *fs, struct fs_tx *tx, uint64_t *c)
 	uint64_t blk;
 	int err;
 
-	if ((ic->n + 1) * 16 > ic->limit || !fs_alloc_has_space(fs, 1))
+	if ((ic->n + 1) * 16 > ic->limit || !fs_alloc_has_space(fs, 1, false))
 		return -ENOSPC;
 	if (ic->n == ic->cap && (err = ich_grow(ic)))
 		return err;

@@ -175,7 +175,7 @@ static int create_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	err = fs_dir_add(fs, tx, dp, name, ip->ino, mode_to_dt(mode), &key);
 	if (!err && nn->target) {
 		n = fs_file_write(fs, ip, 0, strlen(nn->target), nn->target,
-				  0);
+				  false);
 		err = n < 0 ? (int)n : 0;
 		if (err)
 			(void)fs_dir_remove(fs, tx, dp, name);

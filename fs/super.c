@@ -456,6 +456,10 @@ int fs_statfs(struct fs *fs, struct statvfs *st)
 	 * after the next commit, up to 5 s later) */
 	st->f_bavail = (a->free_blocks > a->reserve ?
 			a->free_blocks - a->reserve : 0) + a->pending_blocks;
+	/* a write takes FS_WRITE_SLACK more than its blocks: without them
+	 * df showed 32 KiB free that nothing could be written to */
+	st->f_bavail = st->f_bavail > FS_WRITE_SLACK ?
+		       st->f_bavail - FS_WRITE_SLACK : 0;
 	pthread_mutex_unlock(&a->lock);
 	/* pending frees count, as in f_bfree: the estimate does not move
 	 * when a commit releases them */

@@ -289,7 +289,7 @@ static int xa_set_locked(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip,
 		return -EEXIST;
 	/* values in blocks take space as data does, never the reserve */
 	if (!remove && xa_chain_len(size) &&
-	    !fs_alloc_has_space(fs, xa_chain_len(size)))
+	    !fs_alloc_has_space(fs, xa_chain_len(size), false))
 		return -ENOSPC;
 	if (remove) {
 		err = chain_free(fs, tx, ip, &old);

@@ -31,8 +31,17 @@ void tb_init(struct rc_testbed *tb, int n, uint64_t dev_bytes)
 	}
 }
 
+static void snap_free(struct rc_testbed *tb, uint8_t **snap)
+{
+	for (int i = 0; i < tb->n; i++)
+		free(snap[i]);
+	free(snap);
+}
+
 void tb_fini(struct rc_testbed *tb)
 {
+	while (tb->npool)
+		snap_free(tb, tb->pool[--tb->npool]);
 	for (int i = 0; i < tb->n; i++)
 		rc_dev_close(tb->mem[i]);
 	if (tb->power)
@@ -71,11 +80,13 @@ void tb_devs_power(struct rc_testbed *tb, struct rc_dev **out,
 
 uint8_t **tb_snapshot(struct rc_testbed *tb)
 {
-	uint8_t **snap = calloc((size_t)tb->n, sizeof(*snap));
+	uint8_t **snap = tb->npool ? tb->pool[--tb->npool] :
+			 calloc((size_t)tb->n, sizeof(*snap));
 
 	assert_non_null(snap);
 	for (int i = 0; i < tb->n; i++) {
-		snap[i] = malloc(tb->dev_bytes);
+		if (!snap[i])
+			snap[i] = malloc(tb->dev_bytes);
 		assert_non_null(snap[i]);
 		assert_int_equal(rc_dev_read(tb->mem[i], snap[i], tb->dev_bytes,
 					     0), 0);
@@ -92,9 +103,12 @@ void tb_restore(struct rc_testbed *tb, uint8_t **snap)
 
 void tb_snapshot_free(struct rc_testbed *tb, uint8_t **snap)
 {
-	for (int i = 0; i < tb->n; i++)
-		free(snap[i]);
-	free(snap);
+	int max = (int)(sizeof(tb->pool) / sizeof(tb->pool[0]));
+
+	if (tb->npool < max)
+		tb->pool[tb->npool++] = snap;
+	else
+		snap_free(tb, snap);
 }
 
 uint64_t tb_media_hash(struct rc_testbed *tb)

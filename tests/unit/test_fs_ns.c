@@ -666,14 +666,16 @@ static void test_enospc_consistent(void **state)
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
 }
 
-/* fs_space_keep: a write that reaches fs itself and needs new blocks, and
- * fallocate, leave that much free; overwrites, writes into fallocated
- * ranges and the kernel's write-back (FS_WRITE_CACHE) do not. */
+/* fs_space_keep: a write that reaches fs itself and needs new blocks,
+ * fallocate, a symlink's target and an attribute block leave that much
+ * free; overwrites, writes into fallocated ranges and the kernel's
+ * write-back (FS_WRITE_CACHE) do not. */
 static void test_enospc_keep(void **state)
 {
 	struct tfs *t = *state;
 	static uint8_t w[1 << 20];
 	uint64_t f, pre, avail;
+	struct fs_attr a;
 	char name[32];
 	int i;
 
@@ -682,18 +684,25 @@ static void test_enospc_keep(void **state)
 				      sizeof(w)), 0);
 	f = tfs_create(t, ROOT, "f");
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
-	fs_space_keep(t->fs, 4 * sizeof(w));
 	for (i = 0; fs_space_avail(t->fs) >= 5 * sizeof(w); i++) {
 		snprintf(name, sizeof(name), "fill%d", i);
 		assert_int_equal(fs_write(t->fs, tfs_create(t, ROOT, name), 0,
 					  sizeof(w), w, 0), sizeof(w));
 	}
+	/* all but one block kept: anything that takes data space fails */
 	avail = fs_space_avail(t->fs);
-	/* between 4 and 5 MiB left: a new MiB would cut into the keep */
+	fs_space_keep(t->fs, avail - 4096);
 	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w, 0),
 			 -ENOSPC);
 	assert_int_equal(fs_fallocate(t->fs, f, 0, sizeof(w), sizeof(w)),
 			 -ENOSPC);
+	/* metadata that takes data space keeps it too */
+	memset(w, 'x', 3000);
+	w[3000] = 0;
+	assert_int_equal(fs_symlink(t->fs, &t->ctx, (char *)w, ROOT, "sl",
+				    &a), -ENOSPC);
+	assert_int_equal(fs_setxattr(t->fs, &t->ctx, f, "user.big", w, 60000,
+				     0), -ENOSPC);
 	assert_int_equal(fs_space_avail(t->fs), avail);
 	memset(w, 0x5a, sizeof(w));
 	assert_int_equal(fs_write(t->fs, f, 0, sizeof(w), w, 0), sizeof(w));
