@@ -66,6 +66,10 @@ struct rc_member {
 	/* fail.c: faulted for what it held, not by request: it returns only
 	 * by a full rebuild (RC_SLOT_DAMAGED; state_lock) */
 	bool damaged;
+	/* assemble.c: kept one superblock update behind the others, as a
+	 * torn update leaves the last slots; replay.c holds it to its
+	 * journal (an old copy lacks records the others name it in) */
+	bool one_behind;
 	/* log.c: messages about this member in the current second */
 	atomic_uint_fast64_t log_second;
 	atomic_uint log_count, log_dropped;
@@ -189,6 +193,12 @@ struct rc_array {
 	uint64_t stripes;
 	bool rdonly;
 	bool was_unclean;
+	/* assemble.c: the member replay found stale although one update
+	 * behind (rc_journal_replay's -ESTALE), and the uuids assembly then
+	 * leaves out as stale */
+	int stale_slot;
+	const uint8_t (*stale_uuid)[RC_UUID_SIZE];
+	int nstale;
 	uint64_t replayed_txns;
 
 	/* First in the lock order: serialises commits, checkpoints, rebuild

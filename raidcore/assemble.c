@@ -172,6 +172,15 @@ static bool cand_is_stale(const struct cand *c, int n, int i,
 	return false;
 }
 
+/* Did replay find the member of this uuid stale (rc_array_assemble)? */
+static bool found_stale(const struct rc_array *a, const uint8_t *uuid)
+{
+	for (int k = 0; k < a->nstale; k++)
+		if (!memcmp(a->stale_uuid[k], uuid, RC_UUID_SIZE))
+			return true;
+	return false;
+}
+
 /* A stale member is left out of its slot and becomes a spare under a new
  * member uuid (nothing written yet): the slot reads through reconstruction
  * and the recovery thread rebuilds it in place, like any spare. */
@@ -317,7 +326,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev &&
-				   cand_is_stale(c, n, i, t)) {
+				   (cand_is_stale(c, n, i, t) ||
+				    found_stale(a, sl->uuid))) {
 				stale_to_spare(a, &c[i], s);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
@@ -327,6 +337,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				a->m[s].catchup = sl->state == RC_MEMBER_REBUILDING &&
 						  (sl->flags & RC_SLOT_CATCHUP);
 				a->m[s].jtail = c[i].sb.journal_tail;
+				a->m[s].one_behind = c[i].sb.events + 1 ==
+						     t->events;
 				/* the device's own counters go on */
 				atomic_store(&a->m[s].read_errors, c[i].sb.err_read);
 				atomic_store(&a->m[s].write_errors, c[i].sb.err_write);
@@ -506,24 +518,24 @@ static int check_missing(struct rc_array *a, unsigned flags, char *err,
 	return 0;
 }
 
-int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
-		      struct rc_array **out, char *err, size_t errlen)
+/* One assembly; stale: nstale member uuids to take as stale, and where
+ * the one replay finds stale goes (-ESTALE). */
+static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
+			 uint8_t (*stale)[RC_UUID_SIZE], int nstale,
+			 struct rc_array **out, char *err, size_t errlen)
 {
 	struct cand *c = calloc((size_t)(n ? n : 1), sizeof(*c));
 	struct rc_array *a = calloc(1, sizeof(*a));
-	char dummy[8];
 	uint8_t uuid[16];
 	int ret, nb;
 
-	if (!err) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
 	err[0] = 0;
 	if (!c || !a) {
 		ret = -ENOMEM;
 		goto fail;
 	}
+	a->stale_uuid = (const uint8_t (*)[RC_UUID_SIZE])stale;
+	a->nstale = nstale;
 	for (int i = 0; i < n; i++)
 		c[i].dev = devs[i];
 	ret = cands_read(c, n, err, errlen);
@@ -556,6 +568,8 @@ int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
 		ret = rc_array_start(a);
 	if (ret == 0)
 		returning_place(a, c, n);
+	if (ret == -ESTALE)
+		memcpy(stale[nstale], a->m[a->stale_slot].uuid, RC_UUID_SIZE);
 	if (ret < 0) {
 		snprintf(err, errlen, "starting the array failed: %s",
 			 strerror(-ret));
@@ -581,4 +595,28 @@ fail:
 	free(c);
 	free(a);
 	return ret;
+}
+
+/*
+ * A member kept one update behind (a torn superblock update, by the
+ * superblocks alone) whose journal then lacks records the others name it
+ * in is an old copy, or a disk that lost writes: replay says -ESTALE, and
+ * the array is assembled again with it stale (nothing was written).
+ */
+int rc_array_assemble(struct rc_dev **devs, int n, unsigned flags,
+		      struct rc_array **out, char *err, size_t errlen)
+{
+	uint8_t stale[RC_MAX_MEMBERS][RC_UUID_SIZE];
+	char dummy[8];
+	int ret, nstale = 0;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	do {
+		ret = assemble_once(devs, n, flags, stale, nstale, out, err,
+				    errlen);
+	} while (ret == -ESTALE && ++nstale < RC_MAX_MEMBERS);
+	return ret == -ESTALE ? -EIO : ret;
 }

@@ -167,6 +167,36 @@ static bool scan_short(struct rc_array *a, struct jscan *js, uint32_t m)
 	return false;
 }
 
+/*
+ * Member m was kept one superblock update behind the others, as a crash
+ * during an update leaves the last slots (assemble.c), yet its journal
+ * lacks records the others name it in, even past damage: a torn update
+ * leaves every record it took part in, an old copy of the member (or a
+ * disk that dropped writes) does not, and its blocks would verify against
+ * its own old tables.  -ESTALE: assembly starts again with it stale, when
+ * the others can do without it; otherwise it is kept, as before, and said.
+ */
+static int one_behind_stale(struct rc_array *a, uint32_t m)
+{
+	if (rc_array_needs(a, (int)m)) {      /* nothing shares a yet */
+		rc_log("member %u (%s): one superblock update behind and its "
+		       "journal lacks records the others name it in: an old "
+		       "copy or a disk that lost writes, and the array cannot "
+		       "do without it: its data is suspect%s", m,
+		       a->m[m].dev->name, a->rdonly ? "" : "; not assembled "
+		       "for writing (read-only, it is: copy the data off)");
+		atomic_fetch_add(&a->m[m].write_errors, 1);
+		atomic_store(&a->errors_seen, true);
+		return a->rdonly ? 0 : -EUCLEAN;
+	}
+	rc_log("member %u (%s): one superblock update behind, as a torn "
+	       "update would leave it, but its journal lacks records the "
+	       "others name it in: an old copy or a disk that lost writes; "
+	       "assembling again with it stale", m, a->m[m].dev->name);
+	a->stale_slot = (int)m;
+	return -ESTALE;
+}
+
 static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
 {
 	int ret = 0;
@@ -182,6 +212,8 @@ static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
 		       a->m[m].dev->name);
 		scan_free(&js[m]);
 		ret = scan_member(a, m, &js[m], true);
+		if (ret == 0 && a->m[m].one_behind && scan_short(a, js, m))
+			ret = one_behind_stale(a, m);
 	}
 	for (uint32_t m = 0; m < a->g.members; m++)
 		for (uint32_t i = 0; i < js[m].n; i++)

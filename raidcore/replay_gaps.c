@@ -74,9 +74,13 @@ static uint32_t rows_fold(struct rc_gap_row *rows, uint32_t n,
 			owed = (owed | lost) & ~wrote;
 			for (uint32_t m = 0; m < RC_MAX_MEMBERS; m++)
 				if (lost >> m & 1) {
-					if (!note[m].first)
+					/* rows come in stripe order, not
+					 * seq order: "142..135" was said */
+					if (!note[m].first ||
+					    seq < note[m].first)
 						note[m].first = seq;
-					note[m].last = seq;
+					if (seq > note[m].last)
+						note[m].last = seq;
 				}
 			i = j;
 		}
