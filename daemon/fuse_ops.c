@@ -308,6 +308,17 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		to_set = FS_SET_ATTR_KILL_SGID;
 	else if (to_set == FUSE_SET_ATTR_CTIME && d->killpriv_v2)
 		to_set |= FS_SET_ATTR_KILL_SUIDGID | FS_SET_ATTR_CHOWN;
+	/* The writeback cache's own times going back (fuse_flush_times:
+	 * MTIME and CTIME, with a write handle).  A FUSE inode has no
+	 * S_IMMUTABLE, so the kernel moves them for a fallocate or
+	 * copy_file_range before the daemon refuses it on an immutable
+	 * file; refused here too, the times stayed dirty and every later
+	 * fsync and syncfs failed with EPERM, and copy_file_range and
+	 * punching with EIO (stress-ng's iomix).  Taken as the kernel
+	 * already shows them. */
+	else if (to_set == (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME) &&
+		 fi && rfs_fh_writes(fi->fh) && d->writeback)
+		to_set |= FS_SET_ATTR_CACHED_TIMES;
 
 	in.ino = ino;
 	in.mode = attr->st_mode;

@@ -125,6 +125,10 @@ struct fs_attr {
 #define FS_SET_ATTR_KILL_SUIDGID (1 << 11)
 #define FS_SET_ATTR_KILL_SGID (1 << 12)
 #define FS_SET_ATTR_CHOWN (1 << 20)
+/* With MTIME and CTIME alone: the kernel's writeback cache writing back
+ * times it moved itself, applied whatever the inode's flags say (the
+ * kernel shows them already; see the daemon's op_setattr). */
+#define FS_SET_ATTR_CACHED_TIMES (1 << 21)
 
 /*
  * Where the library's messages go (damaged metadata, a failed commit, an

@@ -117,7 +117,9 @@ static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
 		mode &= ~kill;
 		to_set |= FS_SET_ATTR_MODE;
 	}
-	err = fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
+	err = to_set == (FS_SET_ATTR_MTIME | FS_SET_ATTR_CTIME |
+			 FS_SET_ATTR_CACHED_TIMES) ? 0 :
+	      fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
 			      (to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_UID |
 					 FS_SET_ATTR_GID)) ? FS_CHANGE_ATTR :
 			      FS_CHANGE_ADD);   /* times: a write's */

@@ -205,6 +205,48 @@ if got != b"CCAAAAAA\n":
 PY
 rm "$M/ia/open"
 
+# Refused changes through an open handle of an immutable file leave no
+# error behind: every punch and copy_file_range fails with EPERM, fsync and
+# syncfs succeed (the kernel moves the times before asking, and its
+# write-back of them was refused: the second punch and copy_file_range
+# failed with EIO, fsync and syncfs with EPERM, until chattr -i).
+t_log "chattr +i: refused fallocate and copy_file_range leave no error"
+head -c 1M /dev/urandom >"$M/ia/held"
+"$PY" - "$M/ia/held" <<'PY' || t_fail "errors left behind by refused changes"
+import ctypes, errno, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+p = sys.argv[1]
+fd = os.open(p, os.O_RDWR)
+os.fsync(fd)
+subprocess.run(["chattr", "+i", p], check=True)
+def punch():
+    if libc.fallocate(fd, 3, ctypes.c_long(0), ctypes.c_long(8192)):
+        raise OSError(ctypes.get_errno(), "fallocate")
+def cfr():
+    os.copy_file_range(fd, fd, 4096, 0, 500000)
+bad = []
+for name, f in (("punch", punch), ("punch again", punch),
+                ("copy_file_range", cfr), ("punch a third time", punch)):
+    try:
+        f()
+        bad.append(name + ": succeeded")
+    except OSError as e:
+        if e.errno != errno.EPERM:
+            bad.append("%s: %s" % (name, os.strerror(e.errno)))
+for name, f in (("fsync", lambda: os.fsync(fd)),
+                ("syncfs", lambda: libc.syncfs(fd) == 0 or
+                 (_ for _ in ()).throw(OSError(ctypes.get_errno(), "")))):
+    try:
+        f()
+    except OSError as e:
+        bad.append("%s: %s" % (name, os.strerror(e.errno)))
+subprocess.run(["chattr", "-i", p], check=True)
+os.close(fd)
+if bad:
+    sys.exit("; ".join(bad))
+PY
+rm "$M/ia/held"
+
 # atime.py POLICY DIR: what a read (open and read) and a listing do to
 # atime under POLICY; "old" times are set with utime first
 cat >"$T/atime.py" <<'PY'
