@@ -74,13 +74,29 @@ static int xa_check_value(size_t size, int flags)
 	return 0;
 }
 
-/* Caller holds ip->lock (write); a transaction is open. */
+/* An ACL with no entries (the header alone): Linux takes it for no ACL
+ * (posix_acl_from_xattr gives NULL, and set_acl removes). */
+static bool acl_is_empty(int ns, const uint8_t *value, size_t size)
+{
+	return (ns == XA_NS_ACL_ACCESS || ns == XA_NS_ACL_DEFAULT) &&
+	       size == 4 && value[0] == 2 && !value[1] && !value[2] &&
+	       !value[3];
+}
+
+/* Caller holds ip->lock (write); a transaction is open.  Removing an ACL
+ * that is not there succeeds, as on Linux (vfs_remove_acl): tar restoring
+ * a tree with ACLs failed with ENODATA. */
 static int xa_change(struct fs *fs, const struct fs_ctx *ctx,
 		     struct fs_tx *tx, struct fs_inode *ip, int ns, const char *name, const void *value, size_t size,
 		     int flags, bool remove)
 {
-	if (remove)
-		return fs_xattr_remove(fs, tx, ip, name);
+	bool acl = ns == XA_NS_ACL_ACCESS || ns == XA_NS_ACL_DEFAULT;
+	int err;
+
+	if (remove || acl_is_empty(ns, value, size)) {
+		err = fs_xattr_remove(fs, tx, ip, name);
+		return acl && err == -ENODATA ? 0 : err;
+	}
 	if (ns == XA_NS_ACL_ACCESS)
 		return fs_acl_set_access(fs, ctx, tx, ip, value, size, flags);
 	return fs_xattr_set(fs, tx, ip, name, value, size, flags);

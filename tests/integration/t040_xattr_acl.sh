@@ -66,6 +66,25 @@ assert os.listxattr(f) == []
 assert used() == before, (used(), before)
 PYEOF
 
+# An ACL that is not there removes without error, and an empty one
+# (the header alone) is none, as on Linux: tar --acls restoring a tree
+# failed with "Cannot set POSIX ACLs ...: No data available".
+t_log "ACLs: removing one that is not there, setting an empty one"
+mkdir "$M/noacl"
+"$PY" - "$M/noacl" <<'PYEOF' || t_fail "removing an absent ACL, or setting an empty one"
+import os, sys
+d = sys.argv[1]
+for n in ("system.posix_acl_default", "system.posix_acl_access"):
+    os.removexattr(d, n)
+    os.setxattr(d, n, b"\x02\0\0\0")
+    try:
+        os.getxattr(d, n)
+        sys.exit(n + ": an empty ACL was stored")
+    except OSError as e:
+        assert e.errno == 61, e
+PYEOF
+rmdir "$M/noacl"
+
 t_log "ACL grants and revokes access"
 echo secret >"$M/acl"
 chmod 600 "$M/acl"
