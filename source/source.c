@@ -494,7 +494,11 @@ static bool same_file(const char *a, const char *b)
 }
 
 /* Does a mount source ("a:b:c", a configuration file or UUID=) name our
- * array? */
+ * array?  A relative path in it is relative to the directory the mount
+ * was made from, which is not known here: it is not compared (taken
+ * against this process's directory, another array's "m0.img:m1.img"
+ * mounted elsewhere named ours; the member locks still catch a mount of
+ * ours: rc_dev_open_file with RC_DEV_EXCL, fsck.raidfs -EBUSY). */
 static bool source_is_ours(const struct config_source *src, char *mnt_src)
 {
 	char *save = NULL, *p;
@@ -502,13 +506,14 @@ static bool source_is_ours(const struct config_source *src, char *mnt_src)
 
 	uuid_t u;
 
-	if (src->config_path && same_file(mnt_src, src->config_path))
+	if (src->config_path && mnt_src[0] == '/' &&
+	    same_file(mnt_src, src->config_path))
 		return true;
 	if (src->has_uuid && !strncmp(mnt_src, "UUID=", 5) &&
 	    !uuid_parse(mnt_src + 5, u) && !uuid_compare(u, src->uuid))
 		return true;
 	for (p = strtok_r(mnt_src, ":", &save); p; p = strtok_r(NULL, ":", &save))
-		for (i = 0; i < src->nmembers; i++)
+		for (i = 0; p[0] == '/' && i < src->nmembers; i++)
 			if (same_file(p, src->members[i]))
 				return true;
 	return false;
