@@ -37,8 +37,9 @@
  * filesystem, and new data fills it to the last block.  While any handle
  * writes through the page cache (sp->cached), what it was admitted for
  * must still find room: such writes, fallocate and new symlinks,
- * attributes and inode chunks leave `reserve` free (fs_space_keep).  Handles opened before the filesystem got near full
- * keep the page cache, and the check above.
+ * attributes and inode chunks leave `reserve` free (fs_space_keep).
+ * Handles opened before the filesystem got near full keep the page
+ * cache, and the check above.
  *
  * The mount's readahead is raised through the same sysfs directory
  * (rfs_readahead_raise, called by fuse_hook.c once INIT is answered).
@@ -359,9 +360,9 @@ int rfs_space_check(struct rfs_daemon *d, uint64_t ino,
 /* ---- writers ------------------------------------------------------------ */
 
 /* One more (delta 1) or one fewer (-1) handle of ino open for writing;
- * cached: through the page cache.  The first such handle makes writes
- * that reach fs leave the reserve free, the last one's release (after
- * its flush wrote its pages back) lets them use it. */
+ * cached: through the page cache.  While any is open, what takes space
+ * through fs leaves the reserve for them free; the last one's release
+ * (after its flush wrote its pages back) gives it back. */
 static void writers_count(struct rfs_daemon *d, uint64_t ino, int delta,
 			  bool cached)
 {
