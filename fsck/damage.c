@@ -105,6 +105,11 @@ static void damage_none(struct fsck *f)
 	else if (f->split)
 		fsck_msg("  nothing in this array is lost; the writes made on "
 			 "the split brain's other side (phase 1) are not in it");
+	else if (f->info.journal_lost)
+		fsck_msg("  every file reads, but the writes of the journal's "
+			 "transactions from %llu on, committed before the crash, "
+			 "are lost (phase 1): files may hold older contents",
+			 (unsigned long long)f->info.journal_lost);
 	else
 		fsck_msg("  no data lost");
 }

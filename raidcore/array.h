@@ -193,6 +193,7 @@ struct rc_array {
 	uint64_t stripes;
 	bool rdonly;
 	bool was_unclean;
+	uint64_t journal_lost;          /* replay.c: rc_info's */
 	/* assemble.c: the member replay found stale although one update
 	 * behind (rc_journal_replay's -ESTALE), and the uuids assembly then
 	 * leaves out as stale */

@@ -303,6 +303,9 @@ struct rc_info {
 	bool rdonly;
 	bool was_unclean;          /* the journal was replayed at assembly */
 	uint64_t replayed_txns;
+	uint64_t journal_lost;     /* first committed transaction replay could
+				      not apply (0: none): it and the later
+				      ones are lost */
 	uint64_t direct_stripes;   /* full stripes written without a journal
 				      copy since assembly (RC_WRITE_FRESH) */
 	uint64_t dirty_stripes;    /* in the stripe cache, not yet committed */

@@ -222,6 +222,17 @@ static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
 	return ret;
 }
 
+/* Does any ring hold a record of a batch after end (which proves the
+ * batch ending at end committed: the next began after its commit)? */
+static bool later_batch(struct rc_array *a, struct jscan *js, uint64_t end)
+{
+	for (uint32_t m = 0; m < a->g.members; m++)
+		for (uint32_t i = 0; i < js[m].n; i++)
+			if (js[m].rec[i].seq > end)
+				return true;
+	return false;
+}
+
 static struct jrec *find_rec(struct jscan *js, uint64_t seq)
 {
 	for (uint32_t i = 0; i < js->n; i++)
@@ -640,11 +651,25 @@ int rc_journal_replay(struct rc_array *a)
 			       (unsigned long long)seq, (unsigned long long)end);
 			break;
 		}
-		if (gaps && !gaps_tolerable(a, gaps)) {
+		if (gaps && !gaps_tolerable(a, gaps) &&
+		    !later_batch(a, js, end)) {
 			rc_log("journal: transactions %llu..%llu lack records on "
 			       "more members than the redundancy covers: not "
 			       "committed, not replayed",
 			       (unsigned long long)seq, (unsigned long long)end);
+			break;
+		}
+		if (gaps && !gaps_tolerable(a, gaps)) {
+			/* a later batch began only after this one's commit:
+			 * what it and the later ones wrote is lost, and said
+			 * (it was called "not committed", and fsck "clean") */
+			rc_log("journal: transactions %llu..%llu were committed "
+			       "(a later batch follows) but lack records on more "
+			       "members than the redundancy covers: not replayed; "
+			       "what they and the later ones wrote is lost",
+			       (unsigned long long)seq, (unsigned long long)end);
+			atomic_store(&a->errors_seen, true);
+			a->journal_lost = seq;
 			break;
 		}
 		ret = torn_last_skip(a, js, seq, end, gaps, &gr, &skip);

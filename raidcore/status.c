@@ -40,6 +40,7 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	memcpy(info->label, a->sb.label, RC_LABEL_MAX);
 	info->rdonly = a->rdonly;
 	info->was_unclean = a->was_unclean;
+	info->journal_lost = a->journal_lost;
 	info->replayed_txns = a->replayed_txns;
 	info->direct_stripes = a->direct_stripes;
 	info->dirty_stripes = atomic_load(&a->ndirty_stripes);
