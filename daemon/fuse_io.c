@@ -635,8 +635,7 @@ void rfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	int ret = fs_setxattr(rfs_fs(req), &ctx, ino, name, value, size,
 			      flags);
 
-	if (!ret)
-		rfs_space_update(rfs_daemon(req));  /* an attribute block */
+	rfs_space_changed(req, ret);
 	fuse_reply_err(req, -ret);
 }
 

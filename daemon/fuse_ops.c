@@ -62,20 +62,10 @@ void rfs_reply_entry(fuse_req_t req, const struct fs_attr *a)
 }
 
 /* For handlers that return an inode: the entry, or the error. */
-/* After a change that may have taken or given back space (a name, a
- * symlink's target, a directory block): the near-full state is judged
- * again before the reply, so no write(2) is admitted unchecked on space
- * that metadata took (fuse_space.c). */
-static void space_changed(fuse_req_t req, int ret)
-{
-	if (!ret)
-		rfs_space_update(rfs_daemon(req));
-}
-
 static void reply_entry_or_err(fuse_req_t req, int ret,
 			       const struct fs_attr *a)
 {
-	space_changed(req, ret);
+	rfs_space_changed(req, ret);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -393,7 +383,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
 		fs_unlink(rfs_fs(req), parent, name);
 
-	space_changed(req, ret);
+	rfs_space_changed(req, ret);
 	fuse_reply_err(req, -ret);
 }
 
@@ -402,7 +392,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int ret = rfs_name_is_too_long(name) ? -ENAMETOOLONG :
 		fs_rmdir(rfs_fs(req), parent, name);
 
-	space_changed(req, ret);
+	rfs_space_changed(req, ret);
 	fuse_reply_err(req, -ret);
 }
 
@@ -419,7 +409,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 				       RENAME_WHITEOUT)))
 		ret = fs_rename_ctx(rfs_fs(req), &ctx, parent, name, newparent,
 				    newname, flags);
-	space_changed(req, ret);
+	rfs_space_changed(req, ret);
 	fuse_reply_err(req, -ret);
 }
 

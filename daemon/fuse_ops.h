@@ -169,6 +169,16 @@ static inline struct rfs_daemon *rfs_daemon(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* After a change that may have taken or given back space (a name, a
+ * symlink's target, a directory or attribute block; ret 0: it was made):
+ * the near-full state is judged again before the reply, so no write(2)
+ * is admitted unchecked on space that metadata took (fuse_space.c). */
+static inline void rfs_space_changed(fuse_req_t req, int ret)
+{
+	if (!ret)
+		rfs_space_update(rfs_daemon(req));
+}
+
 extern const struct fuse_lowlevel_ops rfs_ops;
 
 /* ---- handler helpers, shared by fuse_ops.c and fuse_io.c ------------------ */

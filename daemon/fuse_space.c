@@ -28,7 +28,7 @@
  * left only at near + near / 4 (each change drops attributes and logs).
  * It is judged again after every change that takes space: a WRITE,
  * fallocate, copy_file_range, and a name, symlink or attribute made
- * (fuse_ops.c space_changed), and before a write handle is opened.
+ * (rfs_space_changed, fuse_ops.h), and before a write handle is opened.
  *
  * Near full, a handle opened for writing gets FOPEN_DIRECT_IO
  * (rfs_space_open_direct): its write(2)s reach fs with their offsets, and

@@ -687,7 +687,7 @@ static int cfg_logfile_read(cfg_t *op, const char *dir, struct config_opts *o)
 	const char *p = cfg_getstr(op, "logfile");
 	char buf[PATH_MAX];
 
-	if (!p || !*p)
+	if (!p)         /* an empty one: cfg_validate_logfile refused it */
 		return -EINVAL;
 	if (p[0] != '/' && dir) {
 		if (snprintf(buf, sizeof(buf), "%s/%s", dir, p) >=
@@ -792,8 +792,7 @@ static int source_file_parse(const char *path, struct config_source *src,
 	if (cfg_size(cfg, "options"))
 		ret = cfg_options_read(cfg_getsec(cfg, "options"), dir, o);
 	if (ret)
-		err_set(err, errlen, "%s: logfile: %s", path, ret == -EINVAL ?
-			"must not be empty" : strerror(-ret));
+		err_set(err, errlen, "%s: logfile: %s", path, strerror(-ret));
 	src->config_path = ret ? NULL : strdup(path);
 	if (!ret && !src->config_path)
 		ret = -ENOMEM;
