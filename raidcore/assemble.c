@@ -184,6 +184,20 @@ static bool found_stale(const struct rc_array *a, const uint8_t *uuid)
 /* A stale member is left out of its slot and becomes a spare under a new
  * member uuid (nothing written yet): the slot reads through reconstruction
  * and the recovery thread rebuilds it in place, like any spare. */
+/* c's device joins the spares as a new device (a new member uuid): it is
+ * rebuilt in full into the first slot that needs one. */
+static bool take_as_spare(struct rc_array *a, struct cand *c)
+{
+	if (a->nspares >= RC_MAX_SPARES)
+		return false;
+	a->spare[a->nspares] = c->dev;
+	a->spare_sb[a->nspares] = c->sb;
+	a->spare_sb[a->nspares].role = RC_ROLE_SPARE;
+	uuid_generate(a->spare_sb[a->nspares++].member_uuid);
+	c->dev = NULL;
+	return true;
+}
+
 static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 {
 	rc_log("%s: stale: its superblock is %llu updates behind the newest "
@@ -199,13 +213,38 @@ static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 	 * full. */
 	atomic_fetch_add(&a->m[s].write_errors, 1);
 	atomic_store(&a->errors_seen, true);
-	if (a->nspares >= RC_MAX_SPARES)
-		return;
-	a->spare[a->nspares] = c->dev;
-	a->spare_sb[a->nspares] = c->sb;
-	a->spare_sb[a->nspares].role = RC_ROLE_SPARE;
-	uuid_generate(a->spare_sb[a->nspares++].member_uuid);
-	c->dev = NULL;
+	take_as_spare(a, c);
+}
+
+/*
+ * Was c never in sync with its slot?  Its own superblock, at its last
+ * update, has the slot rebuilding in full (not a catch-up): c left in the
+ * middle of a rebuild onto it, and all past the rebuild's position is
+ * unwritten, its checksum tables sealed "never written".  The
+ * write-intent record covers only what changed while it was away, so a
+ * catch-up would call the slot in sync with most of it never rebuilt.
+ * (While the newest superblock still has it rebuilding, place() resumes
+ * that rebuild; this is the case of a mount made without it since.)
+ */
+static bool cand_unsynced(const struct cand *c)
+{
+	const struct rc_slot *own;
+
+	if (c->sb.role >= RC_SB_SLOTS)
+		return false;
+	own = &c->sb.slots[c->sb.role];
+	return own->state == RC_MEMBER_REBUILDING &&
+	       !(own->flags & RC_SLOT_CATCHUP);
+}
+
+static void unsynced_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
+{
+	rc_log("%s: slot %u's rebuild onto it had not finished when it left "
+	       "(a mount was made without it since): it is not in sync, and "
+	       "is %s", c->dev->name, s, a->nspares < RC_MAX_SPARES ?
+	       "taken as a spare to rebuild the slot again in full" :
+	       "left out (no room for another spare)");
+	take_as_spare(a, c);
 }
 
 /* Appends "copies 0 1 what" to buf (at off) if mask names any copy. */
@@ -265,7 +304,7 @@ static bool cand_may_return(const struct cand *c, int i, uint32_t s,
 			    const struct rc_slot *sl, bool catchup)
 {
 	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING &&
-	       !(sl->flags & RC_SLOT_DAMAGED);
+	       !(sl->flags & RC_SLOT_DAMAGED) && !cand_unsynced(&c[i]);
 }
 
 /*
@@ -349,6 +388,11 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 			} else if (!a->m[s].dev &&
 				   cand_may_return(c, i, s, sl, catchup)) {
 				c[i].back = s + 1;
+			} else if (!a->m[s].dev && c[i].sb.role == s &&
+				   sl->state == RC_MEMBER_MISSING &&
+				   !(sl->flags & RC_SLOT_DAMAGED) &&
+				   cand_unsynced(&c[i])) {
+				unsynced_to_spare(a, &c[i], s);
 			} else {
 				c[i].left = s + 1;
 			}

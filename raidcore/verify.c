@@ -523,6 +523,26 @@ static int suspect_zero(struct resolve *rs, bool *failed, uint32_t *nfailed,
 	return parity_recover(rs, failed) ? 1 : 0;
 }
 
+/*
+ * A redundancy column claiming "never written" in a row with a verified
+ * block claims what cannot be: parity is rewritten with every write to a
+ * row.  Its table is stale or was never filled in (a device whose rebuild
+ * never reached the row), and with no redundancy to spare nothing derived
+ * from it can be checked.
+ */
+static bool redundancy_claim_false(const struct resolve *rs)
+{
+	bool zero = false, written = false;
+
+	for (uint32_t c = 0; c < rs->mp->ncols; c++) {
+		if (rs->st[c] == BLK_OK)
+			written = true;
+		else if (rs->st[c] == BLK_ZERO && c >= rs->mp->ndata)
+			zero = true;
+	}
+	return zero && written;
+}
+
 static int resolve_parity(struct resolve *rs, uint8_t *pq)
 {
 	const struct rc_stripe_map *mp = rs->mp;
@@ -565,7 +585,14 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 	} else if (nfailed == rs->a->nred) {
 		/* Nothing left over to check R with: what the columns it came
 		 * from say is all there is; believe them only if they are
-		 * verified blocks or sealed "never written" claims. */
+		 * verified blocks or sealed "never written" claims that the
+		 * row does not contradict. */
+		if (redundancy_claim_false(rs)) {
+			for (uint32_t c = 0; c < mp->ncols; c++)
+				if (failed[c] || rs->st[c] == BLK_ZERO)
+					rs->out->known[c] = false;
+			return 0;
+		}
 		trusted = true;
 	}
 	for (uint32_t c = 0; c < mp->ncols; c++)

@@ -18,10 +18,14 @@
  *   - an old image of it put back while the array runs: never taken as
  *     current again (its superblocks are checked before they are
  *     rewritten), every block reads as last written;
+ *   - a parity column's false "never written" claim in a written row, with
+ *     the column it would rebuild missing: that block reads as an I/O
+ *     error, not as what the zero parity makes of it;
  *   - its checksum tables zeroed, found by reads while mounted: the
  *     recovery thread re-derives them (heal.c) and writes them back sealed,
  *     touching no other member, so the next assembly finds no damage.
  */
+#include <errno.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -606,6 +610,88 @@ static void test_scrub_ranges_kept_bufs(void **state)
 	}
 }
 
+
+/*
+ * A parity column whose table claims "never written" in a written row,
+ * its media never written either (a device whose rebuild never reached
+ * the row, taken as in sync), and the data column it would rebuild
+ * missing: nothing is left to check the claim against, and the row
+ * contradicts it (parity is written with every write to a row).  The
+ * missing block must read as an I/O error, never as what the zero parity
+ * makes of it.  At RAID 6 both missing columns are data, P the false
+ * claim, Q written.
+ */
+static void test_false_parity_claim_degraded(void **state)
+{
+	static const struct cfg pcfgs[] = {
+		{ RC_RAID4, 4, 16384 }, { RC_RAID5, 3, 8192 },
+		{ RC_RAID5, 4, 65536 }, { RC_RAID6, 5, 16384 },
+	};
+
+	for (size_t k = 0; k < sizeof(pcfgs) / sizeof(pcfgs[0]); k++) {
+		const struct cfg *c = &pcfgs[k];
+		uint8_t *buf, table[BS];
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_stripe_map map;
+		struct rc_sb sb;
+		uint32_t skip = 0, pm;
+		int ret;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		{
+			struct rc_geom g = {
+				.level = info.level, .layout = info.layout,
+				.members = info.members,
+				.chunk_blocks = info.chunk_blocks,
+				.member_blocks = info.chunk_blocks };
+			rc_geom_stripe(&g, 0, &map);
+		}
+		pm = map.col[map.ndata].member;         /* P of stripe 0 */
+		sb_of(&tb, (int)pm, &sb);
+		assert_int_equal(rc_dev_read(tb.mem[pm], table, BS,
+					     sb.csum_offset * BS), 0);
+		buf = malloc((size_t)info.stripe_blocks * BS);
+		assert_non_null(buf);
+		for (uint32_t b = 0; b < info.stripe_blocks; b++)
+			tb_pattern(buf + (size_t)b * BS, b, 1);
+		assert_int_equal(rc_write(a, 0, info.stripe_blocks, buf), 0);
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		/* P's table block back to its blank, sealed state, and P's
+		 * chunk back to zeros */
+		assert_int_equal(rc_dev_write(tb.mem[pm], table, BS,
+					      sb.csum_offset * BS), 0);
+		memset(buf, 0, (size_t)info.chunk_blocks * BS);
+		assert_int_equal(rc_dev_write(tb.mem[pm], buf,
+					      (size_t)info.chunk_blocks * BS,
+					      (sb.data_offset +
+					       map.col[map.ndata].offset) * BS),
+				 0);
+		for (uint32_t d = 0; d < info.redundancy; d++)
+			skip |= 1u << map.col[d].member;
+		a = tb_assemble(&tb, skip, 0);
+		ret = rc_read(a, 0, 1, buf);
+		if (ret == 0)
+			fail_msg("cfg %zu: block 0 (missing, its parity a false "
+				 "\"never written\") read %s", k,
+				 tb_check(buf, 0, 1) ? "right" : "wrong data");
+		assert_int_equal(ret, -EIO);
+		/* a column that is there still reads */
+		assert_int_equal(rc_read(a, (uint64_t)info.redundancy *
+					 info.chunk_blocks, 1, buf), 0);
+		assert_true(tb_check(buf, (uint64_t)info.redundancy *
+				     info.chunk_blocks, 1));
+		assert_int_equal(rc_array_close(a), 0);
+		free(buf);
+		tb_fini(&tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_tables_healed_online),
 		cmocka_unit_test(test_lost_table_write_then_rmw),
 		cmocka_unit_test(test_old_image_put_back_online),
+		cmocka_unit_test(test_false_parity_claim_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
