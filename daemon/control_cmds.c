@@ -131,7 +131,7 @@ static int add_check(struct rc_array *a, const char *path,
 	struct probe_result r;
 	struct rc_info info;
 	char what[400], err[256] = "";
-	int ret = probe_sigs_find(path, dev, &r, err, sizeof(err));
+	int ret = probe_sigs_find(path, dev, &r, err, sizeof(err)), held;
 
 	if (ret)
 		return say(msg, len, ret, "%s", err);
@@ -139,7 +139,22 @@ static int add_check(struct rc_array *a, const char *path,
 	if (r.raidfs_ret == 0 &&
 	    memcmp(r.raidfs.array_uuid, info.uuid, RC_UUID_SIZE))
 		return say(msg, len, -EEXIST, "%s is a member of another raidfs "
-			   "array: wipe it first (wipefs -a)", path);
+			   "array: to reuse it, zero its first and last MiB "
+			   "first (wipefs does not know raidfs)", path);
+	held = r.raidfs_ret == 0 ?
+	       rc_array_holds_member(a, r.raidfs.member_uuid) : -1;
+	if (held >= RC_MAX_MEMBERS)
+		return say(msg, len, -EEXIST, "%s holds the superblock of a "
+			   "spare of this array in service: it is that device "
+			   "under another name, or a copy of it; not "
+			   "overwritten (to reuse a copy, zero its first and "
+			   "last MiB first)", path);
+	if (held >= 0)
+		return say(msg, len, -EEXIST, "%s holds the superblock of slot "
+			   "%d of this array, which is active: it is that "
+			   "member under another name, or a copy of it; not "
+			   "overwritten (to reuse a copy, zero its first and "
+			   "last MiB first)", path, held);
 	if (probe_has_foreign(&r)) {
 		for (int i = 0; i < r.nsigs; i++)
 			if (!r.sigs[i].raidfs) {

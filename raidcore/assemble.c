@@ -45,12 +45,6 @@ static void leave_out(struct cand *c, const char *why)
 	c->ok = false;
 }
 
-static bool same_dev(const struct rc_dev *x, const struct rc_dev *y)
-{
-	if (x->rdev || y->rdev)
-		return x->rdev == y->rdev;
-	return x->ino && x->st_dev == y->st_dev && x->ino == y->ino;
-}
 
 /* A device smaller than its superblock says was cut short (a partition
  * shrunk, an image truncated): its tail, the last superblock copies with
@@ -80,7 +74,7 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 		if (!c[i].dev)
 			continue;
 		for (int j = 0; j < i; j++) {
-			if (c[j].dev && same_dev(c[i].dev, c[j].dev)) {
+			if (c[j].dev && rc_dev_same(c[i].dev, c[j].dev)) {
 				rc_log("%s: left out: the same device as %s",
 				       c[i].dev->name, c[j].dev->name);
 				goto next;

@@ -21,12 +21,7 @@ static int check_distinct(struct rc_dev **devs, int n, char *err, size_t len)
 {
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++) {
-			bool same = devs[i]->rdev ? devs[i]->rdev == devs[j]->rdev :
-				    devs[i]->st_dev == devs[j]->st_dev &&
-				    devs[i]->ino == devs[j]->ino &&
-				    devs[i]->ino != 0;
-
-			if (same) {
+			if (rc_dev_same(devs[i], devs[j])) {
 				snprintf(err, len, "%s and %s are the same device",
 					 devs[j]->name, devs[i]->name);
 				return -EINVAL;

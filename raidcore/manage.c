@@ -125,7 +125,8 @@ int rc_member_remove(struct rc_array *a, int slot)
 	return ret;
 }
 
-/* The same file or device as one the array holds? */
+/* The same file or device as one the array holds (a loop device over one
+ * of its image files included)? */
 static bool dev_is_ours(struct rc_array *a, const struct rc_dev *dev)
 {
 	const struct rc_dev *o;
@@ -134,12 +135,30 @@ static bool dev_is_ours(struct rc_array *a, const struct rc_dev *dev)
 		o = i < (int)a->g.members ? a->m[i].dev :
 		    i < (int)a->g.members + a->nspares ?
 		    a->spare[i - (int)a->g.members] : a->repl.dst;
-		if (o && ((dev->rdev && dev->rdev == o->rdev) ||
-			  (!dev->rdev && dev->ino == o->ino &&
-			   dev->st_dev == o->st_dev)))
+		if (o && rc_dev_same(dev, o))
 			return true;
 	}
 	return false;
+}
+
+int rc_array_holds_member(struct rc_array *a, const uint8_t *uuid)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&a->state_lock);
+	for (uint32_t s = 0; s < a->g.members && ret < 0; s++)
+		if (a->m[s].dev && (a->m[s].state == RC_MEMBER_ACTIVE ||
+				    a->m[s].state == RC_MEMBER_REBUILDING) &&
+		    !memcmp(a->m[s].uuid, uuid, RC_UUID_SIZE))
+			ret = (int)s;
+	for (int i = 0; i < a->nspares && ret < 0; i++)
+		if (!memcmp(a->spare_sb[i].member_uuid, uuid, RC_UUID_SIZE))
+			ret = RC_MAX_MEMBERS;
+	if (ret < 0 && a->repl.dst &&
+	    !memcmp(a->repl.uuid, uuid, RC_UUID_SIZE))
+		ret = RC_MAX_MEMBERS;
+	pthread_mutex_unlock(&a->state_lock);
+	return ret;
 }
 
 /* One more spare entry fits (the replacement's counts as one). */

@@ -85,6 +85,8 @@ struct rc_dev {
 	dev_t rdev;             /* st_rdev of a block device, else 0 */
 	ino_t ino;              /* identity of the file, to find duplicates */
 	dev_t st_dev;
+	ino_t back_ino;         /* a loop device's backing file (st_ino and */
+	dev_t back_dev;         /* st_dev), else 0: the same member as it */
 	bool waits;             /* each request waits for the device (direct
 				   I/O): worth overlapping across members */
 };
@@ -106,6 +108,9 @@ int rc_dev_zero(struct rc_dev *dev, uint64_t off, uint64_t len);
 /* The device's size now (ops->size_now, or dev->size), in bytes. */
 int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes);
 void rc_dev_close(struct rc_dev *dev);
+/* The same member: one device, one file, or a loop device and the file
+ * behind it (or two loop devices over one file). */
+bool rc_dev_same(const struct rc_dev *a, const struct rc_dev *b);
 
 /*
  * Memory devices (dev/mem.c): sparse (only blocks that are not all zeros
@@ -391,6 +396,16 @@ int rc_member_remove(struct rc_array *a, int slot);
  * devices, -EMLINK when the array has RC_MAX_SPARES spares.
  */
 int rc_spare_add(struct rc_array *a, struct rc_dev *dev);
+
+/*
+ * Does a device of the array in service carry member uuid: an active or
+ * rebuilding slot's (its slot), a spare's or the online replacement's
+ * target (RC_MAX_MEMBERS)?  -1 if none.  A device whose superblock names
+ * such a member is that member under another name (a partition, a
+ * device-mapper or loop device over it) or a copy of it: mdadm refuses to
+ * --add it, and so do raidfsctl add and replace.
+ */
+int rc_array_holds_member(struct rc_array *a, const uint8_t *uuid);
 
 /*
  * md's --re-add: dev is a former member whose absence the write-intent

@@ -66,6 +66,24 @@ int rc_dev_size_now(struct rc_dev *dev, uint64_t *bytes)
 }
 
 /* Every backend's close frees its device, so this is all there is. */
+/* d is the regular file (st_dev, ino). */
+static bool dev_is_file(const struct rc_dev *d, dev_t st_dev, ino_t ino)
+{
+	return ino && !d->rdev && d->st_dev == st_dev && d->ino == ino;
+}
+
+bool rc_dev_same(const struct rc_dev *a, const struct rc_dev *b)
+{
+	if (a->rdev && a->rdev == b->rdev)
+		return true;
+	if (!a->rdev && !b->rdev)
+		return dev_is_file(b, a->st_dev, a->ino);
+	return (a->back_ino && dev_is_file(b, a->back_dev, a->back_ino)) ||
+	       (b->back_ino && dev_is_file(a, b->back_dev, b->back_ino)) ||
+	       (a->back_ino && a->back_ino == b->back_ino &&
+		a->back_dev == b->back_dev);
+}
+
 void rc_dev_close(struct rc_dev *dev)
 {
 	if (dev)

@@ -11,6 +11,10 @@
  * a member shrank under it (a truncated image, a resized device).
  * RC_DEV_EXCL opens a block device with O_EXCL, as mdadm does, so the kernel
  * refuses a second exclusive opener (or a mounted device) with -EBUSY.
+ * Every open also takes flock() (shared when read-only), and on a loop
+ * device also on the file behind it (dev->back_ino, back_dev): an image
+ * file and a loop device over it are one member, and one raidfs program
+ * holding it through either name keeps every other out (-EBUSY).
  *
  * A block device is opened with O_DIRECT: what raidcore reads is what the
  * device holds now, never a page the kernel cached from an earlier read or
@@ -29,12 +33,17 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/sysmacros.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
+#include <linux/major.h>
 
 #include "raidcore.h"
 
 struct dev_file {
 	int fd;
+	int back_fd;            /* a loop device's backing file, locked; -1 */
 	bool rdonly;
 	bool direct;            /* O_DIRECT: requests aligned to align */
 	uint32_t align;         /* the device's logical block size, >= 512 */
@@ -243,6 +252,8 @@ static void dev_file_close(struct rc_dev *dev)
 	struct dev_file *df = dev->ctx;
 
 	close(df->fd);
+	if (df->back_fd >= 0)
+		close(df->back_fd);
 	free(df);
 	free(dev);
 }
@@ -352,6 +363,56 @@ fail:
 	return err;
 }
 
+/*
+ * A loop device's backing file: its identity goes into dev, and, when the
+ * file can be opened by the name the kernel gives
+ * (/sys/dev/block/M:N/loop/backing_file) and is the same file, the lock an
+ * image file gets (-EBUSY when another opener holds it).  Not a loop
+ * device, or its file not reachable by name (deleted, in another mount
+ * namespace): 0, nothing more locked.
+ */
+static int dev_file_loop_lock(int fd, const struct stat *st, unsigned flags,
+			      struct rc_dev *dev, int *back_fd)
+{
+	struct loop_info64 li;
+	char sys[96], path[PATH_MAX];
+	struct stat bst;
+	int b = -1, ret = 0;
+	FILE *f;
+
+	*back_fd = -1;
+	if (!S_ISBLK(st->st_mode) || major(st->st_rdev) != LOOP_MAJOR ||
+	    ioctl(fd, LOOP_GET_STATUS64, &li) < 0)
+		return 0;
+	dev->back_ino = (ino_t)li.lo_inode;
+	dev->back_dev = (dev_t)li.lo_device;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(st->st_rdev), minor(st->st_rdev));
+	f = fopen(sys, "re");
+	if (!f)
+		return 0;
+	if (fgets(path, sizeof(path), f)) {
+		path[strcspn(path, "\n")] = '\0';
+		b = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	fclose(f);
+	if (b < 0)
+		return 0;
+	if (fstat(b, &bst) < 0 || !S_ISREG(bst.st_mode) ||
+	    bst.st_ino != dev->back_ino)
+		goto out;
+	dev->back_dev = bst.st_dev;     /* the same file, in stat's terms */
+	if (flock(b, ((flags & RC_DEV_RDONLY) ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		goto out;
+	}
+	*back_fd = b;
+	return 0;
+out:
+	close(b);
+	return ret;
+}
+
 /* Direct I/O if the open gave it, aligned to the logical block size. */
 static void dev_file_direct_init(struct dev_file *df)
 {
@@ -381,6 +442,9 @@ int rc_dev_open_file(const char *path, unsigned flags, struct rc_dev **out)
 		goto fail;
 	}
 	err = dev_file_size_get(fd, &st, &dev->size);
+	if (err)
+		goto fail;
+	err = dev_file_loop_lock(fd, &st, flags, dev, &df->back_fd);
 	if (err)
 		goto fail;
 	df->fd = fd;
