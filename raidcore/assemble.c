@@ -96,6 +96,39 @@ next:;
 	return 0;
 }
 
+/*
+ * Every member of an array carries the time mkfs made it (ctime_ns); a
+ * spare or a rebuilt device gets the array's.  Members that carry the
+ * array's uuid but another creation time are of an array made again with
+ * the same uuid (mkfs -U): which creation the administrator means cannot
+ * be told by events (the older one may have more), and taking the wrong
+ * one would rebuild the other's members over, so nothing is assembled.
+ */
+static int one_creation(struct cand *c, int n, char *err, size_t len)
+{
+	int first = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (!c[i].ok)
+			continue;
+		if (first < 0) {
+			first = i;
+		} else if (c[i].sb.ctime_ns != c[first].sb.ctime_ns) {
+			snprintf(err, len, "%s and %s carry the same array uuid "
+				 "but were made by different mkfs runs "
+				 "(created %s): the array was created again "
+				 "with its uuid; name the members of one "
+				 "creation only", c[first].dev->name,
+				 c[i].dev->name,
+				 c[i].sb.ctime_ns < c[first].sb.ctime_ns ?
+				 "the second one earlier" :
+				 "the second one later");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The array uuid most candidates carry; -EINVAL on a tie. */
 static int pick_array(struct cand *c, int n, uint8_t *uuid, char *err,
 		      size_t len)
@@ -132,7 +165,7 @@ static int pick_array(struct cand *c, int n, uint8_t *uuid, char *err,
 	for (int i = 0; i < n; i++)
 		if (c[i].ok && memcmp(c[i].sb.array_uuid, uuid, 16))
 			leave_out(&c[i], "member of another array");
-	return 0;
+	return one_creation(c, n, err, len);
 }
 
 static int newest(struct cand *c, int n)

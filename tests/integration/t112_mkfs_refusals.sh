@@ -103,4 +103,26 @@ head -c 100 /dev/zero >notconf.img
 m_refuses "-C notconf.img: exists and is not a configuration file" -C notconf.img "${M3[@]}"
 m_refuses "-C /nonexistent-dir/x.conf: cannot write in /nonexistent-dir: No such file" -C /nonexistent-dir/x.conf "${M3[@]}"
 ls ./*.mkfs.* /nonexistent-dir 2>/dev/null && t_fail "temporary config file left behind"
+
+t_log "an array made again with its uuid (mkfs -U): a member of the old one is refused"
+U=11111111-2222-3333-4444-555555555555
+rm -f ./*.img
+truncate -s 64M r0.img r1.img
+"$MKFS" -q -l 1 -U $U r0.img r1.img || t_fail "mkfs -U"
+cp --sparse=always r1.img old1.img
+sleep 0.01
+"$MKFS" -q -f -l 1 -U $U r0.img r1.img || t_fail "mkfs -f -U again"
+m_sums >"$T/before"
+rc=0
+"$RAIDFS_BIN/fsck.raidfs" -y "$T/r0.img:$T/old1.img" >"$T/out" 2>&1 || rc=$?
+[ $rc -ge 8 ] || t_fail "fsck -y over two creations exited $rc: $(cat "$T/out")"
+grep -q "different mkfs runs" "$T/out" || t_fail "fsck: $(cat "$T/out")"
+if m_can_mount; then
+	mkdir -p "$T/mnt"
+	rc=0
+	"$RAIDFS" -f "$T/r0.img:$T/old1.img" "$T/mnt" >"$T/out" 2>&1 || rc=$?
+	[ $rc -ne 0 ] || { fusermount3 -u "$T/mnt"; t_fail "mounted over two creations"; }
+	grep -q "different mkfs runs" "$T/out" || t_fail "mount: $(cat "$T/out")"
+fi
+m_sums | cmp -s - "$T/before" || t_fail "an image changed"
 t_log "ok"
