@@ -99,7 +99,12 @@ int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 static int member_put(struct rc_array *a, void *ctx, int slot,
 		      uint64_t block, const void *data)
 {
-	return rc_io_member_write(a, slot, block, 1, data);
+	int ret = rc_io_member_write(a, slot, block, 1, data);
+
+	if (ret < 0)
+		rc_member_set_faulty(a, slot, "a write of its checksum table "
+				     "failed during the rebuild");
+	return ret;
 }
 
 /*
@@ -116,15 +121,22 @@ struct put_runs {
 	int n;
 };
 
-/* Writes what is gathered: 0 or the first error; none are left. */
+/* Writes what is gathered: 0 or the first error; none are left.  A
+ * device that fails a write is faulty, as everywhere else (commit.c): the
+ * rebuild stops, and the slot is not left "rebuilding" for good. */
 static int runs_write(struct rc_array *a, struct put_runs *pr)
 {
 	int ret = 0;
 
 	rc_io_run(a, pr->io, pr->n);
-	for (int i = 0; i < pr->n; i++)
-		if (pr->io[i].err < 0 && ret == 0)
+	for (int i = 0; i < pr->n; i++) {
+		if (pr->io[i].err >= 0)
+			continue;
+		if (ret == 0)
 			ret = pr->io[i].err;
+		rc_member_set_faulty(a, pr->io[i].member, "a write to it "
+				     "failed during the rebuild");
+	}
 	pr->n = 0;
 	return ret;
 }

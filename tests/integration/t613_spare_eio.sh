@@ -87,4 +87,22 @@ for w in 1 2 3; do for i in $(seq 12); do
 done; done
 t_umount "$M"
 
+t_log "a device that fails a write while rebuilt onto is faulty, not rebuilding for good"
+t_mount "$T/ff/m0.img:$T/ff/m2.img:$T/ff/m3.img:$T/ff/m4.img" "$M"
+"$CTL" fail "$M" 2 >/dev/null || t_fail "fail 2"
+"$CTL" remove "$M" 2 >/dev/null || t_fail "remove 2"
+truncate -s 32M "$T/back/new.img"
+echo "new.img eio-write 12M 1M" >"$T/ff/.faultctl"
+"$CTL" add "$M" "$T/ff/new.img" >/dev/null || t_fail "add new.img"
+for i in $(seq 100); do
+	"$CTL" events "$M" | grep -q "Fail slot=2 device=$T/ff/new.img" && break
+	sleep 0.1
+done
+"$CTL" events "$M" | grep -q "Fail slot=2 device=$T/ff/new.img" ||
+	t_fail "no Fail for new.img: $("$CTL" events "$M" | tail -n 5)"
+sleep 0.5
+[ "$(state)" = degraded ] || t_fail "not degraded after the failed rebuild: $(state)"
+for i in $(seq 16); do cmp -s "$T/src" "$M/old$i" || t_fail "old$i differs"; done
+t_umount "$M"
+
 exit 0
