@@ -30,9 +30,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mount_array() {   # mount_array SOURCE: the daemon in the background, its log in $DIR/log
+mount_array() {   # mount_array SOURCE [OPTIONS...]: the daemon in the background, its log in $DIR/log
+	local src=$1
+	shift
 	: >"$DIR/log"
-	"$BIN/raidfs" -f "$1" "$MNT" 2>"$DIR/log" &
+	"$BIN/raidfs" -f "$@" "$src" "$MNT" 2>"$DIR/log" &
 	PID=$!
 	for _ in $(seq 100); do
 		grep -q " $MNT " /proc/mounts && break
@@ -75,8 +77,11 @@ unmount_array
 say "Taking a member away: disk2.img is gone, as if that disk had died"
 mv "$DIR/disk2.img" "$DIR/disk2.removed"
 
-say "Mounting again with the same command: the array runs degraded"
-mount_array "$IMGS"
+say "Mounting again with the same command: refused, disk2.img may be a typo"
+"$BIN/raidfs" -f "$IMGS" "$MNT" 2>&1 | sed 's/^/    /' || true
+
+say "Mounting with -o degraded=allow: the array runs degraded"
+mount_array "$IMGS" -o degraded=allow
 grep -q DEGRADED "$DIR/log" && echo "    -> raidfs reports the array as DEGRADED, member 2 missing"
 
 say "Reading every file back and comparing with the checksums"
@@ -103,7 +108,7 @@ rc=0
 
 say "Fully redundant again: now disk0.img dies, and every file still reads"
 mv "$DIR/disk0.img" "$DIR/disk0.removed"
-mount_array "$IMGS"
+mount_array "$IMGS" -o degraded=allow
 if (cd "$MNT" && sha256sum --quiet -c "$DIR/sums") && [ -s "$MNT/degraded.txt" ]; then
 	echo "    all $(wc -l <"$DIR/sums") files (and the one written while degraded) read back correctly"
 else

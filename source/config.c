@@ -219,6 +219,7 @@ static int opt_degraded_set(const char *val, struct config_opts *o)
 		o->degraded = CONFIG_DEGRADED_REFUSE;
 	else
 		return -EINVAL;
+	o->degraded_given = true;
 	return 0;
 }
 

@@ -61,6 +61,8 @@ struct config_opts {
 	bool noatime;                 /* also passed on to libfuse */
 	bool strictatime, nodiratime; /* fs applies them (fs.h) */
 	enum config_degraded degraded;
+	bool degraded_given;          /* degraded= was given (-o or the
+					 configuration file) */
 	bool catchup;                 /* not an option: the daemon sets it, so
 					 a returning member catches up at
 					 assembly (RC_ASSEMBLE_CATCHUP) */

@@ -150,9 +150,17 @@ static int member_open(const char *path, unsigned flags, struct rc_dev **dev)
 	return ret;
 }
 
-/* Opens paths[0..n) into devs: the number opened, or -EBUSY (with the
- * member named in err) when one stays in use. */
-static int members_open(char **paths, int n, unsigned flags,
+/*
+ * Opens paths[0..n) into devs: the number opened, or -EBUSY (with the
+ * member named in err) when one stays in use.  named: the paths were typed
+ * as SOURCE ("a:b:c") and degraded= was not given, so one that does not
+ * exist is a mistyped path, not a dead disk, until the administrator says
+ * otherwise (mdadm aborts an assembly whose named device cannot be
+ * opened): -ENOENT, nothing opened for writing yet, nothing written.  A
+ * configuration file's members (fstab) and a scan's run degraded as
+ * before.
+ */
+static int members_open(char **paths, int n, unsigned flags, bool named,
 			struct rc_dev **devs, char *err, size_t errlen)
 {
 	int i, ret, opened = 0;
@@ -164,6 +172,14 @@ static int members_open(char **paths, int n, unsigned flags,
 			err_set(err, errlen, "member %s is in use (mounted "
 				"elsewhere, or being checked)", paths[i]);
 			return ret;
+		}
+		if (named && (ret == -ENOENT || ret == -ENOTDIR)) {
+			devs[i] = NULL;
+			err_set(err, errlen, "member %s: %s: a mistyped path? "
+				"Nothing was written. To run without it "
+				"(degraded), add -o degraded=allow", paths[i],
+				strerror(-ret));
+			return -ENOENT;
 		}
 		if (ret) {
 			devs[i] = NULL;
@@ -291,16 +307,18 @@ static int array_assemble(const struct config_source *src,
 		 RC_ASSEMBLE_NO_DEGRADED : 0) |
 		(o->catchup ? RC_ASSEMBLE_CATCHUP : 0);
 	struct rc_dev **devs = calloc((size_t)n, sizeof(*devs));
+	bool named = !src->config_path && !src->has_uuid &&
+		     !o->degraded_given;
 	int i, ret = -ENOMEM;
 
 	if (!devs)
 		goto out;
 	ret = source_members_distinct(src, err, errlen);
 	if (ret == 0)
-		ret = members_open(src->members, src->nmembers, dflags, devs,
-				   err, errlen);
+		ret = members_open(src->members, src->nmembers, dflags, named,
+				   devs, err, errlen);
 	if (ret >= 0)
-		ret = members_open(src->spares, src->nspares, dflags,
+		ret = members_open(src->spares, src->nspares, dflags, named,
 				   devs + src->nmembers, err, errlen);
 	if (ret >= 0)
 		ret = members_filter_uuid(src, devs, n, err, errlen);

@@ -30,7 +30,10 @@ class Daemon:
 
     def start(self):
         log = open(self.a.log, "a") if self.a.log else subprocess.DEVNULL
-        self.p = subprocess.Popen([self.a.raidfs, "-f", self.a.source,
+        # degraded=allow: a slot left out is named by a path that does
+        # not exist, which raidfs takes for a typo unless told
+        self.p = subprocess.Popen([self.a.raidfs, "-f", "-o",
+                                   "degraded=allow", self.a.source,
                                    self.a.mnt], stdout=log, stderr=log)
         if self.a.pids:
             with open(self.a.pids, "a") as f:
