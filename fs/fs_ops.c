@@ -102,6 +102,21 @@ static mode_t privs_killed(const struct fs_ctx *ctx,
 	return mode & kill;
 }
 
+/*
+ * Times given by value (utimes with times, not NULL): an append-only file
+ * refuses them as Linux does (ATTR_TIMES_SET), "now" it takes.  The kernel
+ * says "now" with the _NOW flags, except for a regular file's mtime under
+ * the writeback cache, which it always sends by value (it keeps it
+ * itself): there only the atime tells.
+ */
+static bool times_explicit(const struct fs_inode *ip, int to_set)
+{
+	return ((to_set & FS_SET_ATTR_ATIME) &&
+		!(to_set & FS_SET_ATTR_ATIME_NOW)) ||
+	       ((to_set & FS_SET_ATTR_MTIME) &&
+		!(to_set & FS_SET_ATTR_MTIME_NOW) && !S_ISREG(ip->d.mode));
+}
+
 static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
 			  struct fs_inode *ip, const struct fs_attr *in,
 			  int to_set)
@@ -121,8 +136,9 @@ static int setattr_locked(struct fs *fs, const struct fs_ctx *ctx,
 			 FS_SET_ATTR_CACHED_TIMES) ? 0 :
 	      fs_iflags_check(ip, (to_set & FS_SET_ATTR_SIZE) ? FS_CHANGE_DATA :
 			      (to_set & (FS_SET_ATTR_MODE | FS_SET_ATTR_UID |
-					 FS_SET_ATTR_GID)) ? FS_CHANGE_ATTR :
-			      FS_CHANGE_ADD);   /* times: a write's */
+					 FS_SET_ATTR_GID)) ||
+			      times_explicit(ip, to_set) ? FS_CHANGE_ATTR :
+			      FS_CHANGE_ADD);   /* times "now": a write's */
 	if (err)
 		return err;
 

@@ -348,18 +348,20 @@ static int link_drop(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 }
 
 /* What unlink (dir false) or rmdir may remove from dp. */
+/* In Linux's order (may_delete, then the filesystem's rmdir): the flags
+ * first, so a non-empty directory in an immutable one is EPERM. */
 static int remove_check(const struct fs_inode *dp, const struct fs_inode *ip,
 			bool dir)
 {
+	if (fs_iflags_check(dp, FS_CHANGE_REMOVE) ||
+	    fs_iflags_check(ip, FS_CHANGE_NAME))
+		return -EPERM;
 	if (dir && !S_ISDIR(ip->d.mode))
 		return -ENOTDIR;
 	if (!dir && S_ISDIR(ip->d.mode))
 		return -EISDIR;
 	if (dir && ip->d.map_depth)
 		return -ENOTEMPTY;
-	if (fs_iflags_check(dp, FS_CHANGE_REMOVE) ||
-	    fs_iflags_check(ip, FS_CHANGE_NAME))
-		return -EPERM;
 	return 0;
 }
 

@@ -169,6 +169,34 @@ chattr +a "$M/ia"
 touch "$M/ia/new" || t_fail "a new entry in an append-only directory"
 t_expect_fail rm "$M/ia/new"
 chattr -a "$M/ia"
+# xfstests generic/079: times by value on an append-only file or directory
+# are EPERM ("now" is taken), and removing a directory that is not empty
+# from an immutable or append-only one is EPERM, not ENOTEMPTY
+mkdir -p "$M/ia/d/sub" && touch "$M/ia/d/sub/f"
+chattr +a "$M/ia/d"
+"$PY" - "$M/ia" <<'PY' || t_fail "generic/079's cases"
+import errno, os, subprocess, sys
+d = sys.argv[1]
+def want(name, fn, err):
+    try:
+        fn()
+        got = 0
+    except OSError as e:
+        got = e.errno
+    if got != err:
+        sys.exit("%s: %s, not %s" % (name, errno.errorcode.get(got, "success"),
+                                    errno.errorcode.get(err, "success")))
+want("utime(+a file, (0, 0))", lambda: os.utime(d + "/app", (0, 0)), errno.EPERM)
+want("utime(+a dir, (0, 0))", lambda: os.utime(d + "/d", (0, 0)), errno.EPERM)
+want("utime(+a file, now)", lambda: os.utime(d + "/app", None), 0)
+want("rmdir(not empty, in +a)", lambda: os.rmdir(d + "/d/sub"), errno.EPERM)
+subprocess.run(["chattr", "-a", d + "/d"], check=True)
+subprocess.run(["chattr", "+i", d + "/d"], check=True)
+want("rmdir(not empty, in +i)", lambda: os.rmdir(d + "/d/sub"), errno.EPERM)
+subprocess.run(["chattr", "-i", d + "/d"], check=True)
+want("rmdir(not empty)", lambda: os.rmdir(d + "/d/sub"), errno.ENOTEMPTY)
+PY
+rm -r "$M/ia/d"
 ia_check() {
 	lsattr -d "$M/ia/imm" "$M/ia/app" "$M/ia/nodump" | awk '{ print $1 }' | tr '\n' ' ' >"$T/lsattr"
 	grep -q '^----i[-]* -----a[-]* ------d[-]* $' "$T/lsattr" || t_fail "lsattr $1: $(cat "$T/lsattr")"
