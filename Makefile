@@ -293,6 +293,7 @@ install: all
 	install -m 755 build/mkfs.raidfs build/fsck.raidfs build/raidfsctl \
 		$(DESTDIR)$(SBINDIR)/
 	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.raidfs
+	ln -sfn $(BINDIR)/raidfs $(DESTDIR)$(SBINDIR)/mount.fuse.raidfs
 	install -d $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(wildcard docs/man/*.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8/

@@ -21,6 +21,9 @@
 
 #define DAEMON_PROG "raidfs"
 #define DAEMON_HELPER_PROG "mount.raidfs"
+/* mount(8)'s helper for the type the mount table shows (fuse.raidfs):
+ * what a remount (mount -o remount,ro DIR) runs; the same helper */
+#define DAEMON_HELPER_FUSE_PROG "mount.fuse.raidfs"
 
 /* What a command line asks for.  opts is malloc'd (every -o joined). */
 struct daemon_args {

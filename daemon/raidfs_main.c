@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,64 @@ static int log_file_open(const struct daemon_state *s)
 	return ret;
 }
 
+/* Is dir (resolved) a raidfs mount point now? */
+static bool raidfs_mounted_on(const char *dir)
+{
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_fs *fs = NULL;
+	bool yes = false;
+
+	if (tb && mnt_table_parse_file(tb, "/proc/self/mountinfo") == 0) {
+		fs = mnt_table_find_target(tb, dir, MNT_ITER_BACKWARD);
+		yes = fs && mnt_fs_get_fstype(fs) &&
+		      !strcmp(mnt_fs_get_fstype(fs), "fuse.raidfs");
+	}
+	mnt_unref_table(tb);
+	return yes;
+}
+
+/*
+ * mount -o remount[,ro|rw,...]: mount(8) runs the helper again for a
+ * mounted array.  The kernel's FUSE client changes the read-only flag and
+ * the mount flags itself (it syncs the filesystem first, so the daemon
+ * flushes); nothing is assembled.  Before, the helper took "remount" for
+ * an unknown option and assembled the array a second time, which waited
+ * for its own members, in use, and failed.  A mount made with ro keeps its
+ * array read-only in the daemon: made writable here, its writes still
+ * fail with EROFS (docs/DESIGN.md).
+ */
+static int daemon_remount(const struct daemon_args *a)
+{
+	unsigned long flags = 0;
+	char *dir = NULL;
+	int status = MNT_EX_FAIL;
+
+	if (mountpoint_resolve(a->mountpoint, &dir))
+		goto out;
+	if (!raidfs_mounted_on(dir)) {
+		rfs_log(LOG_ERR, "remount: %s is not a mounted raidfs", dir);
+		goto out;
+	}
+	if (mnt_optstr_get_flags(a->opts, &flags,
+				 mnt_get_builtin_optmap(MNT_LINUX_MAP))) {
+		rfs_log(LOG_ERR, "remount: cannot parse options %s", a->opts);
+		status = MNT_EX_USAGE;
+		goto out;
+	}
+	if (a->fake) {
+		status = MNT_EX_SUCCESS;
+		goto out;
+	}
+	if (mount(NULL, dir, NULL, flags | MS_REMOUNT, NULL)) {
+		rfs_log(LOG_ERR, "remount %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	status = MNT_EX_SUCCESS;
+out:
+	free(dir);
+	return status;
+}
+
 /* Mounts what a command line asked for and serves it; the exit status. */
 static int daemon_main(const struct daemon_args *a)
 {
@@ -390,6 +449,9 @@ static int daemon_main(const struct daemon_args *a)
 	char *mountpoint = NULL;
 	int status = MNT_EX_USAGE;
 
+	if (a->opts && mnt_optstr_get_option(a->opts, "remount", NULL,
+					     NULL) == 0)
+		return daemon_remount(a);
 	config_opts_init(&s.o);
 	if (config_load(&s, a))
 		goto out_src;     /* SOURCE may be parsed when -o is not */
@@ -424,7 +486,8 @@ int main(int argc, char **argv)
 	daemon_signals_block();
 	rfs_log_init(RFS_LOG_STDERR);
 	fuse_set_log_func(log_fuse);
-	if (!strcmp(prog_basename(argv[0]), DAEMON_HELPER_PROG))
+	if (!strcmp(prog_basename(argv[0]), DAEMON_HELPER_PROG) ||
+	    !strcmp(prog_basename(argv[0]), DAEMON_HELPER_FUSE_PROG))
 		status = mount_helper_args(argc, argv, &a);
 	else
 		status = args_parse(argc, argv, &a);

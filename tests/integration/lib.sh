@@ -70,18 +70,22 @@ t_setup() {
 # when no mount.raidfs is there or the one there is that link already -
 # and removes its link at the end.  A lock (fd 9) serializes such tests.
 t_helper_link() {
-	local helper=/sbin/mount.raidfs ours=$RAIDFS_BIN/mount.raidfs
+	local helper ours=$RAIDFS_BIN/mount.raidfs
 	[ -x "$ours" ] || t_fail "no $ours"
 	exec 9>/run/lock/raidfs-test-mount-helper.lock
 	flock -w 600 9 || t_fail "cannot lock the helper link"
-	if [ -L "$helper" ] && [ "$(readlink "$helper")" = "$ours" ]; then
-		:
-	elif [ -e "$helper" ] || [ -L "$helper" ]; then
-		t_fail "$helper exists and is not a link to $ours: not replacing it"
-	else
-		ln -s "$ours" "$helper"
-		T_RM_AT_EXIT+=("$helper")
-	fi
+	# mount.fuse.raidfs: the helper for the type the mount table shows,
+	# which a remount (mount -o remount,ro DIR) runs
+	for helper in /sbin/mount.raidfs /sbin/mount.fuse.raidfs; do
+		if [ -L "$helper" ] && [ "$(readlink "$helper")" = "$ours" ]; then
+			:
+		elif [ -e "$helper" ] || [ -L "$helper" ]; then
+			t_fail "$helper exists and is not a link to $ours: not replacing it"
+		else
+			ln -s "$ours" "$helper"
+			T_RM_AT_EXIT+=("$helper")
+		fi
+	done
 }
 
 # findmnt reads the mount table with libmount, which undoes the kernel's

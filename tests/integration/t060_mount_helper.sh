@@ -26,6 +26,23 @@ t_is_mounted "$M" || t_fail "not mounted"
 pid=$(t_daemon_pid "$M") || t_fail "no daemon"
 T_PIDS+=("$pid")
 echo via-mount >"$M/f"
+
+t_log "mount -o remount,ro and remount,rw (xfstests generic/294): no second assembly"
+# mount(8) runs the helper of the type the mount table shows, fuse.raidfs
+mount -o remount,ro "$M" 2>>"$T/daemon.log" || t_fail "mount -o remount,ro: $(tail -n 3 "$T/daemon.log")"
+grep " $M " /proc/mounts | grep -q ' ro,' || t_fail "remount,ro not applied"
+t_expect_fail sh -c "echo x >'$M/g'"
+[ "$(cat "$M/f")" = via-mount ] || t_fail "data after remount,ro"
+"$OURS" "$IMGS" "$M" -o remount,rw 2>>"$T/daemon.log" || t_fail "mount.raidfs -o remount,rw"
+grep " $M " /proc/mounts | grep -q ' rw,' || t_fail "remount,rw not applied"
+echo y >"$M/g" || t_fail "a write after remount,rw"
+[ "$(t_daemon_pid "$M")" = "$pid" ] || t_fail "another daemon after the remounts"
+mkdir -p "$T/notmnt"
+rc=0
+"$RAIDFS_BIN/raidfs" "$IMGS" "$T/notmnt" -o remount,ro 2>>"$T/daemon.log" || rc=$?
+[ $rc -eq 32 ] || t_fail "remount of a directory that is not mounted exited $rc"
+t_is_mounted "$T/notmnt" && t_fail "remount of a directory that is not mounted mounted it"
+rm "$M/g"
 wait_umounted "$pid"
 
 t_log "mount -t raidfs with the options fstab lines carry"

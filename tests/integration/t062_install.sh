@@ -184,6 +184,7 @@ sed 's/^/    /' "$T/installed"
 diff - "$T/installed" <<LIST || t_fail "installed files differ from the layout"
 ./sbin/fsck.raidfs
 ./sbin/mkfs.raidfs
+./sbin/mount.fuse.raidfs/usr/local/bin/raidfs
 ./sbin/mount.raidfs/usr/local/bin/raidfs
 ./sbin/raidfsctl
 ./usr/local/bin/raidfs
