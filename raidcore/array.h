@@ -66,6 +66,9 @@ struct rc_member {
 	/* fail.c: faulted for what it held, not by request: it returns only
 	 * by a full rebuild (RC_SLOT_DAMAGED; state_lock) */
 	bool damaged;
+	/* manage.c: its member was removed by request: a device comes back
+	 * only by request (RC_SLOT_REMOVED; state_lock) */
+	bool removed;
 	/* assemble.c: kept one superblock update behind the others, as a
 	 * torn update leaves the last slots; replay.c holds it to its
 	 * journal (an old copy lacks records the others name it in) */

@@ -331,7 +331,8 @@ static bool cand_may_return(const struct cand *c, int i, uint32_t s,
 			    const struct rc_slot *sl, bool catchup)
 {
 	return catchup && c[i].sb.role == s && sl->state == RC_MEMBER_MISSING &&
-	       !(sl->flags & RC_SLOT_DAMAGED) && !cand_unsynced(&c[i]);
+	       !(sl->flags & (RC_SLOT_DAMAGED | RC_SLOT_REMOVED)) &&
+	       !cand_unsynced(&c[i]);
 }
 
 /*
@@ -375,6 +376,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 			a->m[s].damaged = (sl->state == RC_MEMBER_FAULTY ||
 					   sl->state == RC_MEMBER_MISSING) &&
 					  (sl->flags & RC_SLOT_DAMAGED);
+			a->m[s].removed = sl->state == RC_MEMBER_MISSING &&
+					  (sl->flags & RC_SLOT_REMOVED);
 		}
 		for (int i = 0; i < n; i++) {
 			if (!c[i].ok || memcmp(c[i].sb.member_uuid, sl->uuid, 16))
@@ -417,7 +420,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				c[i].back = s + 1;
 			} else if (!a->m[s].dev && c[i].sb.role == s &&
 				   sl->state == RC_MEMBER_MISSING &&
-				   !(sl->flags & RC_SLOT_DAMAGED) &&
+				   !(sl->flags & (RC_SLOT_DAMAGED |
+						  RC_SLOT_REMOVED)) &&
 				   cand_unsynced(&c[i])) {
 				unsynced_to_spare(a, &c[i], s);
 			} else {
@@ -497,6 +501,12 @@ static void left_say(struct rc_array *a, struct cand *c, int n)
 			continue;
 		if (cand_diverged(a, &c[i]))
 			split_note(a, &c[i], s);
+		else if (a->m[s].removed && !memcmp(c[i].sb.member_uuid,
+						    a->m[s].uuid, RC_UUID_SIZE))
+			rc_log("%s: left out: slot %u's member, removed by an "
+			       "administrator (raidfsctl remove): it comes back "
+			       "only when added again (raidfsctl add)",
+			       c[i].dev->name, s);
 		else
 			rc_log("%s: left out: stale (slot %u is %s in the "
 			       "newest superblock)", c[i].dev->name, s,

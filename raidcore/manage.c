@@ -73,6 +73,7 @@ static int slot_clear(struct rc_array *a, int slot, struct rc_dev **closing)
 	*closing = m->dev;
 	__atomic_store_n(&m->dev, NULL, __ATOMIC_SEQ_CST);
 	m->state = RC_MEMBER_MISSING;
+	m->removed = true;
 	return 0;
 }
 

@@ -27,12 +27,13 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 4                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 5                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
 						   the admin state; 2.2: direct
 						   stripes in the journal; 2.3:
 						   direct stripes at RAID 0, 1, 10;
-						   2.4: the DAMAGED slot flag */
+						   2.4: the DAMAGED slot flag;
+						   2.5: the REMOVED slot flag */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -105,6 +106,12 @@ struct rc_slot_disk {
  * after the writes it may lack, and cannot say where it is damaged).  An
  * older reader ignores it and may catch such a member up, as before. */
 #define RC_SLOT_DAMAGED 0x400u
+/* On a raid slot that is MISSING (2.5): an administrator removed its
+ * member (rc_member_remove, md's --remove): that device comes back only
+ * when an administrator adds it (rc_member_readd), never by itself at an
+ * assembly.  An older reader ignores it (catches the member up, as
+ * before). */
+#define RC_SLOT_REMOVED 0x800u
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
 
 /*

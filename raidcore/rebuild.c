@@ -476,6 +476,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	m->state = RC_MEMBER_REBUILDING;
 	m->catchup = false;
 	m->damaged = false;
+	m->removed = false;
 	m->rebuild_pos = 0;
 	m->jhead = m->jtail = m->jused = 0;
 	/* What was found about the old device does not hold for this one. */

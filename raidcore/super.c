@@ -134,6 +134,8 @@ static void slots_from_members(struct rc_array *a)
 		if (a->m[i].damaged && (a->m[i].state == RC_MEMBER_FAULTY ||
 					a->m[i].state == RC_MEMBER_MISSING))
 			a->sb.slots[i].flags |= RC_SLOT_DAMAGED;
+		if (a->m[i].removed && a->m[i].state == RC_MEMBER_MISSING)
+			a->sb.slots[i].flags |= RC_SLOT_REMOVED;
 	}
 	for (int i = 0; i < a->nspares; i++) {
 		memcpy(a->sb.slots[a->g.members + i].uuid,

@@ -313,6 +313,7 @@ void rc_member_catchup_begin(struct rc_array *a, int slot,
 	__atomic_store_n(&m->dev, dev, __ATOMIC_SEQ_CST);
 	m->state = RC_MEMBER_REBUILDING;
 	m->catchup = true;
+	m->removed = false;
 	m->rebuild_pos = 0;
 	m->resync_stripes = m->resync_regions = m->resync_last_region = 0;
 	m->jhead = m->jtail = m->jused = 0;
