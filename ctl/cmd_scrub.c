@@ -110,7 +110,8 @@ static int scrub_call(struct ctl_conn *c, const char *action, json_object **res,
 }
 
 /* The end of a waited-for scrub: 0 only when it went through the whole
- * array and left it whole; 1 when it was stopped, failed, found data it
+ * array and left it whole (scrub_wait also checks that no member was
+ * faulted meanwhile); 1 when it was stopped, failed, found data it
  * could not repair, or stripes it could not make redundant again (parity
  * that disagrees with data that verifies, evidence in conflict: those
  * stripes would not survive the loss of a member; md's mismatch_cnt). */
@@ -128,11 +129,40 @@ static int scrub_verdict(json_object *sc)
 	return CTL_EXIT_OK;
 }
 
+/* The array's state now ("clean", "degraded", ...), into buf. */
+static void array_state_get(struct ctl_conn *c, char *buf, size_t len)
+{
+	struct ctl_request r = { .cmd = CTL_STATUS };
+	json_object *st = NULL, *v = NULL;
+	char msg[256];
+
+	buf[0] = '\0';
+	if (ctl_call(c, &r, &st, msg, sizeof(msg)) == CTL_EXIT_OK && st &&
+	    json_object_object_get_ex(st, "state", &v))
+		snprintf(buf, len, "%s", json_object_get_string(v));
+	json_object_put(st);
+}
+
+/* Redundancy lost: a member faulted while the scrub ran (too many errors
+ * on it, a write that failed) leaves the array degraded although every
+ * block was repaired. */
+static bool state_lost_redundancy(const char *before, const char *after)
+{
+	return (!strcmp(before, "clean") || !strcmp(before, "scrubbing") ||
+		!strcmp(before, "replacing")) &&
+	       (!strcmp(after, "degraded") || !strcmp(after, "rebuilding") ||
+		!strcmp(after, "failed"));
+}
+
 /* scrub start --wait: start (unless one runs), poll until it ends. */
 static int scrub_wait(struct ctl_conn *c)
 {
 	json_object *sc;
-	int ret = scrub_call(c, "status", &sc, false);
+	char before[32], after[32];
+	int ret;
+
+	array_state_get(c, before, sizeof(before));
+	ret = scrub_call(c, "status", &sc, false);
 
 	if (ret == CTL_EXIT_OK && strcmp(scrub_state(sc), "running")) {
 		json_object_put(sc);
@@ -148,6 +178,13 @@ static int scrub_wait(struct ctl_conn *c)
 	if (ret == CTL_EXIT_OK) {
 		ctl_scrub_print(sc);
 		ret = scrub_verdict(sc);
+		array_state_get(c, after, sizeof(after));
+		if (state_lost_redundancy(before, after)) {
+			printf("%s: the array was %s and is %s now: a member "
+			       "was faulted while the scrub ran\n", c->where,
+			       before, after);
+			ret = CTL_EXIT_REFUSED;
+		}
 	}
 	json_object_put(sc);
 	return ret;

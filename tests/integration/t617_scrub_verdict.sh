@@ -36,4 +36,32 @@ expect_rc 1 "$CTL" scrub start --wait "$M"
 grep -q "last scrub: finished .* [1-9][0-9]* parity mismatches" "$T/status" ||
 	{ cat "$T/status"; t_fail "the last scrub's mismatches not shown"; }
 t_umount "$M"
+
+# Every block repaired, but a member faulted while the scrub ran (too many
+# checksum errors: 1 MiB of zeros on it): the array is degraded, not
+# whole, and --wait exits 1 (it exited 0)
+t_log "a member faulted during the scrub: --wait exits 1"
+t_images 3 64M r
+t_mkfs 5 64K "${IMG_LIST[@]}"
+t_mount "$IMGS" "$M"
+head -c 8M /dev/urandom >"$M/g"
+sync -f "$M/g"
+t_umount "$M"
+"$PY" - "$T/r1.img" "$TESTS_DIR" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import rcformat
+m = rcformat.Member.read(sys.argv[1])
+used = m.used_blocks()
+assert len(used) >= 256, len(used)
+with open(sys.argv[1], "r+b") as f:
+    for b in used[:256]:                 # 1 MiB of written blocks: zeros
+        f.seek(b * 4096)
+        f.write(bytes(4096))
+PY
+t_mount "$IMGS" "$M"
+expect_rc 1 "$CTL" scrub start --wait "$M"
+grep -q "a member was faulted while the scrub ran" "$T/out" || t_fail "scrub --wait: $(cat "$T/out")"
+[ "$(state)" = degraded ] || t_fail "not degraded: $(state)"
+t_umount "$M"
 exit 0
