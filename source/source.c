@@ -153,7 +153,9 @@ static int member_open(const char *path, unsigned flags, struct rc_dev **dev)
 /*
  * Opens paths[0..n) into devs: the number opened, or -EBUSY (with the
  * member named in err) when one stays in use.  named: the paths were typed
- * as SOURCE ("a:b:c") and degraded= was not given, so one that does not
+ * as SOURCE ("a:b:c") and none of degraded=, degraded_wait= (which says
+ * to mount degraded after the wait) and nofail (a boot that must go on)
+ * was given, so one that does not
  * exist is a mistyped path, not a dead disk, until the administrator says
  * otherwise (mdadm aborts an assembly whose named device cannot be
  * opened): -ENOENT, nothing opened for writing yet, nothing written.  A
@@ -308,7 +310,7 @@ static int array_assemble(const struct config_source *src,
 		(o->catchup ? RC_ASSEMBLE_CATCHUP : 0);
 	struct rc_dev **devs = calloc((size_t)n, sizeof(*devs));
 	bool named = !src->config_path && !src->has_uuid &&
-		     !o->degraded_given;
+		     !o->degraded_given && !o->degraded_wait_s && !o->nofail;
 	int i, ret = -ENOMEM;
 
 	if (!devs)
