@@ -259,15 +259,15 @@ char **ctl_mounts_list(void)
 /* The mount point of the fuse.raidfs mount path is on, into mp. */
 static int mount_of(const char *path, char *mp, size_t len)
 {
-	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_table *tb;
 	struct libmnt_fs *fs = NULL;
 	char real[PATH_MAX];
-	int ret = -ENOENT;
+	int ret = path_real(path, real);
 
-	ret = path_real(path, real);
 	if (ret)
-		return ret;
+		return ret;     /* before the table: nothing to free */
 	ret = -ENOENT;
+	tb = mnt_new_table();
 	if (!tb || mnt_table_parse_mtab(tb, NULL)) {
 		mnt_unref_table(tb);
 		return -EIO;

@@ -152,9 +152,10 @@ static int conf_file_write(struct mkfs_conf *c, const struct mkfs_opts *o,
 	return ret;
 }
 
-/* FILE may be replaced only when it is a configuration file itself. */
+/* FILE may be replaced only when it is a configuration file itself, and
+ * with -f (it may be another array's, as mkfs wants -f over members). */
 static int conf_target_check(const char *path, const char *shown,
-			     const struct mkfs_member *m, int n)
+			     const struct mkfs_member *m, int n, bool force)
 {
 	struct stat st;
 
@@ -169,6 +170,11 @@ static int conf_target_check(const char *path, const char *shown,
 	if (!S_ISREG(st.st_mode) || !config_source_is_file(path)) {
 		mkfs_err("-C %s: exists and is not a configuration file; "
 			 "refusing to replace it", shown);
+		return -EEXIST;
+	}
+	if (!force) {
+		mkfs_err("-C %s: exists (a configuration file, maybe another "
+			 "array's); give -f to replace it", shown);
 		return -EEXIST;
 	}
 	return 0;
@@ -206,7 +212,7 @@ int mkfs_conf_check(const struct mkfs_opts *o, const struct mkfs_member *m)
 			 strerror(errno));
 		return ret;
 	}
-	ret = conf_target_check(c.path, o->config_path, m, o->ndevs);
+	ret = conf_target_check(c.path, o->config_path, m, o->ndevs, o->force);
 	if (ret < 0 && ret != -EINVAL && ret != -EEXIST)
 		mkfs_err("-C %s: %s", o->config_path, strerror(-ret));
 	return ret;

@@ -102,6 +102,9 @@ m_refuses "-C m2.img: is one of the members" -C m2.img "${M3[@]}"
 head -c 100 /dev/zero >notconf.img
 m_refuses "-C notconf.img: exists and is not a configuration file" -C notconf.img "${M3[@]}"
 m_refuses "-C /nonexistent-dir/x.conf: cannot write in /nonexistent-dir: No such file" -C /nonexistent-dir/x.conf "${M3[@]}"
+printf 'array {\n\tmembers = { "/elsewhere/a.img" }\n}\n' >other.conf
+m_refuses "-C other.conf: exists \(a configuration file, maybe another array's\); give -f to replace it" -C other.conf "${M3[@]}"
+grep -q elsewhere other.conf || t_fail "other.conf replaced without -f"
 ls ./*.mkfs.* /nonexistent-dir 2>/dev/null && t_fail "temporary config file left behind"
 
 t_log "an array made again with its uuid (mkfs -U): a member of the old one is refused"

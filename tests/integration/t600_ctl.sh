@@ -49,6 +49,9 @@ expect_rc 2 "$CTL" set "$M" speed=1
 expect_rc 3 "$CTL" status "$T/plain"
 grep -q "not a mounted raidfs" "$T/err" || t_fail "not mounted: $(cat "$T/err")"
 expect_rc 3 "$CTL" fail "$T/plain" 1
+# a path that does not exist (LeakSanitizer: the mount table was not freed)
+expect_rc 3 "$CTL" status "$T/no-such-dir"
+grep -q Sanitizer "$T/err" && t_fail "status of a path that does not exist: $(cat "$T/err")"
 expect_rc 3 "$CTL" status 01234567-89ab-cdef-0123-456789abcdef
 expect_rc 1 "$CTL" fail "$M" 7
 grep -q "no such member" "$T/err" || t_fail "no such member: $(cat "$T/err")"
