@@ -114,7 +114,8 @@ static int member_open(struct mkfs_member *m)
 		return ret;
 	m->size = m->dev->size;
 	if (m->size < RC_BLOCK_SIZE) {
-		mkfs_err("%s: is empty (%llu bytes)", m->path,
+		mkfs_err(m->size ? "%s: is smaller than one block (%llu "
+			 "bytes)" : "%s: is empty", m->path,
 			 (unsigned long long)m->size);
 		return -ENOSPC;
 	}

@@ -88,6 +88,8 @@ m_refuses "small.img is too small \(1 MiB\): a raid5 array with 64 KiB chunks ne
 grep -q "m0.img is too small" "$T/err" && t_fail "a big enough member called too small"
 : >empty.img
 m_refuses "empty.img: is empty" m0.img m1.img empty.img
+head -c 1267 /dev/urandom >tiny.img
+m_refuses "tiny.img: is smaller than one block \(1267 bytes\)" m0.img m1.img tiny.img
 truncate -s 3M small.img   # big enough for raidcore, not for the filesystem
 m_refuses "too little for the filesystem" m0.img m1.img small.img
 
