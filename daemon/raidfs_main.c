@@ -456,6 +456,7 @@ static int daemon_main(const struct daemon_args *a)
 	if (config_load(&s, a))
 		goto out_src;     /* SOURCE may be parsed when -o is not */
 	s.o.catchup = true;   /* the daemon takes returning members back */
+	s.o.typo_check = true;  /* and refuses a mistyped member path */
 	status = MNT_EX_SUCCESS;
 	if (a->fake)
 		goto out_src;

@@ -66,6 +66,10 @@ struct config_opts {
 	bool catchup;                 /* not an option: the daemon sets it, so
 					 a returning member catches up at
 					 assembly (RC_ASSEMBLE_CATCHUP) */
+	bool typo_check;              /* not an option: the daemon sets it, so
+					 a member named in SOURCE that does
+					 not exist refuses the mount unless
+					 degraded is meant (source.c) */
 	uint64_t cache_bytes;         /* 0: the library's default */
 	char *fuse_opts;              /* comma list for libfuse, or NULL */
 	char *ignored;                /* unknown options, for one warning, or NULL */

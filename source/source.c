@@ -309,7 +309,7 @@ static int array_assemble(const struct config_source *src,
 		 RC_ASSEMBLE_NO_DEGRADED : 0) |
 		(o->catchup ? RC_ASSEMBLE_CATCHUP : 0);
 	struct rc_dev **devs = calloc((size_t)n, sizeof(*devs));
-	bool named = !src->config_path && !src->has_uuid &&
+	bool named = o->typo_check && !src->config_path && !src->has_uuid &&
 		     !o->degraded_given && !o->degraded_wait_s && !o->nofail;
 	int i, ret = -ENOMEM;
 

@@ -181,10 +181,20 @@ t_faultfs() {
 # background, so the test knows its PID; its stderr goes to $T/daemon.log.
 # Returns the daemon's exit status when it does not mount.
 t_try_mount() {
-	local src=$1 dir=$2 pid rc
+	local src=$1 dir=$2 pid rc p parts extra=()
 	shift 2
 	mkdir -p "$dir"
-	"$RAIDFS" -f "$@" "$src" "$dir" >>"$T/daemon.log" 2>&1 &
+	# A member named in SOURCE that is not there is how the tests make an
+	# array degraded, which raidfs takes for a typo unless degraded=allow
+	# says otherwise: given here, first (a degraded= of the caller's comes
+	# later and wins), unless the test checks that refusal (T_TYPO_CHECK).
+	if [ -z "${T_TYPO_CHECK:-}" ]; then
+		IFS=: read -r -a parts <<<"$src"
+		for p in "${parts[@]}"; do
+			case $p in /*) [ -e "$p" ] || extra=(-o degraded=allow) ;; esac
+		done
+	fi
+	"$RAIDFS" -f "${extra[@]}" "$@" "$src" "$dir" >>"$T/daemon.log" 2>&1 &
 	pid=$!
 	T_PIDS+=("$pid")
 	T_MOUNTS+=("$dir")
