@@ -118,7 +118,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 PROGS := raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl
 
-.PHONY: all test unit integration faults demo bench bench-micro bench-online install
+.PHONY: all test test-build unit integration faults demo bench bench-micro bench-online install
 all: build/libcommon.a build/libraidcore.a build/libraidfs.a build/libsource.a \
 	$(addprefix build/,$(PROGS)) $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -211,7 +211,12 @@ build/asan/tests/test_config: build/asan/obj/tests/unit/test_config.o \
 # Keep objects make would otherwise delete as intermediate.
 .SECONDARY:
 
-test: unit integration
+# The test programs build one job per CPU; the unit and the integration
+# tests then run one after the other (each runner runs its own tests in
+# parallel).
+test:
+	@$(MAKE) --no-print-directory -j$$(nproc) test-build
+	@$(MAKE) --no-print-directory unit integration
 
 # raidcore's files call downward only: no cycle in their call graph.
 unit: $(UNIT_BINS)
@@ -234,6 +239,8 @@ build/tools/aio_stale: tests/tools/aio_stale.c
 
 integration: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 	@RAIDFS_BIN=build/asan tests/integration/run.sh
+
+test-build: all $(UNIT_BINS) $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 
 # Every kind of member fault x region x level x member, offline and busy
 # (t400 with RAIDFS_FAULTS=full), and the repair property test with many
