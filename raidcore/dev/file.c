@@ -319,6 +319,15 @@ static const struct rc_dev_ops dev_file_ops = {
 	.readv = dev_file_readv,
 };
 
+/* The lock every raidfs program takes on a member (shared when it only
+ * reads): -EBUSY when another holds it. */
+static int dev_file_lock(int fd, unsigned flags)
+{
+	if (flock(fd, ((flags & RC_DEV_RDONLY) ? LOCK_SH : LOCK_EX) | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	return 0;
+}
+
 /*
  * The type is checked with stat() before open() so that a FIFO is never
  * opened (that would block) and so O_EXCL is only used where it means
@@ -352,10 +361,9 @@ static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 		err = -EAGAIN;
 		goto fail;
 	}
-	if (flock(fd, ((flags & RC_DEV_RDONLY) ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	err = dev_file_lock(fd, flags);
+	if (err)
 		goto fail;
-	}
 	*fdp = fd;
 	return 0;
 fail:
@@ -402,10 +410,9 @@ static int dev_file_loop_lock(int fd, const struct stat *st, unsigned flags,
 	    bst.st_ino != dev->back_ino)
 		goto out;
 	dev->back_dev = bst.st_dev;     /* the same file, in stat's terms */
-	if (flock(b, ((flags & RC_DEV_RDONLY) ? LOCK_SH : LOCK_EX) | LOCK_NB)) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	ret = dev_file_lock(b, flags);
+	if (ret)
 		goto out;
-	}
 	*back_fd = b;
 	return 0;
 out:
