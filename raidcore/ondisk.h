@@ -384,6 +384,12 @@ int rc_jhdr_decode(const void *block, struct rc_jhdr *h);
  */
 #define RC_CSUM_PER_BLOCK 511
 #define RC_CSUM_UNWRITTEN 0ull
+/* The entry of a block a rebuild or a replacement could not reconstruct
+ * (more columns lost than the level tolerates): it matches no block, so
+ * the block reads as an I/O error until written or repaired from
+ * redundancy; a mismatch against it is that known loss, not an error of
+ * the device (FORMAT.md, "Checksum table"). */
+#define RC_CSUM_POISON 0xdeadbeefdeadbeefull
 
 uint64_t rc_block_csum(const void *block, uint64_t member_block);
 /* The seed of one member's table seals. */

@@ -27,7 +27,6 @@
 #include "array.h"
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
-#define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 /* Read by the rebuild per member at once (rebuild_rows_pipe). */
 #define REBUILD_READ_BYTES (2u << 20)
 #define REBUILD_READ_MAX 512
@@ -85,7 +84,7 @@ int rc_rebuild_cell(struct rc_array *a, const struct rc_stripe_map *mp,
 		(*lost)++;
 		rc_log_block(a, slot, rc_abs(a, mb), "cannot be rebuilt (too "
 			     "many other columns lost): reads as an I/O error");
-		return rc_csum_update(a, slot, mb, POISON_CSUM);
+		return rc_csum_update(a, slot, mb, RC_CSUM_POISON);
 	}
 	if (row_unwritten(mp, state, (int)c, r))
 		return rc_csum_update(a, slot, mb, RC_CSUM_UNWRITTEN);

@@ -36,7 +36,6 @@
 #include "array.h"
 
 #define BLK(buf, r) ((uint8_t *)(buf) + (size_t)(r) * RC_BLOCK_SIZE)
-#define POISON_CSUM 0xdeadbeefdeadbeefull   /* matches no block, in practice */
 
 bool rc_replace_pending(struct rc_array *a)
 {
@@ -150,7 +149,7 @@ static int table_block(struct rc_array *a, uint64_t index, uint64_t seed,
 			return kind;
 		rc_csum_set(blk, j, kind == RC_ENTRY_SUM ? csum :
 			    kind == RC_ENTRY_ZERO ? RC_CSUM_UNWRITTEN :
-			    POISON_CSUM);
+			    RC_CSUM_POISON);
 	}
 	rc_csum_block_seal(blk, seed, a->sb.csum_offset + index);
 	return 0;

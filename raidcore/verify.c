@@ -67,7 +67,10 @@ static void classify_rows(struct rc_array *a, const struct rc_col *col,
 				break;
 			}
 			state[r] = BLK_BAD;
-			if (count) {
+			/* a known loss a rebuild recorded, not this device's
+			 * error: faulting the new device for it took the
+			 * redundancy the rows it could rebuild had */
+			if (count && want != RC_CSUM_POISON) {
 				atomic_fetch_add(&a->m[slot].csum_errors, 1);
 				rc_member_note_error(a, slot, RC_ERR_CSUM);
 				rc_log_block(a, slot, rc_abs(a, mb),
