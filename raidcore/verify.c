@@ -387,7 +387,10 @@ static void decide(struct resolve *rs, uint32_t c, bool trusted)
 				out->fix[c] = RC_FIX_ZERO_ENTRY;
 			return;
 		}
-		if (kind != RC_ENTRY_SUM && trusted) {
+		/* a poisoned entry (a block a rebuild could not make) vouches
+		 * for nothing, as an unknown one: what the others rebuild
+		 * goes there */
+		if ((kind != RC_ENTRY_SUM || e == RC_CSUM_POISON) && trusted) {
 			out->fix[c] = unwritten ? RC_FIX_ZERO_ENTRY : RC_FIX_WRITE;
 			return;
 		}
