@@ -51,6 +51,8 @@ struct rc_member {
 	 * (lie says how, under state_lock). */
 	atomic_uint_fast64_t err_window_start_ns;
 	atomic_uint err_window_count;
+	atomic_uint_fast64_t err_over_ns;  /* when the count passed the
+					    * threshold (0: it has not) */
 	atomic_uint fault_pending;
 	atomic_bool shrunk;
 	atomic_uint_fast64_t shrunk_to;
@@ -348,9 +350,21 @@ enum rc_err_kind { RC_ERR_READ, RC_ERR_WRITE, RC_ERR_CSUM };
  * under any lock.
  */
 void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind);
+/*
+ * One of slot's errors was corrected: its block was rewritten and read
+ * back as written (a pending sector the disk reallocated on the write, a
+ * range a crash or an old copy left behind).  It no longer counts towards
+ * the fault, as md's "read error corrected": what a scrub repairs does not
+ * cost the array the member it repaired.  A member that goes on returning
+ * what was not written (the read-back differs) is never credited.
+ */
+void rc_member_note_corrected(struct rc_array *a, int slot);
 #define RC_FAULT_ERRORS_DEFAULT 32
 #define RC_HEALTH_INTERVAL_MS 10000     /* superblocks re-read (recovery.c) */
 #define RC_FAULT_WINDOW_NS (60ull * 1000000000ull)
+/* A fault for too many errors waits this long after the count passed the
+ * threshold, for the corrections of blocks already being repaired. */
+#define RC_FAULT_SETTLE_NS (1000ull * 1000000ull)
 /* Why a member's fault is pending (rc_member.fault_pending). */
 enum {
 	RC_PEND_ERRORS = 1u << 0,       /* too many errors in the window */

@@ -89,6 +89,29 @@ static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
 	return "too many read or checksum errors";
 }
 
+/*
+ * Whether slot's errors still fault it, when they are its only verdict:
+ * not once corrections brought the count back to the threshold, and not
+ * before the count has been over it for RC_FAULT_SETTLE_NS - a scrub or a
+ * read counts a row's errors before it repairs them (the pending bit is
+ * set again, for the next call: at the latest, the recovery thread's tick).
+ */
+static bool errors_fault(struct rc_array *a, int slot)
+{
+	struct rc_member *m = &a->m[slot];
+	uint64_t over = atomic_load(&m->err_over_ns);
+
+	if (atomic_load(&m->err_window_count) <= a->fault_errors) {
+		atomic_store(&m->err_over_ns, 0);
+		return false;
+	}
+	if (over && rc_mono_ns() - over < RC_FAULT_SETTLE_NS) {
+		atomic_fetch_or(&m->fault_pending, RC_PEND_ERRORS);
+		return false;
+	}
+	return true;
+}
+
 void rc_member_faults_apply(struct rc_array *a)
 {
 	char msg[160];
@@ -103,6 +126,8 @@ void rc_member_faults_apply(struct rc_array *a)
 			atomic_store(&a->m[s].shrunk, false);
 			pend &= ~(unsigned)RC_PEND_SHRUNK;
 		}
+		if (pend == RC_PEND_ERRORS && !errors_fault(a, (int)s))
+			continue;
 		if (!pend || !rc_member_present(a, (int)s))
 			continue;
 		why = pending_why(a, (int)s, pend, msg, sizeof(msg));

@@ -50,6 +50,7 @@ void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
 {
 	struct rc_member *m = &a->m[slot];
 	uint64_t now = rc_mono_ns(), start = atomic_load(&m->err_window_start_ns);
+	uint_fast64_t zero = 0;
 	bool first = !atomic_exchange(&a->errors_seen, true);
 
 	(void)kind;
@@ -57,12 +58,25 @@ void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
 	    atomic_compare_exchange_strong(&m->err_window_start_ns, &start, now))
 		atomic_store(&m->err_window_count, 0);
 	if (atomic_fetch_add(&m->err_window_count, 1) + 1 > a->fault_errors &&
-	    a->fault_errors &&
-	    !(atomic_fetch_or(&m->fault_pending, RC_PEND_ERRORS) & RC_PEND_ERRORS))
-		first = true;
+	    a->fault_errors) {
+		atomic_compare_exchange_strong(&m->err_over_ns, &zero, now);
+		if (!(atomic_fetch_or(&m->fault_pending, RC_PEND_ERRORS) &
+		      RC_PEND_ERRORS))
+			first = true;
+	}
 	/* The recovery thread records the flag and applies the fault. */
 	if (first)
 		rc_member_nudge(a);
+}
+
+void rc_member_note_corrected(struct rc_array *a, int slot)
+{
+	struct rc_member *m = &a->m[slot];
+	unsigned n = atomic_load(&m->err_window_count);
+
+	while (n && !atomic_compare_exchange_weak(&m->err_window_count, &n,
+						  n - 1))
+		;
 }
 
 /*

@@ -598,8 +598,9 @@ void rc_set_logger(void (*fn)(int level, const char *msg));
 /*
  * A member with more than errors read or checksum errors within a minute is
  * marked faulty (unless the array cannot run without it), as ZFS faults a
- * vdev with too many checksum errors.  Default 32; 0: never (fsck, which
- * repairs in place).
+ * vdev with too many checksum errors.  An error whose block was rewritten
+ * and read back as written is corrected and no longer counts.  Default 32;
+ * 0: never (fsck, which repairs in place).
  */
 void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors);
 

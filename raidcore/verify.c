@@ -705,6 +705,36 @@ bool rc_fix_writes(uint8_t fix, uint8_t state)
 	       (fix == RC_FIX_ZERO_ENTRY && state == BLK_EIO);
 }
 
+/*
+ * The block at (member block mb, absolute at) of slot was rewritten with
+ * R after a read error or a checksum mismatch (state): read back as
+ * written, it corrects the error it was counted for
+ * (rc_member_note_corrected), as md's "read error corrected".  What fails
+ * to read back, or reads back otherwise (a member whose media drops or
+ * hides writes), keeps its error counted - once: the read-back is not
+ * counted again.  A poisoned entry's mismatch was not the member's error:
+ * no credit.  The caller holds the row's stripe lock.
+ */
+static void repair_proven(struct rc_array *a, int slot, uint64_t mb,
+			  uint64_t at, const uint8_t *R, uint8_t state)
+{
+	uint8_t back[RC_BLOCK_SIZE] __attribute__((aligned(RC_BLOCK_SIZE)));
+	uint64_t want = 0;
+
+	if (state != BLK_EIO && state != BLK_BAD)
+		return;
+	if (rc_io_member_read_run(a, slot, at, 1, back) < 0 ||
+	    memcmp(back, R, RC_BLOCK_SIZE) != 0) {
+		rc_log_block(a, slot, at, "the repair did not hold: the "
+			     "block does not read back as it was written");
+		return;
+	}
+	if (state == BLK_EIO ||
+	    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM ||
+	    want != RC_CSUM_POISON)
+		rc_member_note_corrected(a, slot);
+}
+
 void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
 		  const struct rc_row *v, bool repair)
@@ -735,6 +765,8 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 					     "write of a repaired block failed");
 			continue;
 		}
+		if (rc_fix_writes(v->fix[c], state[c][r]))
+			repair_proven(a, slot, mb, at, R, state[c][r]);
 		rc_csum_update(a, slot, mb, v->fix[c] == RC_FIX_ZERO_ENTRY ?
 			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
 		if (rc_fix_writes(v->fix[c], state[c][r]))

@@ -596,6 +596,66 @@ static void test_needed_liar_kept(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * What a repairing scrub corrects does not cost the array the member it
+ * corrected (md: "read error corrected"; ZFS degrades, it does not fault):
+ * two members of a RAID 6 with 100 damaged blocks each, far over the
+ * threshold of 32, are both repaired, read back as written, and both stay.
+ * A member whose blocks read back other than written (here: every read of
+ * a range flips a bit, the media is fine) is not credited and goes.
+ */
+static void test_corrected_errors_kept(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_scrub_report rep;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks, seed = 99, pick[100];
+
+	tb_init(&tb, 6, DEV_BYTES);
+	tb_create(&tb, RC_RAID6, 8192, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	for (int v = 1; v <= 2; v++) {
+		pick_blocks(pick, 100, data_blocks_of(a), &seed);
+		for (int k = 0; k < 100; k++)
+			rc_fault_corrupt(tb.fault[v], DATA_OFF_BYTES +
+					 pick[k] * RC_BLOCK_SIZE, RC_BLOCK_SIZE,
+					 3, seed + (uint64_t)k);
+	}
+	assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+	assert_int_equal(rep.unrecoverable, 0);
+	assert_int_equal(rep.repaired, 200);
+	sleep_ms(1100);                 /* past RC_FAULT_SETTLE_NS */
+	assert_int_equal(verify(a, blocks, 1), 0);      /* applies faults */
+	for (int v = 1; v <= 2; v++) {
+		rc_array_member_status(a, v, &st);
+		assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+		assert_int_equal(st.repaired, 100);
+	}
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+	assert_int_equal(rep.csum_errors + rep.read_errors, 0);
+
+	/* The liar: 100 blocks that never read back as written. */
+	rc_fault_flip_on_read(tb.fault[3], DATA_OFF_BYTES, 100 * RC_BLOCK_SIZE,
+			      RC_FAULT_PERSISTENT);
+	assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+	sleep_ms(1100);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	rc_array_member_status(a, 3, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	for (int v = 1; v <= 2; v++) {
+		rc_array_member_status(a, v, &st);
+		assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	}
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* An error seen while running is on every member's superblock soon after,
  * without a close: a crash then still leaves RC_AF_ERRORS for fsck. */
 static void test_errors_recorded_promptly(void **state)
@@ -1017,6 +1077,7 @@ int main(void)
 		cmocka_unit_test(test_lying_members),
 		cmocka_unit_test(test_shrunk_member_degrades),
 		cmocka_unit_test(test_needed_liar_kept),
+		cmocka_unit_test(test_corrected_errors_kept),
 		cmocka_unit_test(test_errors_recorded_promptly),
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
