@@ -413,7 +413,8 @@ static int control_setup(struct control *c)
 	if (c->damage)
 		ctl_events_set_damage(c->ev, c->damage);
 	if (!ret)
-		ret = ctl_scrub_new(c->p.array, c->ev, &c->scrub);
+		ret = ctl_scrub_new(c->p.array, c->ev, c->damage,
+				    &c->scrub);
 	if (!ret)
 		ret = -pthread_create(&c->thread, NULL, control_main, c);
 	return ret;

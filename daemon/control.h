@@ -125,8 +125,11 @@ void ctl_alert_free(struct ctl_alert *al);
 
 /* ---- control_scrub.c ---- */
 struct ctl_scrub;
+struct ctl_damage;
+/* damage (may be NULL): the list a clean scrub clears
+ * (ctl_damage_scrubbed). */
 int ctl_scrub_new(struct rc_array *a, struct ctl_events *ev,
-		  struct ctl_scrub **out);
+		  struct ctl_damage *damage, struct ctl_scrub **out);
 /* Starts a scrub, or resumes a stopped one; -EBUSY while one runs.
  * msg says what happened.  Server thread only (as stop and free). */
 int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len);
@@ -151,6 +154,12 @@ int ctl_damage_new(struct fs *fs, struct ctl_events *ev,
 void ctl_damage_note(struct ctl_damage *d, uint64_t block, uint64_t count);
 /* raidfsctl clear: the list is emptied (repaired, or the files deleted). */
 void ctl_damage_clear(struct ctl_damage *d);
+/* A scrub that started at since_ns (CLOCK_MONOTONIC) went through the
+ * whole array and found nothing it could not establish: every block
+ * listed before it reads again (repaired, rewritten, or freed), and the
+ * list is emptied, as ZFS's error log after a clean scrub - unless a block
+ * was noted since.  The entries dropped. */
+size_t ctl_damage_scrubbed(struct ctl_damage *d, uint64_t since_ns);
 json_object *ctl_damage_json(struct ctl_damage *d);
 /* Stops the thread (what is queued is dropped), frees d. */
 void ctl_damage_free(struct ctl_damage *d);

@@ -53,6 +53,8 @@ struct ctl_damage {
 	uint64_t queue[DAMAGE_QUEUE];
 	size_t nqueue;
 	uint64_t queue_dropped;          /* blocks that found the queue full */
+	uint64_t last_ns;                /* CLOCK_MONOTONIC of the last block
+					    noted (0: none) */
 	struct damage_range r[DAMAGE_RANGES];
 	size_t nr;
 	uint64_t ranges_dropped;         /* ranges that found the list full */
@@ -79,7 +81,12 @@ struct damage_scan {
 
 void ctl_damage_note(struct ctl_damage *d, uint64_t block, uint64_t count)
 {
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&d->lock);
+	d->last_ns = (uint64_t)now.tv_sec * 1000000000ull +
+		     (uint64_t)now.tv_nsec;
 	for (uint64_t i = 0; i < count; i++) {
 		if (d->nqueue == DAMAGE_QUEUE) {
 			d->queue_dropped += count - i;
@@ -391,12 +398,35 @@ int ctl_damage_new(struct fs *fs, struct ctl_events *ev,
 	return 0;
 }
 
+/* Caller holds d->lock. */
+static void damage_empty(struct ctl_damage *d)
+{
+	d->nr = d->nother = d->nseen = 0;
+	d->ranges_dropped = d->other_more = d->queue_dropped = 0;
+}
+
 void ctl_damage_clear(struct ctl_damage *d)
 {
 	pthread_mutex_lock(&d->lock);
-	d->nr = d->nother = d->nseen = 0;
-	d->ranges_dropped = d->other_more = d->queue_dropped = 0;
+	damage_empty(d);
 	pthread_mutex_unlock(&d->lock);
+}
+
+size_t ctl_damage_scrubbed(struct ctl_damage *d, uint64_t since_ns)
+{
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	pthread_mutex_lock(&d->lock);
+	if (d->last_ns && d->last_ns < since_ns) {
+		n = d->nr + d->nother + d->ranges_dropped + d->other_more;
+		damage_empty(d);
+		d->nqueue = 0;
+		d->last_ns = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return n;
 }
 
 static void add_u64(json_object *o, const char *k, uint64_t v)

@@ -39,6 +39,7 @@ enum scrub_state { SCRUB_NONE, SCRUB_RUNNING, SCRUB_STOPPED, SCRUB_FINISHED };
 struct ctl_scrub {
 	struct rc_array *a;
 	struct ctl_events *ev;
+	struct ctl_damage *damage;      /* may be NULL */
 	pthread_mutex_t lock;
 	enum scrub_state state;
 	uint64_t pos, total;            /* stripes scrubbed, of total */
@@ -177,6 +178,26 @@ static void scrub_events(struct ctl_scrub *sc)
 	}
 }
 
+/* A scrub of the whole array in this run that established every block:
+ * the damage listed before it is gone (ctl_damage_scrubbed). */
+static void scrub_clears_damage(struct ctl_scrub *sc)
+{
+	uint64_t from, t0, lost;
+	size_t n;
+
+	pthread_mutex_lock(&sc->lock);
+	from = sc->run_from;
+	t0 = sc->run_t0;
+	lost = sc->rep.unrecoverable + sc->rep.nbad;
+	pthread_mutex_unlock(&sc->lock);
+	if (from || lost)
+		return;
+	n = ctl_damage_scrubbed(sc->damage, t0);
+	if (n)
+		rfs_log(LOG_INFO, "scrub: every block established: the list of "
+			"unrecoverable data (%zu entries) is cleared", n);
+}
+
 static void *scrub_main(void *arg)
 {
 	struct ctl_scrub *sc = arg;
@@ -225,6 +246,8 @@ static void *scrub_main(void *arg)
 	scrub_save(sc, !through && atomic_load(&sc->unmounting));
 	if (through)
 		scrub_events(sc);
+	if (through && ret == 0)
+		scrub_clears_damage(sc);
 	return NULL;
 }
 
@@ -250,7 +273,7 @@ static bool scrub_load(struct ctl_scrub *sc)
 }
 
 int ctl_scrub_new(struct rc_array *a, struct ctl_events *ev,
-		  struct ctl_scrub **out)
+		  struct ctl_damage *damage, struct ctl_scrub **out)
 {
 	struct ctl_scrub *sc = calloc(1, sizeof(*sc));
 	char msg[160];
@@ -259,6 +282,7 @@ int ctl_scrub_new(struct rc_array *a, struct ctl_events *ev,
 		return -ENOMEM;
 	sc->a = a;
 	sc->ev = ev;
+	sc->damage = damage;
 	pthread_mutex_init(&sc->lock, NULL);
 	if (scrub_load(sc)) {
 		int ret = ctl_scrub_start(sc, msg, sizeof(msg));

@@ -8,6 +8,9 @@
 # RAIDFS_MESSAGE) name /file1 and the bytes of that block, once, also
 # after the block is read again; file0 and file2 read back intact;
 # `raidfsctl clear` empties the list, and a scrub lists the file again.
+# Once the sector reads again and the file is rewritten, a scrub through
+# the whole array that finds nothing lost empties the list by itself, as
+# ZFS's error log after a clean scrub.
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
@@ -91,5 +94,18 @@ for i in $(seq 100); do "$CTL" status "$M" | grep -q "/file1: bytes" && break; s
 "$CTL" status "$M" | grep -q "^    /file1: bytes 20480-24575\$" \
 	|| t_fail "the scrub's find is not listed: $("$CTL" status "$M")"
 cmp -s "$T/ref/file0" "$M/file0" && cmp -s "$T/ref/file2" "$M/file2" || t_fail "a file differs after the scrub"
+
+t_log "the sector reads again, file1 is rewritten: a clean scrub empties the list"
+echo "$(basename "$img") clear" >"$T/ff/.faultctl"
+cp "$T/ref/file1" "$M/file1" || t_fail "rewrite file1"
+sync -f "$M"
+"$CTL" scrub start "$M" >/dev/null || t_fail "scrub start (2)"
+for i in $(seq 200); do "$CTL" scrub status "$M" | grep -q "^  scrub: finished" && break; sleep 0.05; done
+"$CTL" scrub status "$M" | grep -q "^  scrub: finished.* 0 unrecoverable" \
+	|| t_fail "scrub (2): $("$CTL" scrub status "$M")"
+for i in $(seq 100); do "$CTL" status "$M" | grep -q "unrecoverable data" || break; sleep 0.05; done
+"$CTL" status "$M" | grep -q "unrecoverable data" \
+	&& t_fail "still listed after a clean scrub: $("$CTL" status "$M")"
+cmp -s "$T/ref/file1" "$M/file1" || t_fail "file1 differs after its rewrite"
 t_umount "$M"
 exit 0
