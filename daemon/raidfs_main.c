@@ -299,8 +299,16 @@ static int daemon_run(struct daemon_state *s, const char *source,
 		goto out_session;
 	}
 	s->d.mountpoint = mountpoint;
-	if (fs_start(s) || rfs_session_mount(s->se, mountpoint))
+	/* mount(2) before the filesystem is opened, which writes: an option
+	 * the kernel refuses (an empty fsname=) then costs no
+	 * write.  The kernel's first request waits in /dev/fuse until the
+	 * loop runs; a filesystem that cannot be opened unmounts again. */
+	if (rfs_session_mount(s->se, mountpoint))
 		goto out_close;
+	if (fs_start(s)) {
+		fuse_session_unmount(s->se);
+		goto out_close;
+	}
 	control_begin(s, mountpoint);
 	recovery_start(s);
 	rfs_log(LOG_INFO, "mounted on %s", mountpoint);

@@ -6,8 +6,9 @@
  *                       user's), install the SIGTERM/SIGINT handlers: before
  *                       the array is opened, since a bad option must not
  *                       cost a write
- *   rfs_session_mount   mount(2) the FUSE file system, once the array and
- *                       the filesystem are open
+ *   rfs_session_mount   mount(2) the FUSE file system, once the array is
+ *                       open (assembly writes nothing) and before the
+ *                       filesystem is (its open writes)
  *   rfs_session_serve   the multi-threaded loop (with the attribute
  *                       invalidation thread and the ENOSPC check) until
  *                       umount or SIGTERM/SIGINT; then unmount and destroy

@@ -6,7 +6,8 @@
 # files and loop devices), a cache larger than memory, degraded=refuse
 # with a member missing.  Rebuilds (fsck -y --rebuild, no -f): onto a
 # member of another array, onto a target smaller than the members, onto a
-# member of a mounted array (with -f).  A daemon that mounts after all
+# member of a mounted array (with -f); options the kernel refuses
+# (an empty fsname=).  A daemon that mounts after all
 # (the cache is not allocated up front) is no failure: nothing failed.
 # Known failures: tests/integration/KNOWN_FAULTS.
 . "$(dirname "$0")/lib.sh"
@@ -116,6 +117,11 @@ mount_fails_malloc() {
 }
 MOUNT_MAY_WORK=1 k_check nowrite/mount-cache-too-big unchanged \
 	mount-cache-too-big mount_fails_malloc "$A_SRC" -o "cache_mb=$huge"
+
+# options libfuse passes on and the kernel's mount(2) refuses: before,
+# the filesystem was opened (and closed clean) first, and wrote
+k_check nowrite/mount-kernel-refuses-fsname unchanged \
+	mount-kernel-refuses-fsname mount_fails "$A_SRC" -o fsname=
 
 missing_src=${A_SRC/${A[2]}/$T/gone.img}
 k_check nowrite/mount-degraded-refuse unchanged mount-degraded-refuse \
