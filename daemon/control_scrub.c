@@ -238,6 +238,7 @@ static void *scrub_main(void *arg)
 		scrub_pace(sc, n, t0, stripe_kib);
 	}
 	rc_scrub_bufs_free(bufs);
+	rc_array_settle_faults(sc->a);  /* the verdict includes them */
 	through = s >= info.stripes || ret;
 	pthread_mutex_lock(&sc->lock);
 	sc->state = through ? SCRUB_FINISHED : SCRUB_STOPPED;

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include "array.h"
 
 static void member_fault(struct rc_array *a, int slot, const char *why,
@@ -146,4 +147,25 @@ void rc_member_faults_apply(struct rc_array *a)
 		}
 		rc_member_set_faulty(a, (int)s, why);
 	}
+}
+
+void rc_array_settle_faults(struct rc_array *a)
+{
+	uint64_t now = rc_mono_ns(), wait = 0;
+	struct timespec ts;
+
+	for (uint32_t s = 0; s < a->g.members; s++) {
+		uint64_t over = atomic_load(&a->m[s].err_over_ns);
+
+		if ((atomic_load(&a->m[s].fault_pending) & RC_PEND_ERRORS) &&
+		    over && over + RC_FAULT_SETTLE_NS > now &&
+		    over + RC_FAULT_SETTLE_NS - now > wait)
+			wait = over + RC_FAULT_SETTLE_NS - now;
+	}
+	if (wait) {
+		ts.tv_sec = (time_t)(wait / 1000000000ull);
+		ts.tv_nsec = (long)(wait % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
+	rc_member_faults_apply(a);
 }

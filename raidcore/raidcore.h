@@ -603,6 +603,13 @@ void rc_set_logger(void (*fn)(int level, const char *msg));
  * 0: never (fsck, which repairs in place).
  */
 void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors);
+/*
+ * A fault for errors waits a second after the count passed the threshold
+ * (for the corrections of rows being repaired): this waits out what is
+ * pending and applies it, so that a scrub's verdict includes the members
+ * its errors faulted.  Call with no lock held.
+ */
+void rc_array_settle_faults(struct rc_array *a);
 
 /*
  * How often the recovery thread (rc_array_start_recovery) re-reads every

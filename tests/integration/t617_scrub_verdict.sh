@@ -5,6 +5,8 @@
 # verify, and disagree) gives parity mismatches the scrub cannot repair.
 # `raidfsctl scrub start --wait` exits 1 (the monthly timer's service
 # fails, as for lost data), and status's last-scrub line counts them.
+# Damage a scrub repairs for good leaves the member in; a member that
+# goes on lying is faulted, and --wait says so.
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/ctl_lib.sh"
 t_setup
@@ -37,31 +39,73 @@ grep -q "last scrub: finished .* [1-9][0-9]* parity mismatches" "$T/status" ||
 	{ cat "$T/status"; t_fail "the last scrub's mismatches not shown"; }
 t_umount "$M"
 
-# Every block repaired, but a member faulted while the scrub ran (too many
-# checksum errors: 1 MiB of zeros on it): the array is degraded, not
-# whole, and --wait exits 1 (it exited 0)
-t_log "a member faulted during the scrub: --wait exits 1"
+# 1 MiB of a member's written blocks zeroed on its media: the scrub
+# rewrites them, they read back as written, and the member stays (its
+# errors were corrected: before, each block counted towards its fault,
+# and the scrub that repaired them all left the array degraded).
+t_log "1 MiB zeroed on a member's media: repaired, the member stays, --wait exits 0"
+# zero_used IMAGE: zeroes 1 MiB of its written blocks; prints each run
+# of them as "OFFSET LENGTH" in bytes
+zero_used() {
+	"$PY" - "$1" "$TESTS_DIR" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import rcformat
+m = rcformat.Member.read(sys.argv[1])
+used = sorted(m.used_blocks())
+assert len(used) >= 256, len(used)
+runs = []
+with open(sys.argv[1], "r+b") as f:
+    for b in used[:256]:
+        f.seek(b * 4096)
+        f.write(bytes(4096))
+        if runs and runs[-1][0] + runs[-1][1] == b:
+            runs[-1][1] += 1
+        else:
+            runs.append([b, 1])
+for b, n in runs:
+    print(b * 4096, n * 4096)
+PY
+}
 t_images 3 64M r
 t_mkfs 5 64K "${IMG_LIST[@]}"
 t_mount "$IMGS" "$M"
 head -c 8M /dev/urandom >"$M/g"
 sync -f "$M/g"
+cp "$M/g" "$T/g.ref"
 t_umount "$M"
-"$PY" - "$T/r1.img" "$TESTS_DIR" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[2])
-import rcformat
-m = rcformat.Member.read(sys.argv[1])
-used = m.used_blocks()
-assert len(used) >= 256, len(used)
-with open(sys.argv[1], "r+b") as f:
-    for b in used[:256]:                 # 1 MiB of written blocks: zeros
-        f.seek(b * 4096)
-        f.write(bytes(4096))
-PY
+zero_used "$T/r1.img" >/dev/null
 t_mount "$IMGS" "$M"
+expect_rc 0 "$CTL" scrub start --wait "$M"
+[ "$(state)" = clean ] || t_fail "not clean after the repairs: $(state)"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs"
+t_umount "$M"
+
+# A member that goes on returning zeros over 1 MiB of its written blocks
+# (faultfs zero-read: the media keeps what is written, reads do not show
+# it): its repairs never read back, it is faulted while the scrub runs,
+# every block is repaired, the array is degraded, not whole, and --wait
+# exits 1 (it exited 0)
+t_log "a member faulted during the scrub: --wait exits 1"
+t_faultfs
+for i in 0 1 2; do truncate -s 64M "$T/back/z$i.img"; done
+t_mkfs 5 64K "$T/back/z0.img" "$T/back/z1.img" "$T/back/z2.img"
+ZSRC=$T/ff/z0.img:$T/ff/z1.img:$T/ff/z2.img
+t_mount "$ZSRC" "$M"
+head -c 8M /dev/urandom >"$M/g"
+sync -f "$M/g"
+cp "$M/g" "$T/g.ref"
+t_umount "$M"
+cp "$T/back/z1.img" "$T/z1.copy"
+zero_used "$T/z1.copy" | while read -r off len; do
+	echo "z1.img zero-read $off $len"
+done >"$T/rules"
+rm -f "$T/z1.copy"
+while read -r rule; do echo "$rule" >"$T/ff/.faultctl"; done <"$T/rules"
+t_mount "$ZSRC" "$M"
 expect_rc 1 "$CTL" scrub start --wait "$M"
 grep -q "a member was faulted while the scrub ran" "$T/out" || t_fail "scrub --wait: $(cat "$T/out")"
 [ "$(state)" = degraded ] || t_fail "not degraded: $(state)"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (degraded)"
 t_umount "$M"
 exit 0
