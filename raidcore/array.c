@@ -142,6 +142,25 @@ int rc_array_start(struct rc_array *a)
 	return 0;
 }
 
+/*
+ * The closing barrier: every write in place and on every member's media,
+ * then one superblock update (the journal still live, the state still
+ * active) before the clean one.  A member left one update behind the
+ * clean superblocks - a crash tore the last update, which assembly keeps
+ * - then holds every write: none comes between the two updates.  With one
+ * update, a copy of a member from the last update before the close was
+ * one behind too, and kept, with none of the writes since it on its
+ * media and no journal left to hold it to them.
+ */
+static int close_barrier(struct rc_array *a)
+{
+	int ret = rc_member_sync_all(a);
+
+	if (ret < 0 && rc_array_failed(a))
+		return ret;
+	return rc_sb_write_all(a);
+}
+
 int rc_array_close(struct rc_array *a)
 {
 	int ret = 0;
@@ -164,6 +183,8 @@ int rc_array_close(struct rc_array *a)
 		rc_sb_check_members(a);
 		ret = rc_flush(a);
 		rc_commit_lock(a);
+		if (ret == 0)
+			ret = close_barrier(a);
 		if (ret == 0)
 			ret = rc_journal_checkpoint(a, true);
 		pthread_mutex_unlock(&a->commit_lock);

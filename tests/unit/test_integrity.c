@@ -872,6 +872,62 @@ static void test_stale_one_behind_unclean(void **state)
 	free(old);
 }
 
+/*
+ * The same after a clean close: a copy of the last member from the
+ * array's last superblock update before the close, put back.  With one
+ * update at the close it was one behind the clean superblocks, as a
+ * member whose update a crash tore, and kept; the writes since the copy
+ * are not on it, its old blocks verify against its own old tables, and no
+ * journal is left to hold it to them: the batch written after the copy
+ * read back old.  The close's barrier update (array.c close_barrier)
+ * leaves such a copy two behind: stale, rebuilt, every block current.
+ */
+static void test_stale_one_behind_clean(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks, e0, b = 0;
+	uint8_t *old = malloc(DEV_BYTES);
+	uint8_t buf[RC_BLOCK_SIZE];
+	uint32_t *gens;
+	int v = 3;
+
+	a = raid5_filled(&tb, &blocks);
+	gens = malloc(blocks * sizeof(*gens));
+	for (uint64_t i = 0; i < blocks; i++)
+		gens[i] = 1;
+	rc_array_info(a, &info);
+	e0 = info.events;
+	/* writes up to the next superblock update (a checkpoint) ... */
+	for (; info.events == e0; b = (b + 64) % (blocks - 63)) {
+		write64(a, gens, b, gens[b] + 1);
+		rc_array_info(a, &info);
+	}
+	/* ... the copy then, and a batch after it */
+	assert_int_equal(rc_dev_read(tb.mem[v], old, DEV_BYTES, 0), 0);
+	write64(a, gens, 0, gens[0] + 1);
+	rc_array_info(a, &info);
+	assert_int_equal(info.events, e0 + 1);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_write(tb.mem[v], old, DEV_BYTES, 0), 0);
+
+	a = tb_assemble(&tb, 0, 0);
+	for (uint64_t i = 0; i < blocks; i++) {
+		assert_int_equal(rc_read(a, i, 1, buf), 0);
+		if (!tb_check(buf, i, gens[i]))
+			fail_msg("block %llu: not generation %u",
+				 (unsigned long long)i, gens[i]);
+	}
+	rc_array_member_status(a, v, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+	free(gens);
+	free(old);
+}
+
 static int sb_damage_lines;
 
 static void count_sb_damage(int level, const char *msg)
@@ -1082,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
 		cmocka_unit_test(test_stale_one_behind_unclean),
+		cmocka_unit_test(test_stale_one_behind_clean),
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_probe_torn_copies),
 		cmocka_unit_test(test_shrunk_offline),
