@@ -53,6 +53,9 @@ struct rc_member {
 	atomic_uint err_window_count;
 	atomic_uint_fast64_t err_over_ns;  /* when the count passed the
 					    * threshold (0: it has not) */
+	atomic_uint_fast64_t corrected_ns; /* the last correction (0: none) */
+	atomic_bool errors_kept_said;   /* "kept despite its errors" logged */
+	atomic_uint_fast64_t kept_until_ns; /* kept: asked again after */
 	atomic_uint fault_pending;
 	atomic_bool shrunk;
 	atomic_uint_fast64_t shrunk_to;
@@ -359,11 +362,16 @@ void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind);
  * what was not written (the read-back differs) is never credited.
  */
 void rc_member_note_corrected(struct rc_array *a, int slot);
+/* A new device in m's slot: the errors counted towards a fault, and what
+ * was decided about them, were the old one's. */
+void rc_member_errors_forget(struct rc_member *m);
 #define RC_FAULT_ERRORS_DEFAULT 32
 #define RC_HEALTH_INTERVAL_MS 10000     /* superblocks re-read (recovery.c) */
 #define RC_FAULT_WINDOW_NS (60ull * 1000000000ull)
 /* A fault for too many errors waits this long after the count passed the
- * threshold, for the corrections of blocks already being repaired. */
+ * threshold and after the member's last correction: while repairs of
+ * blocks already counted still come in (a slow disk, many readers), the
+ * count is not the verdict.  At most RC_FAULT_WINDOW_NS. */
 #define RC_FAULT_SETTLE_NS (1000ull * 1000000ull)
 /* Why a member's fault is pending (rc_member.fault_pending). */
 enum {

@@ -90,27 +90,102 @@ static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
 	return "too many read or checksum errors";
 }
 
+/* Keeps slot's errors pending, for the next call (at the latest, the
+ * recovery thread's tick, a second). */
+static void errors_later(struct rc_array *a, int slot)
+{
+	atomic_fetch_or(&a->m[slot].fault_pending, RC_PEND_ERRORS);
+}
+
 /*
- * Whether slot's errors still fault it, when they are its only verdict:
- * not once corrections brought the count back to the threshold, and not
- * before the count has been over it for RC_FAULT_SETTLE_NS - a scrub or a
- * read counts a row's errors before it repairs them (the pending bit is
- * set again, for the next call: at the latest, the recovery thread's tick).
+ * Would the array, with slot out, hold data that one more loss takes: the
+ * last of its redundancy?  Caller holds state_lock.
+ */
+static bool last_redundancy(struct rc_array *a, int slot)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t t = 0; t < a->g.members; t++)
+		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
+			  t == (uint32_t)slot;
+	for (uint32_t t = 0; t < a->g.members; t++) {
+		bool lost;
+
+		if (gone[t])
+			continue;
+		gone[t] = true;
+		lost = rc_array_would_fail(a, gone);
+		gone[t] = false;
+		if (lost)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether slot's errors still fault it, when they are its only verdict.
+ *  - Not once corrections brought the count back to the threshold.
+ *  - Not while the count has been over it for less than
+ *    RC_FAULT_SETTLE_NS, or the member's last correction is as recent: a
+ *    read or a scrub counts a row's errors before it repairs them, and on
+ *    a slow or busy disk the repairs of blocks already counted come in
+ *    for a while (a tester's RAID 6 member with only pending sectors was
+ *    faulted by 50 readers on a 4 MiB/s disk, and with it the redundancy
+ *    another member's pending sectors needed).  At most the window.
+ *  - Not in a read-only array: nothing can be rewritten there, so nothing
+ *    is ever corrected, and faulting would only take the member's good
+ *    blocks away from the rows the others' errors hit (a tester's RAID 6
+ *    mounted ro lost files that way).  Its errors are reconstructed row
+ *    by row as always.
+ *  - Not when the array would be left with no redundancy and no spare is
+ *    there to restore it: a member with errors still holds good blocks,
+ *    each verified by its checksum, and they are the redundancy of every
+ *    row the others' errors hit (ZFS degrades such a vdev rather than
+ *    faulting it).  It stays, said once.
+ * Each "not yet" keeps the errors pending.
  */
 static bool errors_fault(struct rc_array *a, int slot)
 {
 	struct rc_member *m = &a->m[slot];
-	uint64_t over = atomic_load(&m->err_over_ns);
+	uint64_t over = atomic_load(&m->err_over_ns), now = rc_mono_ns();
+	uint64_t fixed = atomic_load(&m->corrected_ns);
+	const char *kept = NULL;
+	bool last;
 
 	if (atomic_load(&m->err_window_count) <= a->fault_errors) {
 		atomic_store(&m->err_over_ns, 0);
 		return false;
 	}
-	if (over && rc_mono_ns() - over < RC_FAULT_SETTLE_NS) {
-		atomic_fetch_or(&m->fault_pending, RC_PEND_ERRORS);
+	if ((over && now - over < RC_FAULT_WINDOW_NS &&
+	     (now - over < RC_FAULT_SETTLE_NS ||
+	      (fixed && now - fixed < RC_FAULT_SETTLE_NS))) ||
+	    now < atomic_load(&m->kept_until_ns)) {
+		errors_later(a, slot);
 		return false;
 	}
-	return true;
+	pthread_mutex_lock(&a->state_lock);
+	last = a->nspares == 0 && last_redundancy(a, slot);
+	pthread_mutex_unlock(&a->state_lock);
+	if (a->rdonly)
+		kept = "the array is read-only: nothing can be rewritten, and "
+		       "its good blocks still serve the rows others' errors "
+		       "hit";
+	else if (last)
+		kept = "without it and with no spare the array would have no "
+		       "redundancy left, and its good blocks still serve the "
+		       "rows others' errors hit";
+	if (!kept)
+		return true;
+	if (!atomic_exchange(&m->errors_kept_said, true))
+		rc_log("member %d (%s) has too many read or checksum errors: "
+		       "kept, as %s; every block of it is verified, its errors "
+		       "are reconstructed (replace it)", slot,
+		       m->dev ? m->dev->name : "?", kept);
+	/* asked again in a second (a spare added, a member back): not at
+	 * every read */
+	atomic_store(&m->kept_until_ns, now + RC_FAULT_SETTLE_NS);
+	errors_later(a, slot);
+	return false;
 }
 
 void rc_member_faults_apply(struct rc_array *a)
@@ -156,9 +231,14 @@ void rc_array_settle_faults(struct rc_array *a)
 
 	for (uint32_t s = 0; s < a->g.members; s++) {
 		uint64_t over = atomic_load(&a->m[s].err_over_ns);
+		uint64_t fixed = atomic_load(&a->m[s].corrected_ns);
 
-		if ((atomic_load(&a->m[s].fault_pending) & RC_PEND_ERRORS) &&
-		    over && over + RC_FAULT_SETTLE_NS > now &&
+		if (!(atomic_load(&a->m[s].fault_pending) & RC_PEND_ERRORS) ||
+		    !over)
+			continue;
+		if (fixed > over)
+			over = fixed;
+		if (over + RC_FAULT_SETTLE_NS > now &&
 		    over + RC_FAULT_SETTLE_NS - now > wait)
 			wait = over + RC_FAULT_SETTLE_NS - now;
 	}

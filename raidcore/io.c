@@ -69,11 +69,21 @@ void rc_member_note_error(struct rc_array *a, int slot, enum rc_err_kind kind)
 		rc_member_nudge(a);
 }
 
+void rc_member_errors_forget(struct rc_member *m)
+{
+	atomic_store(&m->err_window_count, 0);
+	atomic_store(&m->err_over_ns, 0);
+	atomic_store(&m->corrected_ns, 0);
+	atomic_store(&m->kept_until_ns, 0);
+	atomic_store(&m->errors_kept_said, false);
+}
+
 void rc_member_note_corrected(struct rc_array *a, int slot)
 {
 	struct rc_member *m = &a->m[slot];
 	unsigned n = atomic_load(&m->err_window_count);
 
+	atomic_store(&m->corrected_ns, rc_mono_ns());
 	while (n && !atomic_compare_exchange_weak(&m->err_window_count, &n,
 						  n - 1))
 		;

@@ -228,6 +228,7 @@ static void slot_take(struct rc_array *a)
 	/* What was found about, and counted against, src is not dst's. */
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
+	rc_member_errors_forget(m);
 	atomic_store(&m->shrunk, false);
 	atomic_store(&m->read_errors, 0);
 	atomic_store(&m->write_errors, 0);

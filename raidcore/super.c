@@ -243,6 +243,10 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			       a->m[i].dev->name);
 			a->m[i].state = RC_MEMBER_FAULTY;
 			a->m[i].damaged = true;
+			/* told, as every fault (it went unannounced: no Fail
+			 * event, no alert; a tester's report) */
+			rc_event_emit(a, RC_EV_FAIL, (int)i, a->m[i].dev->name,
+				      "superblock write failed", 0, 0, 0);
 			return false;
 		}
 		if (!sb_reads_back(a, (int)i, sb, blk, back) &&

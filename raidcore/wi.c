@@ -319,6 +319,7 @@ void rc_member_catchup_begin(struct rc_array *a, int slot,
 	m->jhead = m->jtail = m->jused = 0;
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
+	rc_member_errors_forget(m);
 	atomic_store(&m->shrunk, false);
 	atomic_store(&m->read_errors, sb->err_read);
 	atomic_store(&m->write_errors, sb->err_write);

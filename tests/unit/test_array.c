@@ -1380,6 +1380,7 @@ struct ev_log {
 	pthread_mutex_t lock;
 	enum rc_event_kind kind[64];
 	int err[64];
+	int slot[64];
 	int n;
 };
 
@@ -1390,6 +1391,7 @@ static void ev_record(void *ctx, const struct rc_event *ev)
 	pthread_mutex_lock(&l->lock);
 	if (l->n < 64) {
 		l->err[l->n] = ev->err;
+		l->slot[l->n] = ev->slot;
 		l->kind[l->n++] = ev->kind;
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -1825,23 +1827,32 @@ static void test_scrub_state_kept(void **state)
  * member, which turns faulty, and the others record it. */
 static void test_superblock_write_fails(void **state)
 {
+	struct ev_log l = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct rc_member_status st;
 	struct model m;
 	uint64_t seed = 11;
+	unsigned told = 0;
 
 	tb_init(&tb, 5, DEV_BYTES);
 	tb_create(&tb, RC_RAID6, 16384, 0);
 	a = tb_assemble(&tb, 0, 0);
 	model_init(&m, a);
 	write_random(a, &m, &seed, 10);
+	rc_array_set_event_handler(a, ev_record, &l);
 	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_WRITE, 0,
 				      2 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT), 0);
 	assert_int_equal(rc_member_fail(a, 0), 0);
 	rc_array_member_status(a, 1, &st);
 	assert_int_equal(st.state, RC_MEMBER_FAULTY);
 	assert_true(st.write_errors >= 1);
+	/* both faults are told (the superblock write's went untold) */
+	for (int i = 0; i < l.n; i++)
+		if (l.kind[i] == RC_EV_FAIL)
+			told |= 1u << l.slot[i];
+	assert_int_equal(told, 3);
+	rc_array_set_event_handler(a, NULL, NULL);
 	verify_all(a, &m);
 	assert_int_equal(rc_array_close(a), 0);
 	a = tb_assemble(&tb, 0, 0);

@@ -656,6 +656,99 @@ static void test_corrected_errors_kept(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A read-only array faults no member for its errors: nothing can be
+ * rewritten, so nothing is ever corrected, and a member taken out takes
+ * its good blocks from the rows the others' errors hit.  A RAID 6 of 6,
+ * three members unreadable over 100 blocks each at different rows (at
+ * most one bad block per row): every block reads, twice, and every
+ * member stays.  Before, the first two were faulted and the third's rows
+ * read as I/O errors (a tester's report).
+ */
+static void test_rdonly_errors_keep_members(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	tb_init(&tb, 6, DEV_BYTES);
+	tb_create(&tb, RC_RAID6, 8192, 0);
+	a = tb_assemble(&tb, 0, 0);
+	blocks = fill(a, 1);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+	for (int v = 1; v <= 3; v++)
+		rc_fault_eio(tb.fault[v], RC_FAULT_READ, DATA_OFF_BYTES +
+			     (uint64_t)(v - 1) * 120 * RC_BLOCK_SIZE,
+			     100 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	sleep_ms(1100);                 /* past RC_FAULT_SETTLE_NS */
+	assert_int_equal(verify(a, blocks, 1), 0);
+	for (int v = 1; v <= 3; v++) {
+		rc_array_member_status(a, v, &st);
+		assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	}
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+/*
+ * A member whose errors are not corrected (every read of a range flips a
+ * bit: its repairs never read back) is faulted only while the array keeps
+ * redundancy without it, or a spare takes its place.  A RAID 5 of 4 with
+ * no spare keeps it (its good blocks are the redundancy of the rows
+ * another member's damage hits: that damage, at other rows, is then
+ * repaired and every block reads); with a spare it is faulted and the
+ * spare rebuilt into its slot.
+ */
+static void test_last_redundancy_kept(void **state)
+{
+	for (int spare = 0; spare <= 1; spare++) {
+		struct rc_testbed tb;
+		struct rc_scrub_report rep;
+		struct rc_member_status st;
+		struct rc_info info;
+		struct rc_array *a;
+		uint64_t blocks;
+
+		tb_init(&tb, 4 + spare, DEV_BYTES);
+		tb_create(&tb, RC_RAID5, 16384, spare);
+		a = tb_assemble(&tb, 0, 0);
+		blocks = fill(a, 1);
+		rc_fault_flip_on_read(tb.fault[1], DATA_OFF_BYTES,
+				      100 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		sleep_ms(1100);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		rc_array_member_status(a, 1, &st);
+		if (spare) {
+			assert_int_equal(rc_member_replace(a, -1, NULL, NULL,
+							   NULL), 0);
+			rc_array_member_status(a, 1, &st);
+			assert_string_equal(st.name, "mem4");
+			assert_int_equal(verify(a, blocks, 1), 0);
+			assert_int_equal(rc_array_close(a), 0);
+			tb_fini(&tb);
+			continue;
+		}
+		assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+		rc_array_info(a, &info);
+		assert_false(info.degraded);
+		/* damage on another member, at other rows: repaired from the
+		 * kept member's good blocks */
+		for (int k = 0; k < 8; k++)
+			rc_fault_corrupt(tb.fault[2], DATA_OFF_BYTES +
+					 (uint64_t)(200 + k) * RC_BLOCK_SIZE,
+					 RC_BLOCK_SIZE, 3, 5 + (uint64_t)k);
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 /* An error seen while running is on every member's superblock soon after,
  * without a close: a crash then still leaves RC_AF_ERRORS for fsck. */
 static void test_errors_recorded_promptly(void **state)
@@ -1134,6 +1227,8 @@ int main(void)
 		cmocka_unit_test(test_shrunk_member_degrades),
 		cmocka_unit_test(test_needed_liar_kept),
 		cmocka_unit_test(test_corrected_errors_kept),
+		cmocka_unit_test(test_rdonly_errors_keep_members),
+		cmocka_unit_test(test_last_redundancy_kept),
 		cmocka_unit_test(test_errors_recorded_promptly),
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
