@@ -105,31 +105,38 @@ static int rn_exchange(struct fs *fs, struct fs_tx *tx, struct rn *r)
 	return fs_inode_dirty(fs, tx, r->dst);
 }
 
-/* RENAME_WHITEOUT: the old name gets a whiteout (overlayfs's, Linux
- * WHITEOUT_DEV and WHITEOUT_MODE) instead of going away. */
-static int rn_whiteout(struct fs *fs, struct fs_tx *tx, struct rn *r)
+/*
+ * RENAME_WHITEOUT: the old name gets a whiteout (overlayfs's, Linux
+ * WHITEOUT_DEV and WHITEOUT_MODE) instead of going away.  Its inode is
+ * made before any name changes (rn_move), as the one step that can run
+ * out of space: made after the new name was in, an ENOSPC left the inode
+ * under both names with one link (a tester's xfstests generic/626, found
+ * by fsck).  Then the old name is pointed at it; on an error the new
+ * inode is taken back.
+ */
+static int rn_whiteout_set(struct fs *fs, struct fs_tx *tx, struct rn *r,
+			   struct fs_inode *wo)
 {
-	struct fs_inode *wo;
-	int err = fs_inode_new(fs, tx, S_IFCHR, r->uid, r->gid, &wo);
+	int err = fs_dir_set(fs, tx, r->sdp, r->name, wo->ino,
+			     mode_dt(S_IFCHR));
 
-	if (err)
-		return err;
-	wo->d.rdev = 0;
-	err = fs_dir_set(fs, tx, r->sdp, r->name, wo->ino, mode_dt(S_IFCHR));
-	if (err) {
-		fs_inode_abort_new(fs, tx, wo);
-		return err;
-	}
-	err = fs_inode_dirty(fs, tx, wo);
-	fs_iput(fs, wo);
+	if (!err)
+		err = fs_inode_dirty(fs, tx, wo);
 	return err;
 }
 
 static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 {
 	uint8_t dt = mode_dt(r->src->d.mode);
-	int err;
+	struct fs_inode *wo = NULL;
+	int err = 0;
 
+	if (r->flags & RENAME_WHITEOUT) {
+		err = fs_inode_new(fs, tx, S_IFCHR, r->uid, r->gid, &wo);
+		if (err)
+			return err;
+		wo->d.rdev = 0;
+	}
 	if (r->dst) {
 		err = fs_dir_set(fs, tx, r->ddp, r->newname, r->src->ino, dt);
 		if (!err && S_ISDIR(r->dst->d.mode))
@@ -148,10 +155,14 @@ static int rn_move(struct fs *fs, struct fs_tx *tx, struct rn *r)
 				 NULL);
 	}
 	if (!err)
-		err = (r->flags & RENAME_WHITEOUT) ? rn_whiteout(fs, tx, r) :
+		err = wo ? rn_whiteout_set(fs, tx, r, wo) :
 			fs_dir_remove(fs, tx, r->sdp, r->name);
 	if (!err)
 		rn_reparent(r->src, r->sdp, r->ddp);
+	if (wo && err)
+		fs_inode_abort_new(fs, tx, wo);
+	else if (wo)
+		fs_iput(fs, wo);
 	return err;
 }
 

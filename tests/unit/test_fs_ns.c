@@ -748,6 +748,26 @@ static void test_enospc_metadata(void **state)
 	}
 	assert_int_equal(err, -ENOSPC);
 	assert_true(made > 100);
+	/* RENAME_WHITEOUT needs an inode for the whiteout: when there is
+	 * none, the rename fails and changes nothing (it left the file under
+	 * both names with one link: xfstests generic/626) */
+	for (i = 0; i < 5; i++) {
+		char wo[32];
+		uint64_t before = tfs_lookup(t, ROOT, (snprintf(name,
+					     sizeof(name), "fill%d", i), name));
+		struct fs_attr st;
+
+		snprintf(wo, sizeof(wo), "wo%d", i);
+		err = fs_rename(t->fs, ROOT, name, ROOT, wo, RENAME_WHITEOUT);
+		if (err) {
+			assert_int_equal(err, -ENOSPC);
+			assert_int_equal(tfs_lookup(t, ROOT, name), before);
+			assert_int_equal(fs_lookup(t->fs, ROOT, wo, &st),
+					 -ENOENT);
+			assert_int_equal(fs_getattr(t->fs, before, &st), 0);
+			assert_int_equal(st.nlink, 1);
+		}
+	}
 	tfs_check(t);
 	tfs_remount(t);
 	/* deleting frees space for new names again */
