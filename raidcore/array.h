@@ -744,8 +744,10 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
 		   struct rc_row *out);
 /* Carries out v's repairs when repair (and the array is writable), and
- * logs every block it repairs or cannot vouch for. */
-void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
+ * logs every block it repairs or cannot vouch for.  Returns how many of
+ * its rewrites did not hold (do not read back as written: the row has no
+ * working redundancy in that column). */
+uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
 		  const struct rc_row *v, bool repair);
 uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);

@@ -76,7 +76,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 {
 	bool mismatch = false;
 	struct rc_row v;
-	uint32_t lost;
+	uint32_t lost, unheld = 0;
 	int ret;
 
 	for (uint32_t r = 0; r < a->g.chunk_blocks; r++) {
@@ -84,7 +84,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		if (ret)
 			return ret;
 		count_row(rep, map, state, r, &v, repair && !a->rdonly);
-		rc_row_apply(a, map, cols, r, r, state, &v, repair);
+		unheld += rc_row_apply(a, map, cols, r, r, state, &v, repair);
 		mismatch |= v.mismatch;
 		lost = rc_row_report_lost(a, map, r, &v, ~0ull);
 		if (lost) {
@@ -93,12 +93,21 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		}
 		report_bad(a, map, rep, bl, r, &v);
 	}
-	if (mismatch) {
-		rep->parity_mismatches++;
-		atomic_store(&a->errors_seen, true);
+	if (mismatch)
 		rc_log("stripe %llu: parity disagrees with data that verifies; "
 		       "which block is wrong cannot be told: not repaired",
 		       (unsigned long long)map->stripe);
+	/* A member that does not keep what is written to it (a member kept
+	 * despite its errors, fail.c): its column of these rows is no
+	 * redundancy - a stripe that would not survive the loss of another
+	 * member, counted as a mismatch is. */
+	if (unheld)
+		rc_log("stripe %llu: %u repaired blocks do not read back as "
+		       "written: the stripe has no working redundancy there",
+		       (unsigned long long)map->stripe, unheld);
+	if (mismatch || unheld) {
+		rep->parity_mismatches++;
+		atomic_store(&a->errors_seen, true);
 	}
 	return 0;
 }

@@ -715,30 +715,33 @@ bool rc_fix_writes(uint8_t fix, uint8_t state)
  * counted again.  A poisoned entry's mismatch was not the member's error:
  * no credit.  The caller holds the row's stripe lock.
  */
-static void repair_proven(struct rc_array *a, int slot, uint64_t mb,
+static bool repair_proven(struct rc_array *a, int slot, uint64_t mb,
 			  uint64_t at, const uint8_t *R, uint8_t state)
 {
 	uint8_t back[RC_BLOCK_SIZE] __attribute__((aligned(RC_BLOCK_SIZE)));
 	uint64_t want = 0;
 
 	if (state != BLK_EIO && state != BLK_BAD)
-		return;
+		return true;
 	if (rc_io_member_read_run(a, slot, at, 1, back) < 0 ||
 	    memcmp(back, R, RC_BLOCK_SIZE) != 0) {
 		rc_log_block(a, slot, at, "the repair did not hold: the "
 			     "block does not read back as it was written");
-		return;
+		return false;
 	}
 	if (state == BLK_EIO ||
 	    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM ||
 	    want != RC_CSUM_POISON)
 		rc_member_note_corrected(a, slot);
+	return true;
 }
 
-void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
-		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
-		  const struct rc_row *v, bool repair)
+uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
+		      uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
+		      const struct rc_row *v, bool repair)
 {
+	uint32_t unheld = 0;
+
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		const struct rc_col *col = &mp->col[c];
 		int slot = (int)col->member;
@@ -765,8 +768,9 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 					     "write of a repaired block failed");
 			continue;
 		}
-		if (rc_fix_writes(v->fix[c], state[c][r]))
-			repair_proven(a, slot, mb, at, R, state[c][r]);
+		if (rc_fix_writes(v->fix[c], state[c][r]) &&
+		    !repair_proven(a, slot, mb, at, R, state[c][r]))
+			unheld++;
 		rc_csum_update(a, slot, mb, v->fix[c] == RC_FIX_ZERO_ENTRY ?
 			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
 		if (rc_fix_writes(v->fix[c], state[c][r]))
@@ -782,6 +786,7 @@ void rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		}
 		rc_log_block(a, slot, at, fix_what(state[c][r], v->fix[c]));
 	}
+	return unheld;
 }
 
 /* ---- state arrays -------------------------------------------------------------- */

@@ -83,29 +83,55 @@ t_umount "$M"
 
 # A member that goes on returning zeros over 1 MiB of its written blocks
 # (faultfs zero-read: the media keeps what is written, reads do not show
-# it): its repairs never read back, it is faulted while the scrub runs,
-# every block is repaired, the array is degraded, not whole, and --wait
-# exits 1 (it exited 0)
-t_log "a member faulted during the scrub: --wait exits 1"
+# it): its repairs never read back.  zero_liar LEVEL N: an array of N
+# such images with z1 lying, mounted on $M, g written (g.ref).
 t_faultfs
-for i in 0 1 2; do truncate -s 64M "$T/back/z$i.img"; done
-t_mkfs 5 64K "$T/back/z0.img" "$T/back/z1.img" "$T/back/z2.img"
-ZSRC=$T/ff/z0.img:$T/ff/z1.img:$T/ff/z2.img
-t_mount "$ZSRC" "$M"
-head -c 8M /dev/urandom >"$M/g"
-sync -f "$M/g"
-cp "$M/g" "$T/g.ref"
-t_umount "$M"
-cp "$T/back/z1.img" "$T/z1.copy"
-zero_used "$T/z1.copy" | while read -r off len; do
-	echo "z1.img zero-read $off $len"
-done >"$T/rules"
-rm -f "$T/z1.copy"
-while read -r rule; do echo "$rule" >"$T/ff/.faultctl"; done <"$T/rules"
-t_mount "$ZSRC" "$M"
+zero_liar() {
+	local level=$1 n=$2 i src=
+	for i in $(seq 0 $((n - 1))); do
+		rm -f "$T/back/z$i.img"
+		truncate -s 64M "$T/back/z$i.img"
+		src=$src${src:+:}$T/ff/z$i.img
+	done
+	echo "z1.img clear" >"$T/ff/.faultctl"
+	t_mkfs "$level" 64K $(for i in $(seq 0 $((n - 1))); do echo "$T/back/z$i.img"; done)
+	ZSRC=$src
+	t_mount "$ZSRC" "$M"
+	head -c 8M /dev/urandom >"$M/g"
+	sync -f "$M/g"
+	cp "$M/g" "$T/g.ref"
+	t_umount "$M"
+	cp "$T/back/z1.img" "$T/z1.copy"
+	zero_used "$T/z1.copy" | while read -r off len; do
+		echo "z1.img zero-read $off $len"
+	done >"$T/rules"
+	rm -f "$T/z1.copy"
+	while read -r rule; do echo "$rule" >"$T/ff/.faultctl"; done <"$T/rules"
+	t_mount "$ZSRC" "$M"
+}
+
+# RAID 6 of 4: the liar is faulted while the scrub runs (the array keeps
+# redundancy without it), every block is repaired, the array is degraded,
+# not whole, and --wait exits 1 (it exited 0)
+t_log "a member faulted during the scrub: --wait exits 1"
+zero_liar 6 4
 expect_rc 1 "$CTL" scrub start --wait "$M"
 grep -q "a member was faulted while the scrub ran" "$T/out" || t_fail "scrub --wait: $(cat "$T/out")"
 [ "$(state)" = degraded ] || t_fail "not degraded: $(state)"
 cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (degraded)"
+t_umount "$M"
+
+# RAID 5 of 3, no spare: without the liar the array would have no
+# redundancy left, so it stays (its other blocks are the redundancy of
+# every other row); the stripes where its repairs do not hold are not
+# whole, and --wait exits 1 for them
+t_log "a liar the array keeps: --wait exits 1, the member stays"
+zero_liar 5 3
+expect_rc 1 "$CTL" scrub start --wait "$M"
+[ "$(state)" = clean ] || t_fail "not kept: $(state)"
+grep -q "kept, as without it" "$T/daemon.log" || t_fail "no 'kept' line in the log"
+"$CTL" scrub status "$M" | grep -q "[1-9][0-9]* parity mismatches" \
+	|| t_fail "scrub: $("$CTL" scrub status "$M")"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (kept liar)"
 t_umount "$M"
 exit 0
