@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "log.h"
 #include "prog.h"
 
 struct helper_flags {
@@ -152,5 +153,8 @@ int mount_helper_args(int argc, char **argv, struct daemon_args *a)
 	}
 	if ((h.verbose || a->fake) && mount_announce(a))
 		return MNT_EX_SYSERR;
+	/* quiet on success without -v (the system's log has it all) */
+	if (!h.verbose)
+		rfs_log_stderr_max(LOG_WARNING);
 	return DAEMON_GO;
 }

@@ -26,6 +26,8 @@
 #include "log.h"
 
 static enum rfs_log_target log_target = RFS_LOG_STDERR;
+/* RFS_LOG_BOTH: the least severe message that also goes to stderr */
+static int stderr_max = LOG_DEBUG;
 static void (*log_sink)(int prio, const char *msg);
 static const char *log_ident = "raidfs";
 
@@ -123,7 +125,9 @@ static bool sys_emit(int prio, const char *msg)
 
 static void log_emit(int prio, const char *msg)
 {
-	bool to_stderr = log_target != RFS_LOG_SYSLOG;
+	bool to_stderr = log_target == RFS_LOG_STDERR ||
+			 (log_target == RFS_LOG_BOTH &&
+			  (prio & LOG_PRIMASK) <= stderr_max);
 
 	if (log_sink) {
 		log_sink(prio, msg);
@@ -138,6 +142,11 @@ static void log_emit(int prio, const char *msg)
 static void log_from_library(int prio, const char *msg)
 {
 	log_emit(prio, msg);
+}
+
+void rfs_log_stderr_max(int prio)
+{
+	stderr_max = prio;
 }
 
 void rfs_log_ident(const char *ident)

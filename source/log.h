@@ -31,6 +31,11 @@ enum rfs_log_target {
 	RFS_LOG_SYSLOG,        /* the system's log, as above */
 };
 
+/* While daemonising (RFS_LOG_BOTH), only messages at prio or more severe
+ * go to stderr too (the system's log gets them all): a mount helper says
+ * nothing on success unless asked (-v), as mount(8)'s helpers do.
+ * Default: LOG_DEBUG, everything. */
+void rfs_log_stderr_max(int prio);
 /* The program's name in messages and syslog ("raidfs" when never set). */
 void rfs_log_ident(const char *ident);
 void rfs_log_init(enum rfs_log_target target);

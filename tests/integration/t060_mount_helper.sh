@@ -20,8 +20,10 @@ wait_umounted() {   # umount returns before the daemon has flushed
 	t_wait_gone "$pid" || t_fail "daemon $pid did not exit after umount"
 }
 
-t_log "mount -t raidfs MEMBERS DIR"
-mount -t raidfs "$IMGS" "$M" 2>>"$T/daemon.log" || t_fail "mount -t raidfs"
+t_log "mount -t raidfs MEMBERS DIR: silent on success, as mount(8)'s helpers"
+mount -t raidfs "$IMGS" "$M" 2>"$T/quiet.err" || t_fail "mount -t raidfs"
+cat "$T/quiet.err" >>"$T/daemon.log"
+[ -s "$T/quiet.err" ] && t_fail "the helper printed on success: $(cat "$T/quiet.err")"
 t_is_mounted "$M" || t_fail "not mounted"
 pid=$(t_daemon_pid "$M") || t_fail "no daemon"
 T_PIDS+=("$pid")
