@@ -40,7 +40,8 @@
 #define DAMAGE_PAUSE_MS 200          /* a burst of blocks: one scan */
 
 struct damage_range {
-	uint64_t ino;
+	uint64_t ino, generation;        /* generation: a later file under
+					    the same number is another */
 	uint64_t from, to;               /* bytes [from, to) of the file */
 	char path[1024];                 /* "" when no name is known */
 };
@@ -133,13 +134,14 @@ static void scan_hit(void *ctx, uint64_t ino, uint64_t off, uint64_t block)
 
 /* Merges [from, to) of ino into the list; true when it says something
  * new.  Caller holds d->lock. */
-static bool range_add(struct ctl_damage *d, uint64_t ino, uint64_t from,
-		      uint64_t to, const char *path)
+static bool range_add(struct ctl_damage *d, uint64_t ino, uint64_t gen,
+		      uint64_t from, uint64_t to, const char *path)
 {
 	for (size_t i = 0; i < d->nr; i++) {
 		struct damage_range *r = &d->r[i];
 
-		if (r->ino != ino || from > r->to || to < r->from)
+		if (r->ino != ino || r->generation != gen || from > r->to ||
+		    to < r->from)
 			continue;
 		if (from >= r->from && to <= r->to)
 			return false;
@@ -151,7 +153,8 @@ static bool range_add(struct ctl_damage *d, uint64_t ino, uint64_t from,
 		d->ranges_dropped++;
 		return true;
 	}
-	d->r[d->nr] = (struct damage_range){ .ino = ino, .from = from, .to = to };
+	d->r[d->nr] = (struct damage_range){ .ino = ino, .generation = gen,
+					     .from = from, .to = to };
 	snprintf(d->r[d->nr++].path, sizeof(d->r[0].path), "%s", path);
 	return true;
 }
@@ -231,12 +234,16 @@ static void scan_record(struct ctl_damage *d, struct damage_scan *sc,
 
 	for (size_t i = 0; i < sc->nhit; i++) {
 		uint64_t ino = sc->hit[i].ino, off = sc->hit[i].off;
+		struct fs_attr at_ino;
 		bool fresh;
 
 		if (fs_path_find(d->fs, ino, path, sizeof(path)))
 			path[0] = '\0';
+		if (fs_getattr(d->fs, ino, &at_ino))
+			at_ino.generation = 0;
 		pthread_mutex_lock(&d->lock);
-		fresh = range_add(d, ino, off, off + 4096, path);
+		fresh = range_add(d, ino, at_ino.generation, off, off + 4096,
+				  path);
 		pthread_mutex_unlock(&d->lock);
 		if (!fresh)
 			continue;
@@ -446,10 +453,53 @@ static json_object *range_json(const struct damage_range *r)
 	return o;
 }
 
+/*
+ * Drops the ranges of files deleted since (the inode gone, or another
+ * file under its number): their blocks are free space now, and the list
+ * named a file that no longer exists (a tester's report).  An unlinked
+ * file still open stays.  fs is asked with no lock held.
+ */
+static void damage_prune(struct ctl_damage *d)
+{
+	struct { uint64_t ino, gen; } gone[DAMAGE_RANGES];
+	size_t n = 0, ngone = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->nr; i++) {
+		gone[n].ino = d->r[i].ino;
+		gone[n++].gen = d->r[i].generation;
+	}
+	pthread_mutex_unlock(&d->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct fs_attr a;
+		int ret = fs_getattr(d->fs, gone[i].ino, &a);
+
+		if (ret == -ENOENT || (ret == 0 && a.generation != gone[i].gen))
+			gone[ngone++] = gone[i];
+	}
+	pthread_mutex_lock(&d->lock);
+	for (size_t k = 0; k < ngone; k++) {
+		size_t i = 0;
+
+		while (i < d->nr) {
+			if (d->r[i].ino == gone[k].ino &&
+			    d->r[i].generation == gone[k].gen)
+				d->r[i] = d->r[--d->nr];
+			else
+				i++;
+		}
+	}
+	/* the freed blocks, met again, are looked up again (in no file) */
+	if (ngone)
+		d->nseen = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
 json_object *ctl_damage_json(struct ctl_damage *d)
 {
 	json_object *o = json_object_new_object(), *files = json_object_new_array();
 
+	damage_prune(d);
 	pthread_mutex_lock(&d->lock);
 	for (size_t i = 0; i < d->nr; i++)
 		json_object_array_add(files, range_json(&d->r[i]));

@@ -8,7 +8,8 @@
 # RAIDFS_MESSAGE) name /file1 and the bytes of that block, once, also
 # after the block is read again; file0 and file2 read back intact;
 # `raidfsctl clear` empties the list, and a scrub lists the file again.
-# Once the sector reads again and the file is rewritten, a scrub through
+# A deleted file is no longer listed.  Once the sector reads again and the
+# file is written again, a scrub through
 # the whole array that finds nothing lost empties the list by itself, as
 # ZFS's error log after a clean scrub.
 . "$(dirname "$0")/lib.sh"
@@ -95,7 +96,21 @@ for i in $(seq 100); do "$CTL" status "$M" | grep -q "/file1: bytes" && break; s
 	|| t_fail "the scrub's find is not listed: $("$CTL" status "$M")"
 cmp -s "$T/ref/file0" "$M/file0" && cmp -s "$T/ref/file2" "$M/file2" || t_fail "a file differs after the scrub"
 
-t_log "the sector reads again, file1 is rewritten: a clean scrub empties the list"
+t_log "file1 deleted: no longer listed"
+rm -f "$M/file1"
+for i in $(seq 100); do "$CTL" status "$M" | grep -q "/file1" || break; sleep 0.05; done
+"$CTL" status "$M" | grep -q "/file1" && t_fail "a deleted file is listed: $("$CTL" status "$M")"
+
+t_log "a scrub meets the lost block again: in no file now"
+"$CTL" scrub start --wait "$M" >/dev/null 2>&1 && t_fail "scrub --wait: 0 with a block lost"
+for i in $(seq 100); do "$CTL" status "$M" | grep -q "unrecoverable data" && break; sleep 0.05; done
+"$CTL" status --json "$M" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)["arrays"][0]["damaged"]
+assert not d["files"] and d["other_blocks"] >= 1, d
+' || t_fail "not counted as a block in no file: $("$CTL" status "$M")"
+
+t_log "the sector reads again, file1 is written again: a clean scrub empties the list"
 echo "$(basename "$img") clear" >"$T/ff/.faultctl"
 cp "$T/ref/file1" "$M/file1" || t_fail "rewrite file1"
 sync -f "$M"
