@@ -118,13 +118,22 @@ static int scrub_call(struct ctl_conn *c, const char *action, json_object **res,
 static int scrub_verdict(json_object *sc)
 {
 	json_object *rep = NULL;
+	uint64_t bad, mended;
 
 	json_object_object_get_ex(sc, "report", &rep);
+	/* blocks found bad and neither rewritten, re-vouched for nor
+	 * counted lost: a read-only array's scrub repairs nothing, and the
+	 * stripes it found errors in have that much less redundancy */
+	bad = ctl_json_u64(rep, "checksum_errors") +
+	      ctl_json_u64(rep, "read_errors");
+	mended = ctl_json_u64(rep, "repaired") +
+		 ctl_json_u64(rep, "entries_fixed") +
+		 ctl_json_u64(rep, "unrecoverable");
 	if (strcmp(scrub_state(sc), "finished") || ctl_json_has(sc, "error") ||
 	    ctl_json_u64(rep, "unrecoverable") ||
 	    ctl_json_u64(rep, "lost_data_blocks") ||
 	    ctl_json_u64(rep, "parity_mismatches") ||
-	    ctl_json_u64(rep, "conflicts"))
+	    ctl_json_u64(rep, "conflicts") || bad > mended)
 		return CTL_EXIT_REFUSED;
 	return CTL_EXIT_OK;
 }
@@ -143,6 +152,13 @@ static void array_state_get(struct ctl_conn *c, char *buf, size_t len)
 	json_object_put(st);
 }
 
+/* A state with a member missing, faulty or being rebuilt. */
+static bool state_degraded(const char *state)
+{
+	return !strcmp(state, "degraded") || !strcmp(state, "rebuilding") ||
+	       !strcmp(state, "failed");
+}
+
 /* Redundancy lost: a member faulted while the scrub ran (too many errors
  * on it, a write that failed) leaves the array degraded although every
  * block was repaired. */
@@ -150,8 +166,7 @@ static bool state_lost_redundancy(const char *before, const char *after)
 {
 	return (!strcmp(before, "clean") || !strcmp(before, "scrubbing") ||
 		!strcmp(before, "replacing")) &&
-	       (!strcmp(after, "degraded") || !strcmp(after, "rebuilding") ||
-		!strcmp(after, "failed"));
+	       state_degraded(after);
 }
 
 /* scrub start --wait: start (unless one runs), poll until it ends. */
@@ -183,6 +198,11 @@ static int scrub_wait(struct ctl_conn *c)
 			printf("%s: the array was %s and is %s now: a member "
 			       "was faulted while the scrub ran\n", c->where,
 			       before, after);
+			ret = CTL_EXIT_REFUSED;
+		} else if (state_degraded(after)) {
+			/* whole stripes, but not a whole array */
+			printf("%s: the array is %s: not whole\n", c->where,
+			       after);
 			ret = CTL_EXIT_REFUSED;
 		}
 	}

@@ -171,6 +171,12 @@ int rc_array_close(struct rc_array *a)
 	 * next assembly from its checkpoint. */
 	atomic_store(&a->rebuild_abort, true);
 	rc_recovery_stop(a);
+	/* A fault waiting out its settle time is applied before the closing
+	 * superblocks would call the member current and clean (a member
+	 * that dropped writes, unmounted within the second, was read at the
+	 * next mount: its old blocks verify against its old tables). */
+	if (!a->rdonly && rc_array_is_active(a))
+		rc_array_settle_faults(a);
 	/* No commit after the closing flush: the superblocks then say
 	 * clean, and a later batch would be in nobody's replay. */
 	rc_writeback_stop(a);

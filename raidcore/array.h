@@ -378,6 +378,9 @@ enum {
 	RC_PEND_ERRORS = 1u << 0,       /* too many errors in the window */
 	RC_PEND_SHRUNK = 1u << 1,       /* smaller than when it was opened */
 	RC_PEND_IDENTITY = 1u << 2,     /* its superblock is not ours */
+	RC_PEND_UNHELD = 1u << 3,       /* a repaired block read back other
+					   than written: it does not keep
+					   what is written (verify.c) */
 };
 /* Wakes the recovery thread without state_lock (lock-free callers): it
  * looks at pending faults and the errors flag. */

@@ -87,6 +87,9 @@ static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
 		pthread_mutex_unlock(&a->state_lock);
 		return msg;
 	}
+	if (pend & RC_PEND_UNHELD)
+		return "a repaired block read back other than it was written: "
+		       "it does not keep what is written";
 	return "too many read or checksum errors";
 }
 
@@ -164,16 +167,17 @@ static bool errors_fault(struct rc_array *a, int slot)
 		return false;
 	}
 	pthread_mutex_lock(&a->state_lock);
-	last = a->nspares == 0 && last_redundancy(a, slot);
+	last = last_redundancy(a, slot);
 	pthread_mutex_unlock(&a->state_lock);
 	if (a->rdonly)
 		kept = "the array is read-only: nothing can be rewritten, and "
 		       "its good blocks still serve the rows others' errors "
 		       "hit";
 	else if (last)
-		kept = "without it and with no spare the array would have no "
-		       "redundancy left, and its good blocks still serve the "
-		       "rows others' errors hit";
+		kept = "without it the array would have no redundancy left, "
+		       "and its good blocks still serve the rows others' "
+		       "errors hit (a rebuild onto a spare would go without "
+		       "them: raidfsctl replace copies them)";
 	if (!kept)
 		return true;
 	if (!atomic_exchange(&m->errors_kept_said, true))

@@ -723,10 +723,23 @@ static bool repair_proven(struct rc_array *a, int slot, uint64_t mb,
 
 	if (state != BLK_EIO && state != BLK_BAD)
 		return true;
-	if (rc_io_member_read_run(a, slot, at, 1, back) < 0 ||
-	    memcmp(back, R, RC_BLOCK_SIZE) != 0) {
+	if (rc_io_member_read_run(a, slot, at, 1, back) < 0) {
 		rc_log_block(a, slot, at, "the repair did not hold: the "
-			     "block does not read back as it was written");
+			     "block cannot be read back");
+		return false;
+	}
+	/* Bytes other than written: the member drops writes (its table
+	 * writes too, maybe: then after a remount its old blocks verify
+	 * against its old tables) or hides them.  Never kept for its good
+	 * blocks (fail.c): faulted now, unless the array cannot run
+	 * without it.  A read error, by contrast, shows again after any
+	 * remount. */
+	if (memcmp(back, R, RC_BLOCK_SIZE) != 0) {
+		rc_log_block(a, slot, at, "the repair did not hold: the "
+			     "block reads back other than it was written");
+		if (!(atomic_fetch_or(&a->m[slot].fault_pending,
+				      RC_PEND_UNHELD) & RC_PEND_UNHELD))
+			rc_member_nudge(a);
 		return false;
 	}
 	if (state == BLK_EIO ||

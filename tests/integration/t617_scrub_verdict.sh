@@ -83,11 +83,12 @@ t_umount "$M"
 
 # A member that goes on returning zeros over 1 MiB of its written blocks
 # (faultfs zero-read: the media keeps what is written, reads do not show
-# it): its repairs never read back.  zero_liar LEVEL N: an array of N
-# such images with z1 lying, mounted on $M, g written (g.ref).
+# it): its repairs never read back.  zero_liar LEVEL N [RULE [OPTIONS]]:
+# an array of N such images with z1 lying (RULE over the runs, default
+# zero-read), mounted on $M (with OPTIONS), g written (g.ref).
 t_faultfs
 zero_liar() {
-	local level=$1 n=$2 i src=
+	local level=$1 n=$2 rule=${3:-zero-read} i src=
 	for i in $(seq 0 $((n - 1))); do
 		rm -f "$T/back/z$i.img"
 		truncate -s 64M "$T/back/z$i.img"
@@ -103,35 +104,59 @@ zero_liar() {
 	t_umount "$M"
 	cp "$T/back/z1.img" "$T/z1.copy"
 	zero_used "$T/z1.copy" | while read -r off len; do
-		echo "z1.img zero-read $off $len"
+		echo "z1.img $rule $off $len"
 	done >"$T/rules"
 	rm -f "$T/z1.copy"
-	while read -r rule; do echo "$rule" >"$T/ff/.faultctl"; done <"$T/rules"
-	t_mount "$ZSRC" "$M"
+	while read -r r; do echo "$r" >"$T/ff/.faultctl"; done <"$T/rules"
+	t_mount "$ZSRC" "$M" ${4:+-o "$4"}
 }
 
-# RAID 6 of 4: the liar is faulted while the scrub runs (the array keeps
-# redundancy without it), every block is repaired, the array is degraded,
-# not whole, and --wait exits 1 (it exited 0)
+# RAID 6 of 4: the liar is faulted (at its first repair that does not
+# read back: the mount's own reads may meet it first), every block is
+# repaired, the array is degraded, not whole, and --wait exits 1 (it
+# exited 0)
 t_log "a member faulted during the scrub: --wait exits 1"
 zero_liar 6 4
 expect_rc 1 "$CTL" scrub start --wait "$M"
-grep -q "a member was faulted while the scrub ran" "$T/out" || t_fail "scrub --wait: $(cat "$T/out")"
+grep -q "a member was faulted while the scrub ran\|is degraded: not whole" "$T/out" \
+	|| t_fail "scrub --wait: $(cat "$T/out")"
 [ "$(state)" = degraded ] || t_fail "not degraded: $(state)"
 cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (degraded)"
 t_umount "$M"
 
-# RAID 5 of 3, no spare: without the liar the array would have no
-# redundancy left, so it stays (its other blocks are the redundancy of
-# every other row); the stripes where its repairs do not hold are not
-# whole, and --wait exits 1 for them
-t_log "a liar the array keeps: --wait exits 1, the member stays"
+# RAID 5 of 3 with the zero-read liar: a repaired block that reads back
+# other than written is a member that does not keep what is written (a
+# member that drops its writes, tables included, would be read after a
+# remount, its old blocks verifying against its old tables): faulted at
+# once, though the array has no redundancy left without it
+t_log "a member that reads back other than written: faulted at RAID 5 too"
 zero_liar 5 3
+expect_rc 1 "$CTL" scrub start --wait "$M"
+[ "$(state)" = degraded ] || t_fail "not faulted: $(state)"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (RAID 5 liar)"
+t_umount "$M"
+
+# RAID 5 of 3, its z1 unreadable over 1 MiB even after the rewrite (a
+# bad range the disk cannot remap): without it the array would have no
+# redundancy left, and read errors show again after any remount, so it
+# stays (its other blocks are the redundancy of every other row); the
+# stripes where its repairs do not hold are not whole: --wait exits 1
+t_log "unreadable after its rewrite: kept, --wait exits 1, the member stays"
+zero_liar 5 3 eio-read
 expect_rc 1 "$CTL" scrub start --wait "$M"
 [ "$(state)" = clean ] || t_fail "not kept: $(state)"
 grep -q "kept, as without it" "$T/daemon.log" || t_fail "no 'kept' line in the log"
 "$CTL" scrub status "$M" | grep -q "[1-9][0-9]* parity mismatches" \
 	|| t_fail "scrub: $("$CTL" scrub status "$M")"
-cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (kept liar)"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (kept member)"
+t_umount "$M"
+
+# the same mounted read-only: the scrub repairs nothing, and the errors it
+# found leave those stripes with less redundancy: --wait exits 1 (it
+# exited 0, "0 repaired")
+t_log "read-only: errors found and not repaired, --wait exits 1"
+zero_liar 5 3 eio-read ro
+expect_rc 1 "$CTL" scrub start --wait "$M"
+cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (read-only)"
 t_umount "$M"
 exit 0
