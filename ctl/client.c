@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
@@ -222,11 +223,17 @@ static int path_real(const char *path, char *real)
 	return 0;
 }
 
+/* statfs, not stat: the kernel answers a stat of the mount point from the
+ * attributes it cached while the daemon lived (a daemon killed after it
+ * served the mount looked alive and merely socketless); FUSE sends every
+ * statfs to the daemon, and a dead connection fails it with ENOTCONN. */
 bool ctl_mount_dead(const char *mp)
 {
+	struct statfs sf;
 	struct stat st;
 
-	return stat(mp, &st) && errno == ENOTCONN;
+	return (statfs(mp, &sf) && errno == ENOTCONN) ||
+	       (stat(mp, &st) && errno == ENOTCONN);
 }
 
 char **ctl_mounts_list(void)

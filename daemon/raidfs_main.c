@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "raidcore.h"
@@ -345,10 +346,13 @@ out:
  */
 static int mountpoint_resolve(const char *path, char **abs)
 {
+	struct statfs sf;
 	struct stat st;
 
 	*abs = NULL;
-	if (stat(path, &st)) {
+	/* statfs first: a stat of a dead FUSE mount is answered from the
+	 * attributes the kernel cached while its daemon lived */
+	if ((statfs(path, &sf) && errno == ENOTCONN) || stat(path, &st)) {
 		int err = errno;
 
 		/* ENOTCONN: a FUSE mount whose daemon died is still there */

@@ -154,11 +154,15 @@ t_mkfs() {
 		|| { cat "$T/mkfs.log" >&2; t_fail "mkfs.raidfs -l $level failed"; }
 }
 
-# t_wait_mounted DIR PID: until DIR is a mount point (or PID died).
+# t_wait_mounted DIR PID: until DIR is a mount point that answers (or PID
+# died).
 t_wait_mounted() {
 	local i
 	for i in $(seq 200); do
-		t_is_mounted "$1" && return 0
+		# mounted and answering: raidfs mounts before it opens the
+		# filesystem, and the first request waits until it serves
+		t_is_mounted "$1" && timeout 60 stat -- "$1" >/dev/null 2>&1 &&
+			return 0
 		[ -n "${2:-}" ] && ! t_pid_alive "$2" && return 1
 		sleep 0.05
 	done
