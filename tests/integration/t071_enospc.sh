@@ -3,7 +3,8 @@
 # with "No space left on device" (it used to run until killed, the file
 # growing without bound, ENOSPC only at close); the file is no larger than
 # the free space, every byte dd was told was written reads back, earlier
-# files are intact, the next write fails at once, reads and lseek through
+# files are intact, the next write fails at once (or within the 2 MiB
+# fill's closed handle kept), reads and lseek through
 # a write handle still work (they failed with ENOSPC), deleting makes room
 # again, and fsck is clean after umount.  Full, an overwrite in place and
 # a write into a fallocated range succeed (they need no new blocks: they
@@ -64,11 +65,16 @@ written=$(sed -n 's/^\([0-9]*\) bytes.*copied.*/\1/p' "$T/dd.err")
 [ "$written" = "$size" ] || t_fail "dd says $written bytes, the file has $size"
 sync "$T/mnt/fill" || t_fail "fsync after the failed write reports an error"
 
-t_log "the next write fails at once"
+# At once, or within what fill's handle held back: once its release is
+# served (asynchronous in FUSE), the 2 MiB kept for every further cached
+# writer is free space again, and this writer (no page cache near full)
+# may take it (it took 1-2 MiB in 1 of 3 runs on a loaded machine)
+t_log "the next write fails at once (or within the space fill's handle kept)"
 rc=0; timeout 20 dd if=/dev/zero of="$T/mnt/more" bs=1M count=4 2>"$T/dd2.err" || rc=$?
 [ $rc -ne 0 ] && grep -q "No space left on device" "$T/dd2.err" ||
 	{ cat "$T/dd2.err"; t_fail "a write to the full filesystem did not fail"; }
-[ "$(stat -c %s "$T/mnt/more")" -eq 0 ] || t_fail "more: bytes accepted on a full filesystem"
+more=$(stat -c %s "$T/mnt/more")
+[ "$more" -le $((2 << 20)) ] || t_fail "more: $more bytes accepted on a full filesystem"
 rm "$T/mnt/more"
 
 t_log "full: reads and lseek through a write handle work, writes fail"
