@@ -140,11 +140,14 @@ static bool last_redundancy(struct rc_array *a, int slot)
  *    blocks away from the rows the others' errors hit (a tester's RAID 6
  *    mounted ro lost files that way).  Its errors are reconstructed row
  *    by row as always.
- *  - Not when the array would be left with no redundancy and no spare is
- *    there to restore it: a member with errors still holds good blocks,
- *    each verified by its checksum, and they are the redundancy of every
- *    row the others' errors hit (ZFS degrades such a vdev rather than
- *    faulting it).  It stays, said once.
+ *  - Not when the array would be left with no redundancy: a member with
+ *    errors still holds good blocks, each verified by its checksum, and
+ *    they are the redundancy of every row the others' errors hit (ZFS
+ *    degrades such a vdev rather than faulting it).  Not even with a
+ *    spare: a rebuild onto it goes without those blocks (raidfsctl
+ *    replace copies them).  It stays, said once.  These are errors that
+ *    show again after any remount; a member whose repairs read back
+ *    other than written is RC_PEND_UNHELD, faulted regardless.
  * Each "not yet" keeps the errors pending.
  */
 static bool errors_fault(struct rc_array *a, int slot)
@@ -185,8 +188,8 @@ static bool errors_fault(struct rc_array *a, int slot)
 		       "kept, as %s; every block of it is verified, its errors "
 		       "are reconstructed (replace it)", slot,
 		       m->dev ? m->dev->name : "?", kept);
-	/* asked again in a second (a spare added, a member back): not at
-	 * every read */
+	/* asked again in a second (a member back, the errors corrected):
+	 * not at every read */
 	atomic_store(&m->kept_until_ns, now + RC_FAULT_SETTLE_NS);
 	errors_later(a, slot);
 	return false;
