@@ -100,6 +100,18 @@ static void errors_later(struct rc_array *a, int slot)
 	atomic_fetch_or(&a->m[slot].fault_pending, RC_PEND_ERRORS);
 }
 
+/* When m's errors may be judged: RC_FAULT_SETTLE_NS past both the
+ * threshold's crossing and m's last correction (0: not crossed). */
+static uint64_t settle_end(struct rc_member *m)
+{
+	uint64_t over = atomic_load(&m->err_over_ns);
+	uint64_t fixed = atomic_load(&m->corrected_ns);
+
+	if (!over)
+		return 0;
+	return (fixed > over ? fixed : over) + RC_FAULT_SETTLE_NS;
+}
+
 /*
  * Would the array, with slot out, hold data that one more loss takes: the
  * last of its redundancy?  Caller holds state_lock.
@@ -154,7 +166,6 @@ static bool errors_fault(struct rc_array *a, int slot)
 {
 	struct rc_member *m = &a->m[slot];
 	uint64_t over = atomic_load(&m->err_over_ns), now = rc_mono_ns();
-	uint64_t fixed = atomic_load(&m->corrected_ns);
 	const char *kept = NULL;
 	bool last;
 
@@ -163,8 +174,7 @@ static bool errors_fault(struct rc_array *a, int slot)
 		return false;
 	}
 	if ((over && now - over < RC_FAULT_WINDOW_NS &&
-	     (now - over < RC_FAULT_SETTLE_NS ||
-	      (fixed && now - fixed < RC_FAULT_SETTLE_NS))) ||
+	     now < settle_end(m)) ||
 	    now < atomic_load(&m->kept_until_ns)) {
 		errors_later(a, slot);
 		return false;
@@ -237,17 +247,11 @@ void rc_array_settle_faults(struct rc_array *a)
 	struct timespec ts;
 
 	for (uint32_t s = 0; s < a->g.members; s++) {
-		uint64_t over = atomic_load(&a->m[s].err_over_ns);
-		uint64_t fixed = atomic_load(&a->m[s].corrected_ns);
+		uint64_t end = settle_end(&a->m[s]);
 
-		if (!(atomic_load(&a->m[s].fault_pending) & RC_PEND_ERRORS) ||
-		    !over)
-			continue;
-		if (fixed > over)
-			over = fixed;
-		if (over + RC_FAULT_SETTLE_NS > now &&
-		    over + RC_FAULT_SETTLE_NS - now > wait)
-			wait = over + RC_FAULT_SETTLE_NS - now;
+		if ((atomic_load(&a->m[s].fault_pending) & RC_PEND_ERRORS) &&
+		    end > now && end - now > wait)
+			wait = end - now;
 	}
 	if (wait) {
 		ts.tv_sec = (time_t)(wait / 1000000000ull);

@@ -69,18 +69,27 @@ static uint64_t fill(struct rc_array *a, uint32_t gen)
 }
 
 /* A RAID 5 of 4 on tb, assembled, every block written (gen 1). */
-static struct rc_array *raid5_filled(struct rc_testbed *tb, uint64_t *blocks)
+/* An array of level on members devices of tb (spares more), assembled,
+ * every block written (gen 1). */
+static struct rc_array *level_filled(struct rc_testbed *tb, enum rc_level level,
+				     int members, uint32_t chunk, int spares,
+				     uint64_t *blocks)
 {
 	struct rc_array *a;
 	uint64_t n;
 
-	tb_init(tb, 4, DEV_BYTES);
-	tb_create(tb, RC_RAID5, 16384, 0);
+	tb_init(tb, members + spares, DEV_BYTES);
+	tb_create(tb, level, chunk, spares);
 	a = tb_assemble(tb, 0, 0);
 	n = fill(a, 1);
 	if (blocks)
 		*blocks = n;
 	return a;
+}
+
+static struct rc_array *raid5_filled(struct rc_testbed *tb, uint64_t *blocks)
+{
+	return level_filled(tb, RC_RAID5, 4, 16384, 0, blocks);
 }
 
 /* Reads everything; returns how many blocks failed with -EIO, and fails
@@ -613,10 +622,7 @@ static void test_corrected_errors_kept(void **state)
 	struct rc_array *a;
 	uint64_t blocks, seed = 99, pick[100];
 
-	tb_init(&tb, 6, DEV_BYTES);
-	tb_create(&tb, RC_RAID6, 8192, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = level_filled(&tb, RC_RAID6, 6, 8192, 0, &blocks);
 	for (int v = 1; v <= 2; v++) {
 		pick_blocks(pick, 100, data_blocks_of(a), &seed);
 		for (int k = 0; k < 100; k++)
@@ -672,10 +678,7 @@ static void test_rdonly_errors_keep_members(void **state)
 	struct rc_array *a;
 	uint64_t blocks;
 
-	tb_init(&tb, 6, DEV_BYTES);
-	tb_create(&tb, RC_RAID6, 8192, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = level_filled(&tb, RC_RAID6, 6, 8192, 0, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
 	a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
 	for (int v = 1; v <= 3; v++)
@@ -713,10 +716,7 @@ static void test_last_redundancy_kept(void **state)
 		struct rc_array *a;
 		uint64_t blocks;
 
-		tb_init(&tb, 4 + spare, DEV_BYTES);
-		tb_create(&tb, RC_RAID5, 16384, spare);
-		a = tb_assemble(&tb, 0, 0);
-		blocks = fill(a, 1);
+		a = level_filled(&tb, RC_RAID5, 4, 16384, spare, &blocks);
 		rc_fault_eio(tb.fault[1], RC_FAULT_READ, DATA_OFF_BYTES,
 			     100 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
 		assert_int_equal(verify(a, blocks, 1), 0);
@@ -758,10 +758,7 @@ static void test_lost_writes_faulted(void **state)
 	struct rc_array *a;
 	uint64_t blocks;
 
-	tb_init(&tb, 4, DEV_BYTES);
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	blocks = fill(a, 1);
+	a = raid5_filled(&tb, &blocks);
 	rc_fault_lose_writes(tb.fault[1], 8 * RC_BLOCK_SIZE,
 			     DEV_BYTES - 10 * RC_BLOCK_SIZE,
 			     RC_FAULT_PERSISTENT);
