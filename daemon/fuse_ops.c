@@ -428,6 +428,8 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs st;
 	int ret = fs_statfs(rfs_fs(req), &st);
 
+	if (!ret)
+		rfs_space_statfs(rfs_daemon(req), &st);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <syslog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "config.h"
 #include "log.h"
@@ -132,6 +133,8 @@ void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh);
  */
 void rfs_readahead_raise(const char *mountpoint, uint32_t kb);
 void rfs_space_log(const struct rfs_daemon *d);
+/* f_bavail less the reserve one cached writer keeps (fs_statfs first) */
+void rfs_space_statfs(const struct rfs_daemon *d, struct statvfs *st);
 /* ino is open for writing (true when no table is kept): the kernel may
  * hold dirty pages of it */
 bool rfs_space_has_writers(const struct rfs_daemon *d, uint64_t ino);

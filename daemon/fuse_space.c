@@ -407,6 +407,22 @@ void rfs_space_released(struct rfs_daemon *d, uint64_t ino, uint64_t fh)
 		writers_count(d, ino, -1, d->writeback && !rfs_fh_direct(fh));
 }
 
+/* statfs's f_bavail: what one writer through the page cache may take.
+ * Its writes, and fallocate or new blocks while it is open, leave the
+ * reserve free (fs_space_keep), so Available leaves it out too, as ext4's
+ * leaves out the blocks kept for root: an fallocate of all that df shows
+ * failed with ENOSPC (xfstests generic/103).  f_bfree still counts it. */
+void rfs_space_statfs(const struct rfs_daemon *d, struct statvfs *st)
+{
+	const struct rfs_space *sp = d->space;
+	uint64_t keep;
+
+	if (!sp || !d->writeback || !st->f_frsize)
+		return;
+	keep = (sp->reserve + st->f_frsize - 1) / st->f_frsize;
+	st->f_bavail = st->f_bavail > keep ? st->f_bavail - keep : 0;
+}
+
 /* ---- life --------------------------------------------------------------- */
 
 int rfs_space_start(struct rfs_daemon *d, const char *mountpoint)
