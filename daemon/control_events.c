@@ -340,16 +340,25 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 	case RC_EV_REBUILD_PROGRESS:
 		event_emit(ev, CTL_EV_REBUILD_PROGRESS, rc->slot, rc->dev,
 			   rc->total ? (int)(rc->done * 5 / rc->total) * 20 : 0,
-			   t, "%s", rc->why);
+			   t, "slot %d: %llu of %llu stripes rebuilt", rc->slot,
+			   (unsigned long long)rc->done,
+			   (unsigned long long)rc->total);
 		break;
 	case RC_EV_REBUILD_FINISHED:
 		rebuild_finished(ev, rc, t);
 		break;
 	case RC_EV_SPARE_ADDED:
-		event_emit(ev, CTL_EV_SPARE_ADDED, -1, rc->dev, -1, t, "%s", "");
+		event_emit(ev, CTL_EV_SPARE_ADDED, -1, rc->dev, -1, t,
+			   "a spare, used when a slot fails");
 		break;
 	case RC_EV_REMOVED:
-		event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t, "%s", "");
+		if (rc->slot >= 0)
+			event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t,
+				   "taken out of slot %d, which is empty now",
+				   rc->slot);
+		else
+			event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t,
+				   "a spare, taken out");
 		break;
 	case RC_EV_REPLACE_STARTED:
 		event_emit(ev, CTL_EV_REPLACE_STARTED, rc->slot, rc->dev,

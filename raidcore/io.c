@@ -78,6 +78,14 @@ void rc_member_errors_forget(struct rc_member *m)
 	atomic_store(&m->errors_kept_said, false);
 }
 
+void rc_member_counts_clear(struct rc_member *m)
+{
+	atomic_store(&m->read_errors, 0);
+	atomic_store(&m->write_errors, 0);
+	atomic_store(&m->csum_errors, 0);
+	atomic_store(&m->repaired, 0);
+}
+
 void rc_member_note_corrected(struct rc_array *a, int slot)
 {
 	struct rc_member *m = &a->m[slot];

@@ -482,6 +482,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
 	rc_member_errors_forget(m);
+	rc_member_counts_clear(m);
 	atomic_store(&m->shrunk, false);
 	pthread_mutex_unlock(&a->state_lock);
 	rc_csum_drop_slot(a, slot);

@@ -229,11 +229,8 @@ static void slot_take(struct rc_array *a)
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
 	rc_member_errors_forget(m);
+	rc_member_counts_clear(m);
 	atomic_store(&m->shrunk, false);
-	atomic_store(&m->read_errors, 0);
-	atomic_store(&m->write_errors, 0);
-	atomic_store(&m->csum_errors, 0);
-	atomic_store(&m->repaired, 0);
 	__atomic_store_n(&a->repl.dst, NULL, __ATOMIC_SEQ_CST);
 }
 

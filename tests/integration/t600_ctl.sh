@@ -182,6 +182,13 @@ got=$(awk '{print $1}' "$T/alerts" | uniq | tr '\n' ' ')
 [ "$(grep -c '^RebuildProgress' "$T/alerts")" -ge 6 ] || t_fail "fewer than 3 progress steps per rebuild"
 grep -q "^Fail 1  $M\$" "$T/alerts" || t_fail "Fail without slot or mount point: $(head -1 "$T/alerts")"
 grep -q "^RebuildProgress 2 40 $M\$" "$T/alerts" || t_fail "no RebuildProgress 40 for slot 2"
+# every event says what happened (these three said nothing before)
+grep -q "^[^ ]* RebuildProgress .*: slot 2: [0-9]* of [0-9]* stripes rebuilt" "$T/events" ||
+	t_fail "RebuildProgress without its message: $(grep RebuildProgress "$T/events" | head -1)"
+grep -q "^[^ ]* DeviceRemoved .*: taken out of slot 2" "$T/events" ||
+	t_fail "DeviceRemoved without its message: $(grep DeviceRemoved "$T/events")"
+grep -q "^[^ ]* SpareAdded .*: a spare" "$T/events" ||
+	t_fail "SpareAdded without its message: $(grep SpareAdded "$T/events")"
 
 t_log "a hanging program is killed at its timeout; I/O goes on meanwhile"
 "$CTL" events -f "$M" >"$T/follow" 2>&1 &

@@ -1586,6 +1586,36 @@ static void test_manage_fail_remove_add(void **state)
 	tb_fini(&tb);
 }
 
+/* A spare rebuilt into a failed slot starts with no errors counted: the
+ * slot showed its old device's read and checksum errors against the new
+ * one (a tester's find). */
+static void test_spare_counts_fresh(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_member_status st;
+	struct model m;
+	uint64_t seed = 23;
+
+	a = raid5_one_to_add(&tb);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 20);
+	assert_int_equal(rc_spare_add(a, tb_borrow(&tb, 4)), 0);
+	atomic_store(&a->m[1].read_errors, 5);
+	atomic_store(&a->m[1].csum_errors, 3);
+	atomic_store(&a->m[1].repaired, 2);
+	assert_int_equal(rc_member_fail_redundant(a, 1), 0);
+	assert_int_equal(rc_member_replace(a, -1, NULL, NULL, NULL), 0);
+	assert_int_equal(rc_array_member_status(a, 1, &st), 0);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(st.read_errors, 0);
+	assert_int_equal(st.csum_errors, 0);
+	assert_int_equal(st.repaired, 0);
+	verify_close_lose(&tb, a, &m, 1u << 3);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* Polls (20 ms) until the online replacement is gone, or past done
  * stripes with want_done; asserts it did within 30 s. */
 static void replace_wait(struct rc_array *a, bool want_done, uint64_t done)
@@ -2013,6 +2043,7 @@ int main(void)
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
 		cmocka_unit_test(test_manage_fail_remove_add),
+		cmocka_unit_test(test_spare_counts_fresh),
 		cmocka_unit_test(test_rebuild_second_loss_failed),
 		cmocka_unit_test(test_rebuild_survivor_errors_kept),
 		cmocka_unit_test(test_replace_online),
