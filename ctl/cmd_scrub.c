@@ -194,7 +194,13 @@ static int scrub_wait(struct ctl_conn *c)
 		ctl_scrub_print(sc);
 		ret = scrub_verdict(sc);
 		array_state_get(c, after, sizeof(after));
-		if (state_lost_redundancy(before, after)) {
+		if (ctl_json_u64(sc, "members_faulted")) {
+			/* a spare may have made it whole again meanwhile */
+			printf("%s: %llu member(s) faulted while the scrub "
+			       "ran\n", c->where, (unsigned long long)
+			       ctl_json_u64(sc, "members_faulted"));
+			ret = CTL_EXIT_REFUSED;
+		} else if (state_lost_redundancy(before, after)) {
 			printf("%s: the array was %s and is %s now: a member "
 			       "was faulted while the scrub ran\n", c->where,
 			       before, after);

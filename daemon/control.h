@@ -104,6 +104,9 @@ json_object *ctl_event_json(const struct ctl_event *e);
 void ctl_events_set_damage(struct ctl_events *ev, struct ctl_damage *d);
 /* The seq of the newest event in the history (0: none yet). */
 uint64_t ctl_events_last_seq(struct ctl_events *ev);
+/* members faulted (Fail events) since the mount: told at once, before
+ * the event is queued */
+uint64_t ctl_events_fails(struct ctl_events *ev);
 /* Where slot's running rebuild started: when (CLOCK_MONOTONIC ns) and
  * from which stripe; false when none was seen starting. */
 bool ctl_events_rebuild_start(struct ctl_events *ev, int slot,

@@ -57,6 +57,7 @@ struct ctl_events {
 		uint64_t mono_ns, from;
 	} rebuild[RC_MAX_MEMBERS], replace;     /* where each started */
 	struct ctl_damage *damage;      /* where RC_EV_LOST go (ev->lock) */
+	uint64_t fails;                 /* Fail events so far (ev->lock) */
 	bool stop;
 	pthread_t thread;
 	/* the events thread's own */
@@ -114,8 +115,20 @@ static void ctl_events_raidcore(void *ctx, const struct rc_event *rc)
 					       rc->done };
 	if (rc->kind == RC_EV_REPLACE_FINISHED)
 		ev->replace.valid = false;
+	if (rc->kind == RC_EV_FAIL)
+		ev->fails++;
 	pending_push(ev, &p);
 	pthread_mutex_unlock(&ev->lock);
+}
+
+uint64_t ctl_events_fails(struct ctl_events *ev)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&ev->lock);
+	n = ev->fails;
+	pthread_mutex_unlock(&ev->lock);
+	return n;
 }
 
 void ctl_events_post(struct ctl_events *ev, const char *name, int slot,

@@ -18,7 +18,8 @@
  *
  * Lock: sc->lock guards the state and the counters; the thread holds it
  * only to publish a range's report, never across rc_scrub_stripes nor a
- * superblock write.
+ * superblock write.  The events' lock (ctl_events_fails) is taken before
+ * it, never under it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,6 +50,10 @@ struct ctl_scrub {
 					   and position then: the rate */
 	uint64_t stripe_bytes;          /* data bytes per stripe */
 	int err;                        /* of the last range, or 0 */
+	uint64_t faulted;               /* members faulted while it ran, in
+					   the runs before this one */
+	uint64_t fails0;                /* ctl_events_fails at this run's
+					   start */
 	struct rc_scrub_record last;    /* the last one through (start 0: none) */
 	atomic_bool stop;
 	atomic_bool unmounting;         /* the stop is the unmount's: the next
@@ -240,7 +245,9 @@ static void *scrub_main(void *arg)
 	rc_scrub_bufs_free(bufs);
 	rc_array_settle_faults(sc->a);  /* the verdict includes them */
 	through = s >= info.stripes || ret;
+	n = ctl_events_fails(sc->ev);
 	pthread_mutex_lock(&sc->lock);
+	sc->faulted += n - sc->fails0;
 	sc->state = through ? SCRUB_FINISHED : SCRUB_STOPPED;
 	sc->ended_ns = now_ns(CLOCK_REALTIME);
 	pthread_mutex_unlock(&sc->lock);
@@ -309,7 +316,7 @@ static void scrub_join(struct ctl_scrub *sc, bool stop)
 int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len)
 {
 	struct rc_info info;
-	uint64_t from;
+	uint64_t from, fails;
 	bool resume;
 	int ret;
 
@@ -320,13 +327,16 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len)
 		return snprintf(msg, len, "a scrub is running"), ret;
 	scrub_join(sc, false);
 	rc_array_info(sc->a, &info);
+	fails = ctl_events_fails(sc->ev);
 	pthread_mutex_lock(&sc->lock);
 	resume = sc->state == SCRUB_STOPPED;
 	if (!resume) {
 		memset(&sc->rep, 0, sizeof(sc->rep));
 		sc->pos = 0;
 		sc->started_ns = now_ns(CLOCK_REALTIME);
+		sc->faulted = 0;
 	}
+	sc->fails0 = fails;
 	sc->total = info.stripes;
 	sc->state = SCRUB_RUNNING;
 	sc->err = 0;
@@ -443,6 +453,7 @@ json_object *ctl_scrub_json(struct ctl_scrub *sc)
 	static const char *const names[] = { "none", "running", "stopped",
 					     "finished" };
 	json_object *o = json_object_new_object();
+	uint64_t fails = ctl_events_fails(sc->ev);
 
 	pthread_mutex_lock(&sc->lock);
 	json_object_object_add(o, "state", json_object_new_string(names[sc->state]));
@@ -457,6 +468,10 @@ json_object *ctl_scrub_json(struct ctl_scrub *sc)
 	json_object_object_add(o, "error", sc->err ?
 			       json_object_new_string(strerror(-sc->err)) : NULL);
 	json_object_object_add(o, "report", report_json(&sc->rep));
+	/* a member faulted while it ran: its errors, a failed write, a
+	 * device gone - even when a spare made the array whole again */
+	add_u64(o, "members_faulted", sc->faulted +
+		(sc->state == SCRUB_RUNNING ? fails - sc->fails0 : 0));
 	json_object_object_add(o, "last", last_json(&sc->last));
 	pthread_mutex_unlock(&sc->lock);
 	return o;
