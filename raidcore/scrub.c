@@ -76,7 +76,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 {
 	bool mismatch = false;
 	struct rc_row v;
-	uint32_t lost, unheld = 0;
+	uint32_t lost, u, unheld = 0;
 	int ret;
 
 	for (uint32_t r = 0; r < a->g.chunk_blocks; r++) {
@@ -84,7 +84,10 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		if (ret)
 			return ret;
 		count_row(rep, map, state, r, &v, repair && !a->rdonly);
-		unheld += rc_row_apply(a, map, cols, r, r, state, &v, repair);
+		u = rc_row_apply(a, map, cols, r, r, state, &v, repair);
+		/* rewritten, not repaired: counted as a mismatch below */
+		rep->repaired -= u < rep->repaired ? u : rep->repaired;
+		unheld += u;
 		mismatch |= v.mismatch;
 		lost = rc_row_report_lost(a, map, r, &v, ~0ull);
 		if (lost) {

@@ -73,6 +73,8 @@ struct fault_rule {
 	unsigned ops;            /* enum rc_fault_op bits */
 	uint64_t start, end;     /* bytes [start, end); end saturates */
 	int left;                /* hits left, or RC_FAULT_PERSISTENT */
+	bool write_clears;       /* a pending sector: gone once a write
+				    covering it is stored */
 };
 
 /* Ranges of fired rules, clipped to the operation. */
@@ -206,6 +208,27 @@ static void fault_rules_compact_locked(struct rc_fault *f)
 		if (f->rules[i].left != 0)
 			f->rules[n++] = f->rules[i];
 	f->nrules = n;
+}
+
+/* A write [start, end) was stored: the pending sectors it covers are
+ * remapped (their rules go). */
+static void fault_pending_written(struct rc_fault *f, uint64_t start,
+				  uint64_t end)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->nrules; i++) {
+		struct fault_rule *r = &f->rules[i];
+
+		if (r->write_clears && start <= r->start && r->end <= end) {
+			r->left = 0;
+			any = true;
+		}
+	}
+	if (any)
+		fault_rules_compact_locked(f);
+	pthread_mutex_unlock(&f->lock);
 }
 
 /*
@@ -653,6 +676,8 @@ static int fault_write(struct rc_dev *dev, const void *buf, size_t len,
 		if (!err)
 			atomic_fetch_add(&f->bytes_written, len);
 	}
+	if (!err && !lost.n)
+		fault_pending_written(f, off, off + len);
 out:
 	free(lost.v);
 	return err;
@@ -780,6 +805,17 @@ int rc_fault_eio(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
 
 	if (!op || (op & ~(unsigned)(RC_FAULT_READ | RC_FAULT_WRITE)))
 		return -EINVAL;
+	return fault_rule_add(f, &r);
+}
+
+int rc_fault_pending(struct rc_fault *f, uint64_t off, uint64_t len)
+{
+	struct fault_rule r = {
+		.kind = FAULT_EIO, .ops = RC_FAULT_READ, .start = off,
+		.end = fault_end(off, len), .left = RC_FAULT_PERSISTENT,
+		.write_clears = true,
+	};
+
 	return fault_rule_add(f, &r);
 }
 

@@ -51,6 +51,9 @@ int rc_fault_wrap(struct rc_dev *lower, struct rc_power *power,
  * [off, off + len) fail with -EIO. */
 int rc_fault_eio(struct rc_fault *f, enum rc_fault_op op, uint64_t off,
 		 uint64_t len, int count);
+/* Reads touching [off, off + len) fail with -EIO until a write covering
+ * it all is stored: a disk's pending sectors, remapped when written. */
+int rc_fault_pending(struct rc_fault *f, uint64_t off, uint64_t len);
 /* Reads touching the range return data with one bit flipped per block. */
 int rc_fault_flip_on_read(struct rc_fault *f, uint64_t off, uint64_t len,
 			  int count);

@@ -148,6 +148,9 @@ expect_rc 1 "$CTL" scrub start --wait "$M"
 grep -q "kept, as without it" "$T/daemon.log" || t_fail "no 'kept' line in the log"
 "$CTL" scrub status "$M" | grep -q "[1-9][0-9]* parity mismatches" \
 	|| t_fail "scrub: $("$CTL" scrub status "$M")"
+# its rewrites did not hold: none of them counts as repaired
+"$CTL" scrub status "$M" | grep -q " 0 repaired" \
+	|| t_fail "rewrites that did not hold counted as repaired: $("$CTL" scrub status "$M")"
 cmp -s "$T/g.ref" "$M/g" || t_fail "g differs (kept member)"
 t_umount "$M"
 

@@ -260,8 +260,7 @@ static void test_read_errors_rewritten(void **state)
 
 			rc_fault_corrupt(tb.fault[victim], off, RC_BLOCK_SIZE, 5,
 					 seed + (uint64_t)k);
-			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off,
-				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+			rc_fault_pending(tb.fault[victim], off, RC_BLOCK_SIZE);
 		}
 		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
 		assert_int_equal(rep.read_errors, 8);
@@ -328,8 +327,8 @@ static void test_read_errors_unwritten(void **state)
 				 info.chunk_blocks) * RC_BLOCK_SIZE;
 			rc_fault_corrupt(tb.fault[victim], off[k], RC_BLOCK_SIZE,
 					 5, 11 + (uint64_t)k);
-			rc_fault_eio(tb.fault[victim], RC_FAULT_READ, off[k],
-				     RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+			rc_fault_pending(tb.fault[victim], off[k],
+					 RC_BLOCK_SIZE);
 		}
 		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
 		assert_int_equal(rep.read_errors, 4);
