@@ -55,6 +55,9 @@ struct rc_member {
 					    * threshold (0: it has not) */
 	atomic_uint_fast64_t corrected_ns; /* the last correction (0: none) */
 	atomic_bool errors_kept_said;   /* "kept despite its errors" logged */
+	atomic_bool kept_for_redundancy; /* kept as the last redundancy
+					    (fail.c): a spare replaces it
+					    online (recovery.c) */
 	atomic_uint_fast64_t kept_until_ns; /* kept: asked again after */
 	atomic_uint fault_pending;
 	atomic_bool shrunk;

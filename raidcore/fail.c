@@ -190,9 +190,13 @@ static bool errors_fault(struct rc_array *a, int slot)
 		kept = "without it the array would have no redundancy left, "
 		       "and its good blocks still serve the rows others' "
 		       "errors hit (a rebuild onto a spare would go without "
-		       "them: raidfsctl replace copies them)";
+		       "them: a spare replaces it online, as raidfsctl "
+		       "replace does)";
 	if (!kept)
 		return true;
+	if (last && !a->rdonly && !atomic_exchange(&m->kept_for_redundancy,
+						   true))
+		rc_member_nudge(a);     /* a spare, if any, replaces it */
 	if (!atomic_exchange(&m->errors_kept_said, true))
 		rc_log("member %d (%s) has too many read or checksum errors: "
 		       "kept, as %s; every block of it is verified, its errors "

@@ -76,6 +76,7 @@ void rc_member_errors_forget(struct rc_member *m)
 	atomic_store(&m->corrected_ns, 0);
 	atomic_store(&m->kept_until_ns, 0);
 	atomic_store(&m->errors_kept_said, false);
+	atomic_store(&m->kept_for_redundancy, false);
 }
 
 void rc_member_counts_clear(struct rc_member *m)

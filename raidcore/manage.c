@@ -297,6 +297,53 @@ static int repl_set(struct rc_array *a, int slot, struct rc_dev *dev,
 	return 0;
 }
 
+int rc_spare_replace_kept(struct rc_array *a)
+{
+	struct rc_dev *dev = NULL;
+	char old[256] = "";
+	int slot = -1, ret;
+
+	for (uint32_t s = 0; s < a->g.members && slot < 0; s++)
+		if (atomic_load(&a->m[s].kept_for_redundancy))
+			slot = (int)s;
+	if (slot < 0 || !a->nspares)
+		return -ENOENT;
+	ret = manage_begin(a, slot, a->g.members);
+	if (ret < 0)
+		return ret;
+	rc_commit_lock(a);
+	pthread_mutex_lock(&a->state_lock);
+	ret = a->nspares ? 0 : -ENOENT;
+	if (ret == 0) {
+		/* out of the spare list first: repl_set refuses a device
+		 * the array holds */
+		dev = a->spare[0];
+		a->spare[0] = a->spare[a->nspares - 1];
+		a->spare_sb[0] = a->spare_sb[a->nspares - 1];
+		a->nspares--;
+		ret = repl_set(a, slot, dev, old, sizeof(old));
+		if (ret) {
+			a->spare_sb[a->nspares] = a->spare_sb[0];
+			a->spare[a->nspares++] = a->spare[0];
+			a->spare[0] = dev;
+		}
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	if (ret == 0)
+		ret = rc_sb_write_all(a);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (ret == -ENOENT || ret == -EBUSY || ret == -ENXIO ||
+	    ret == -EEXIST || ret == -EMLINK)
+		return ret;
+	rc_log("%s: a spare replaces slot %d (%s), kept despite its errors; "
+	       "it serves meanwhile, its good blocks are copied", dev->name,
+	       slot, old);
+	rc_event_emit(a, RC_EV_REPLACE_STARTED, slot, dev->name, old, 0,
+		      a->stripes, ret);
+	rc_member_state_changed(a);
+	return ret;
+}
+
 int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev)
 {
 	int ret = manage_begin(a, slot, a->g.members);

@@ -437,6 +437,16 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev);
 int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev);
 
 /*
+ * The recovery thread's: a member kept despite its errors because the
+ * array would have no redundancy left without it (its good blocks serve
+ * the rows other members' errors hit) is replaced online by the first
+ * spare, as ZFS's spare takes a degraded vdev's place: its verified
+ * blocks are copied, the rest reconstructed.  -ENOENT when no member is
+ * kept so or no spare waits; otherwise as rc_member_replace_online.
+ */
+int rc_spare_replace_kept(struct rc_array *a);
+
+/*
  * Rebuild speed, in KiB/s written to the rebuilt member (md's
  * speed_limit_min / speed_limit_max): a rebuild runs at up to max, and at
  * up to min while the array served reads or writes within the last

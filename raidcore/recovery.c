@@ -6,7 +6,9 @@
  *   - resumes a rebuild that was interrupted (a REBUILDING slot),
  *   - puts a spare into a failed or missing slot and rebuilds it,
  *   - otherwise fills an online replacement (replace.c), which yields to
- *     such a rebuild,
+ *     such a rebuild, or starts one onto a spare for a member kept
+ *     despite its errors as the last redundancy (manage.c,
+ *     rc_spare_replace_kept),
  *   - faults the members found lying (rc_member_faults_apply: too many
  *     errors, shrunk, not the device last written), unless the array
  *     cannot run without them,
@@ -161,6 +163,8 @@ static void *recovery_main(void *arg)
 				failed_at = seen;
 		} else if (rc_replace_pending(a)) {
 			worked = recovery_replace(a, slot < 0, &next_check);
+		} else if (slot < 0 && a->nspares) {
+			worked = rc_spare_replace_kept(a) == 0;
 		}
 		pthread_mutex_lock(&a->state_lock);
 		if (!a->recovery_stop && !worked && a->state_changes == seen &&

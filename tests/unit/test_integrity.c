@@ -741,6 +741,53 @@ static void test_last_redundancy_kept(void **state)
 }
 
 /*
+ * The same kept member with a spare waiting and the recovery thread
+ * running: the spare replaces it online, as ZFS's hot spare takes a
+ * degraded vdev's place (it waited for raidfsctl replace).  The member's
+ * good blocks are copied, its unreadable ones reconstructed; at the end
+ * the spare holds the slot, the old device is let go, and every block
+ * reads, also with another member lost after.
+ */
+static void test_kept_member_spare_replaces(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+	char spare_name[256];
+	int i;
+
+	a = level_filled(&tb, RC_RAID5, 4, 16384, 1, &blocks);
+	assert_int_equal(rc_array_member_status(a, 4, &st), 0);
+	snprintf(spare_name, sizeof(spare_name), "%s", st.name);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	rc_fault_eio(tb.fault[1], RC_FAULT_READ, DATA_OFF_BYTES,
+		     100 * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	sleep_ms(1100);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	for (i = 0; i < 1000; i++) {
+		rc_array_member_status(a, 1, &st);
+		rc_array_info(a, &info);
+		if (!info.replacing && !strcmp(st.name, spare_name))
+			break;
+		sleep_ms(20);
+	}
+	assert_string_equal(st.name, spare_name);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(st.read_errors, 0);
+	assert_int_equal(info.spares, 0);
+	assert_false(info.degraded);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	/* the replacement holds slot 1's column: lose another member */
+	rc_fault_vanish(tb.fault[2]);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
+/*
  * A member that drops writes - its data and its checksum tables, not its
  * superblocks - is never kept for the array's last redundancy: a repaired
  * block that reads back other than written faults it at once.  Kept, it
@@ -1252,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_corrected_errors_kept),
 		cmocka_unit_test(test_rdonly_errors_keep_members),
 		cmocka_unit_test(test_last_redundancy_kept),
+		cmocka_unit_test(test_kept_member_spare_replaces),
 		cmocka_unit_test(test_lost_writes_faulted),
 		cmocka_unit_test(test_errors_recorded_promptly),
 		cmocka_unit_test(test_stale_member_offline),
