@@ -33,6 +33,7 @@ struct cand {
 	struct rc_sb sb;
 	struct rc_sb_damage dmg;        /* its copies that are not sb */
 	bool ok;
+	bool shrunk;                    /* left out: smaller than it was */
 	uint32_t back;                  /* slot + 1 it may catch up in, 0:
 					   none (RC_ASSEMBLE_CATCHUP) */
 	uint32_t left;                  /* slot + 1 it was left out of as
@@ -90,7 +91,8 @@ static int cands_read(struct cand *c, int n, char *err, size_t len)
 			       ret == -ENODATA ? "not a raidfs member" : why);
 			continue;
 		}
-		c[i].ok = !cand_is_shrunk(&c[i]);
+		c[i].shrunk = cand_is_shrunk(&c[i]);
+		c[i].ok = !c[i].shrunk;
 next:;
 	}
 	return 0;
@@ -357,6 +359,22 @@ static bool repl_take(struct rc_array *a, const struct rc_slot *sl,
 	atomic_store(&a->repl.pos, a->sb.array_state == RC_STATE_CLEAN ?
 		     sl->rebuild_pos : 0);
 	return true;
+}
+
+/* A slot whose device was left out because it shrank lost its tail: it
+ * returns only by a full rebuild (RC_SLOT_DAMAGED, once the slot is
+ * recorded missing).  Caught up on the regions written meanwhile, as a
+ * member that was merely absent is, the device came back at its full
+ * size with its tail zeroed, the array said clean, and the next member
+ * lost took files with it (a tester's find). */
+static void shrunk_mark(struct rc_array *a, const struct cand *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (uint32_t s = 0; c[i].shrunk && s < a->sb.members; s++)
+			if (!a->m[s].dev && !memcmp(c[i].sb.member_uuid,
+						    a->sb.slots[s].uuid,
+						    RC_UUID_SIZE))
+				a->m[s].damaged = true;
 }
 
 /* Step 3: fills a->m[] and the spares from the newest slot table. */
@@ -633,6 +651,7 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 		flags |= RC_ASSEMBLE_RDONLY;
 	place(a, c, n, (flags & RC_ASSEMBLE_CATCHUP) &&
 	      !(flags & RC_ASSEMBLE_RDONLY));
+	shrunk_mark(a, c, n);
 	left_say(a, c, n);
 	a->g.members = a->sb.members;
 	a->g.level = a->sb.level;

@@ -1251,7 +1251,7 @@ static void test_shrunk_offline(void **state)
 	struct rc_testbed tb;
 	struct rc_member_status st;
 	struct rc_info info;
-	struct rc_dev *devs[8], *small;
+	struct rc_dev *devs[8], *small, *grown;
 	struct rc_array *a = NULL;
 	uint64_t blocks, len = DEV_BYTES - (1ull << 20), h0, h1;
 	uint8_t *img = malloc(DEV_BYTES);
@@ -1282,6 +1282,25 @@ static void test_shrunk_offline(void **state)
 	assert_int_equal(rc_dev_read(small, img, len, 0), 0);
 	h1 = XXH3_64bits(img, len);
 	assert_true(h0 == h1);
+
+	/* The device back at its full size, its tail zeroed: not caught up
+	 * on the regions written meanwhile (its tail would stay zeros under
+	 * an array that says clean), it returns only by a full rebuild. */
+	assert_int_equal(rc_dev_mem_create(DEV_BYTES, "grown", &grown), 0);
+	assert_int_equal(rc_dev_write(grown, img, len, 0), 0);
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[v]);
+	assert_int_equal(rc_dev_mem_share(grown, &devs[v]), 0);
+	assert_int_equal(tb_try_assemble(&tb, devs, RC_ASSEMBLE_CATCHUP, &a,
+					 err, sizeof(err)), 0);
+	rc_array_member_status(a, v, &st);
+	rc_array_info(a, &info);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_not_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_true(info.degraded);
+	assert_int_equal(verify(a, blocks, 2), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	rc_dev_close(grown);
 	rc_dev_close(small);
 	tb_fini(&tb);
 	free(img);
