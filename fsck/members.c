@@ -122,11 +122,24 @@ static int member_probe(struct fsck *f, struct fsck_dev *d, bool *clean,
 	struct rc_dev *dev;
 	int ret;
 
-	ret = rc_dev_open_file(d->path, flags, &dev);
+	/* a daemon still closing after umount holds it a moment: waited
+	 * for, as a mount waits (fsck right after umount refused) */
+	ret = source_member_open(d->path, flags, &dev);
 	d->ret = ret;
 	if (ret == -EBUSY) {
 		fsck_err("%s is in use (held by a running raidfs, or another "
 			 "program): unmount the array first", d->path);
+		return ret;
+	}
+	/* A path typed in the list that does not exist is a typo until
+	 * said otherwise, as for a mount: a repair around it would write
+	 * the array degraded and leave the real member stale (a tester's
+	 * find).  A dead disk is left out of the list. */
+	if ((ret == -ENOENT || ret == -ENOTDIR) && f->o.mode != FSCK_MODE_NO &&
+	    !f->src.config_path && !f->src.has_uuid) {
+		fsck_err("member %s: %s: a mistyped path? Nothing was written. "
+			 "To check and repair the array without that member, "
+			 "leave it out of the list", d->path, strerror(-ret));
 		return ret;
 	}
 	if (ret) {

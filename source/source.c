@@ -134,7 +134,7 @@ out:
  */
 #define BUSY_WAIT_MS 10000
 
-static int member_open(const char *path, unsigned flags, struct rc_dev **dev)
+int source_member_open(const char *path, unsigned flags, struct rc_dev **dev)
 {
 	struct timespec nap = { 0, 100 * 1000 * 1000 };
 	int ret, waited = 0;
@@ -168,12 +168,19 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
 	int i, ret, opened = 0;
 
 	for (i = 0; i < n; i++) {
-		ret = member_open(paths[i], flags, &devs[i]);
+		ret = source_member_open(paths[i], flags, &devs[i]);
 		if (ret == -EBUSY) {
 			devs[i] = NULL;
 			err_set(err, errlen, "member %s is in use (mounted "
 				"elsewhere, or being checked)", paths[i]);
 			return ret;
+		}
+		if (ret == -EROFS) {
+			devs[i] = NULL;
+			err_set(err, errlen, "member %s is read-only: nothing "
+				"was written. Mount the array read-only (-o "
+				"ro), or make the device writable", paths[i]);
+			return -EROFS;
 		}
 		if (named && (ret == -ENOENT || ret == -ENOTDIR)) {
 			devs[i] = NULL;

@@ -70,6 +70,10 @@ bool source_stat_same(const struct stat *st, const struct stat *other);
 /* As source_stat_same, for two paths; false if either cannot be stat'ed. */
 bool source_same_device(const char *path, const char *other);
 
+/* rc_dev_open_file, waiting up to 10 s while the member is in use
+ * (-EBUSY: a daemon still closing it after umount holds its lock). */
+int source_member_open(const char *path, unsigned flags, struct rc_dev **dev);
+
 /*
  * -EINVAL, with err naming them, when two of src's members and spares are
  * one device (the same path twice, a symlink, hard links, a loop device

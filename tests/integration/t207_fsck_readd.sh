@@ -104,7 +104,9 @@ t_umount "$T/mnt"
 rm "${M[0]}"
 f_rc 4 -n "$WITH_SPARE"
 has "slot 0 is missing: fsck -y rebuilds it onto a spare"
-f_rc 1 -y "$WITH_SPARE"
+# a dead disk is left out of the list (its path there, not existing, is
+# taken for a typo: t221)
+f_rc 1 -y "${M[1]}:${M[2]}:${M[3]}:$SPARE"
 has "rebuilding slot 0 onto a spare"
 f_redundant "$WITH_SPARE" "${M[1]}"
 
@@ -120,6 +122,6 @@ mv "${M[3]}" "$T/m3.gone"
 f_rc 4 -n "$ALL"
 [ "$(grep -c "${M[1]} holds nothing" "$T/out")" -eq 1 ] ||
 	{ cat "$T/out"; t_fail "fsck -n names ${M[1]} for more than one slot"; }
-f_rc "1 5" -y "$ALL"
+f_rc "1 5" -y "${M[0]}:${M[1]}:${M[2]}:${M[4]}"
 [ "$(grep -c "rebuilding slot . onto ${M[1]}" "$T/out")" -eq 1 ] ||
 	{ cat "$T/out"; t_fail "fsck -y did not rebuild once onto ${M[1]}"; }
