@@ -333,6 +333,19 @@ static int dev_file_lock(int fd, unsigned flags)
  * opened (that would block) and so O_EXCL is only used where it means
  * "exclusive", on a block device; fstat() afterwards closes the race.
  */
+/* A block device set read-only (losetup -r, a write-protected disk, a
+ * read-only partition) opens for writing all the same, and only its
+ * writes fail: -EROFS at open instead, for writing. */
+static int dev_file_ro_check(int fd, const struct stat *st, unsigned flags)
+{
+	int ro = 0;
+
+	if ((flags & RC_DEV_RDONLY) || !S_ISBLK(st->st_mode) ||
+	    ioctl(fd, BLKROGET, &ro) < 0)
+		return 0;
+	return ro ? -EROFS : 0;
+}
+
 static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 			    struct stat *st)
 {
@@ -361,6 +374,9 @@ static int dev_file_fd_open(const char *path, unsigned flags, int *fdp,
 		err = -EAGAIN;
 		goto fail;
 	}
+	err = dev_file_ro_check(fd, st, flags);
+	if (err)
+		goto fail;
 	err = dev_file_lock(fd, flags);
 	if (err)
 		goto fail;

@@ -106,6 +106,14 @@ array {
 EOF
 k_check nowrite/mount-wrong-uuid-loop unchanged mount-wrong-uuid-loop \
 	mount_fails "$T/wrong-uuid-loop.conf"
+# a member on a read-only loop device (losetup -r, a write-protected
+# disk): refused, not taken, faulted at its first superblock write and
+# the array written degraded around it (a tester's find)
+ro_loop=$(losetup -r -f --show "${A[2]}") || t_fail "losetup -r"
+T_LOOPS+=("$ro_loop")
+k_check nowrite/mount-readonly-member unchanged mount-readonly-member \
+	mount_fails "${loops[0]}:${loops[1]}:$ro_loop:${loops[3]}"
+losetup -d "$ro_loop"
 for l in "${loops[@]}"; do losetup -d "$l"; done
 T_LOOPS=()
 
