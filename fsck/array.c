@@ -145,6 +145,16 @@ int fsck_errors_clear(struct fsck *f)
 
 	if (!f->array || f->o.mode == FSCK_MODE_NO)
 		return 0;
+	/* A member faulted during the run (it vanished, a repair write
+	 * failed) leaves the array degraded, whatever else was repaired:
+	 * not "errors corrected" (exit 1 told a boot script redundancy was
+	 * back: a tester's find) */
+	if (rc_array_info(f->array, &info) == 0 && info.degraded &&
+	    !(f->status & FSCK_UNCORRECTED)) {
+		fsck_msg("  the array is degraded at the end of the check: a "
+			 "member failed during it");
+		f->status |= FSCK_UNCORRECTED;
+	}
 	/* Errors left: on the members, so that the next plain run checks in
 	 * full.  A writing pass used to activate the array at its start,
 	 * which wrote them; it now writes nothing unless it repairs (a

@@ -71,3 +71,21 @@ check_level() {
 for level in 5 6 10; do
 	check_level "$level"
 done
+
+# A member that fails the repair writes (its sectors unreadable and
+# unwritable): faulted during fsck -y, which leaves the array degraded:
+# exit 4, the error record kept (it said "errors corrected", exit 1: a
+# tester's find)
+t_log "RAID 5, member 1 fails its repair writes: fsck -y exits 4"
+f_pattern_array 5 30 120 8
+mapfile -t offs < <(bad_blocks 5)
+mv "${IMG_LIST[@]}" "$T/back/"
+for o in "${offs[@]}"; do
+	echo "m1.img eio-read $o 4096" >"$T/ff/.faultctl"
+	echo "m1.img eio-write $o 4096" >"$T/ff/.faultctl"
+done
+f_rc "4 5" -y -f "$FF"
+grep -q "the array is degraded at the end of the check" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -y did not say the array is left degraded"; }
+echo "m1.img clear" >"$T/ff/.faultctl"
+f_rc 4 -n "$FF"
