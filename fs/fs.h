@@ -204,6 +204,9 @@ struct fs_info {
 	 * ring and started it again */
 	bool journal_lost, journal_reset;
 	uint64_t journal_lost_pos;
+	/* superblock copy 0 failed its check at this mount: copy 1 was
+	 * used, and written over copy 0 unless the mount is read-only */
+	bool sb_copy0_damaged;
 };
 int fs_get_info(struct fs *fs, struct fs_info *info);
 

@@ -690,6 +690,9 @@ struct fs {
 	pthread_mutex_t orphan_lock;
 	uint64_t orphans_freed;
 	bool was_clean;
+	bool sb0_damaged;       /* superblock copy 0 failed its check at
+				   mount (rewritten from copy 1 unless
+				   read-only) */
 	uint64_t next_fh;
 	struct fs_reports reports;
 };

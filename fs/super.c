@@ -268,6 +268,7 @@ static int sb_load(struct fs *fs)
 	if (!err && first) {
 		fs_log(LOG_WARNING, "superblock copy 0 is damaged; "
 		       "using copy 1");
+		fs->sb0_damaged = true;
 		err = sb_restore_copy0(fs);
 	}
 	free(b);
@@ -439,6 +440,7 @@ int fs_get_info(struct fs *fs, struct fs_info *info)
 	info->journal_lost = fs->j.lost;
 	info->journal_reset = fs->j.reset;
 	info->journal_lost_pos = fs->j.lost_pos;
+	info->sb_copy0_damaged = fs->sb0_damaged;
 	return 0;
 }
 

@@ -103,6 +103,7 @@ static int scan_ro(struct fsck *f, struct fs *fs, bool loud,
 		   struct fs_repair **out, uint64_t *problems)
 {
 	struct fs_repair_counts c;
+	struct fs_info info;
 	int ret;
 
 	ret = fs_repair_scan(fs, loud ? log_problem : log_quiet, f, out);
@@ -112,6 +113,14 @@ static int scan_ro(struct fsck *f, struct fs *fs, bool loud,
 	}
 	fs_repair_counts(*out, &c);
 	*problems = c.problems + cross_check(f, fs, c.problems);
+	/* the mount read copy 1; a read-write mount writes it over copy 0
+	 * (-y's repair round: fsck said "0 problems" and never did) */
+	if (!fs_get_info(fs, &info) && info.sb_copy0_damaged) {
+		(loud ? log_problem : log_quiet)(f, "superblock copy 0 is "
+						 "damaged: rewritten from "
+						 "copy 1");
+		(*problems)++;
+	}
 	return 0;
 }
 
@@ -144,6 +153,8 @@ static int repair_rounds(struct fsck *f)
 			fsck_msg("  journal: cleared and started anew");
 			total++;
 		}
+		if (info.sb_copy0_damaged)
+			total++;        /* and rewritten by the mount */
 		ret = fs_repair_scan(fs, log_quiet, f, &r);
 		if (!ret) {
 			fs_repair_counts(r, &c);
