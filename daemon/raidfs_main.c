@@ -283,6 +283,8 @@ static int daemon_run(struct daemon_state *s, const char *source,
 {
 	char err[CONFIG_ERR_MAX] = "";
 	int ret, status = MNT_EX_FAIL;
+	struct rc_info info;
+	bool degraded;
 
 	s->d.timeout = RFS_TIMEOUT_S;
 	s->d.ro = s->o.ro;
@@ -325,10 +327,16 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	daemon_signals_stop();
 	control_stop(s->ctl);
 out_close:
+	/* shut down clean, and not redundant: said so (a rebuild that
+	 * stopped at the unmount goes on at the next mount) */
+	degraded = s->sa.array && !rc_array_info(s->sa.array, &info) &&
+		   info.degraded;
 	if (source_close(&s->sa))
 		status = 1;
 	else if (status == MNT_EX_SUCCESS)
-		rfs_log(LOG_INFO, "%s unmounted, array clean", mountpoint);
+		rfs_log(LOG_INFO, "%s unmounted, array clean%s", mountpoint,
+			degraded ? " but degraded (a slot missing, or not yet "
+			"rebuilt)" : "");
 out_session:
 	if (s->se)
 		rfs_session_destroy(s->se);

@@ -52,6 +52,9 @@ for level in 5 6; do
 	cp "$T/mnt/new-big" "$T/new-big.ref"
 	ref2=$(t_tree_sum "$T/mnt")
 	t_umount "$T/mnt"
+	# clean, and not redundant: the last line says both
+	grep -q "unmounted, array clean but degraded" "$T/daemon.log" ||
+		t_fail "the unmount line does not say degraded: $(tail -n 1 "$T/daemon.log")"
 
 	if [ $level = 6 ]; then
 		t_log "RAID 6: members 2 and 4 missing"
