@@ -60,6 +60,8 @@ struct fs_repair {
 	size_t nfix, fixcap;
 	uint16_t *ibits;        /* the inode chunk map's in-use bits */
 	uint64_t ichunks_seen;
+	uint64_t ichunk_twice;          /* a block two chunks are mapped to
+					   (0: none) */
 	uint64_t bbits_wrong, ibits_wrong;
 	uint64_t double_claimed, unfixable;
 	uint64_t logged;

@@ -232,7 +232,15 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	if (f->free_rewritten)
 		info.unrecoverable = 0;
 	if (!f->unrecoverable && !f->conflicts && !info.unrecoverable) {
-		damage_none(f);
+		/* the walk stopped at a structure it cannot repair: what
+		 * lies beyond it was not seen, so nothing is "not lost" */
+		if (r && fs_repair_unfixable(r))
+			fsck_msg("  the filesystem could not be walked whole "
+				 "(phase 3: not repairable): the files beyond "
+				 "that damage were not seen; no block is "
+				 "unreadable");
+		else
+			damage_none(f);
 		return 0;
 	}
 	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))

@@ -45,10 +45,21 @@ static void log_problem(void *arg, const char *msg)
 		fsck_msg("  %s", msg);
 }
 
+/* Whether msg already says it is not repaired. */
+static bool said_unrepaired(const char *msg)
+{
+	size_t n = strlen(msg);
+
+	return (n >= 12 && !strcmp(msg + n - 12, "not repaired")) ||
+	       (n >= 14 && !strcmp(msg + n - 14, "not repairable"));
+}
+
 static void said_flush(struct fsck *f, const char *suffix)
 {
 	for (size_t i = 0; i < f->nsaid; i++) {
-		fsck_msg("  %s%s", f->said[i], suffix);
+		fsck_msg("  %s%s", f->said[i],
+			 said_unrepaired(f->said[i]) &&
+			 strstr(suffix, "not repaired") ? "" : suffix);
 		free(f->said[i]);
 	}
 	free(f->said);
@@ -135,7 +146,7 @@ static bool preen_may_fix(const struct fs_repair *r)
 	       c.root == 0;
 }
 
-static int repair_rounds(struct fsck *f)
+static int repair_rounds(struct fsck *f, uint64_t *changes)
 {
 	struct fs_repair *r = NULL;
 	uint64_t fixed, total = 0;
@@ -176,6 +187,7 @@ static int repair_rounds(struct fsck *f)
 	}
 	fsck_msg("  repaired: %llu changes in %d rounds", (unsigned long long)total,
 		 i + 1);
+	*changes = total;
 	return ret;
 }
 
@@ -208,7 +220,7 @@ static int final_scan(struct fsck *f, bool after_repair)
 int fsck_filesystem(struct fsck *f)
 {
 	struct fs_repair *r = NULL;
-	uint64_t problems = 0;
+	uint64_t problems = 0, changes = 0;
 	struct fs_info info;
 	bool fix = false;
 	struct fs *fs;
@@ -253,10 +265,12 @@ int fsck_filesystem(struct fsck *f)
 			f->status |= FSCK_UNCORRECTED;
 		return 0;
 	}
-	ret = repair_rounds(f);
+	ret = repair_rounds(f, &changes);
 	if (ret)
 		return ret;
-	f->status |= FSCK_CORRECTED;
+	/* "errors corrected" only for what was (exit 5 for 0 changes) */
+	if (changes)
+		f->status |= FSCK_CORRECTED;
 	return final_scan(f, true);
 }
 
