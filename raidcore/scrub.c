@@ -48,7 +48,10 @@ static void count_row(struct rc_scrub_report *rep, const struct rc_stripe_map *m
 	for (uint32_t c = 0; c < map->ncols; c++) {
 		uint8_t s = state[c][r];
 
-		rep->csum_errors += s == BLK_BAD;
+		/* and an entry saying "never written" that the row proves
+		 * false: a table that lies (-n said clean, a tester's find) */
+		rep->csum_errors += s == BLK_BAD ||
+				    (s == BLK_ZERO && v->fix[c] != RC_FIX_NONE);
 		rep->read_errors += s == BLK_EIO;
 		rep->unverified += s == BLK_UNKNOWN;
 		if (!v->known[c] && s != BLK_ABSENT && s != BLK_OK)

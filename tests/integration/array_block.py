@@ -5,10 +5,14 @@ table block's seal made to agree (docs/FORMAT.md, "Checksum table"), so
 that raidcore vouches for the new bytes and only the filesystem's own
 checks can tell.
 
-    array_block.py BLOCK FILL MEMBER...
+    array_block.py fill BLOCK BYTE MEMBER...   the block filled with BYTE
+    array_block.py copy FROM TO MEMBER...      block FROM copied over TO
+    array_block.py inode INO MEMBER            prints the block holding
+                                               inode INO (its table block)
+    array_block.py unwritten BLOCK MEMBER...   the block's checksum entry
+                                               says "never written" (0)
 
-BLOCK: the array block (at RAID 1, data-region block BLOCK of every
-member).  FILL: a byte value (0-255) the whole block is filled with.
+Blocks are array blocks: at RAID 1, data-region block N of every member.
 """
 import ctypes
 import os
@@ -55,29 +59,74 @@ def superblock(path):
     return best
 
 
-def put(path, block, data):
+def put(path, block, data, entry=None):
+    """data at block (None: left as it is), its entry made to agree (or
+    set to entry), the table block resealed."""
     s = superblock(path)
     data_offset, csum_offset = u64(s, 104), u64(s, 128)
     seed = xxh(bytes(s[40:56]) + bytes(s[56:72]))   # array, member uuid
     mb = data_offset + block
     tb = csum_offset + block // ENTRIES
     with open(path, "r+b") as f:
-        f.seek(mb * BS)
-        f.write(data)
+        if data is not None:
+            f.seek(mb * BS)
+            f.write(data)
         f.seek(tb * BS)
         t = bytearray(f.read(BS))
-        c = xxh(data, mb)
-        struct.pack_into("<Q", t, 8 * (block % ENTRIES), c if c else 1)
+        if entry is None:
+            c = xxh(data, mb)
+            entry = c if c else 1
+        struct.pack_into("<Q", t, 8 * (block % ENTRIES), entry)
         seal = xxh(bytes(t[:4088]), seed ^ ((tb * GOLDEN) & MASK))
         struct.pack_into("<Q", t, 4088, seal if seal else 1)
         f.seek(tb * BS)
         f.write(t)
 
 
+def get(path, block):
+    s = superblock(path)
+    with open(path, "rb") as f:
+        f.seek((u64(s, 104) + block) * BS)
+        return f.read(BS)
+
+
+def inode_block(path, ino):
+    """The data-region block holding inode ino at home: 16 inodes of 256
+    bytes a block, each starting "IN" with its number at byte 24.  The
+    last such block: the filesystem journal's ring, which may hold older
+    copies, lies before every inode table block (mkfs places it first)."""
+    s = superblock(path)
+    slot = (ino % 16) * 256
+    found = None
+    with open(path, "rb") as f:
+        for d in range(u64(s, 96)):
+            f.seek((u64(s, 104) + d) * BS)
+            b = f.read(BS)
+            if b[slot:slot + 2] == b"IN" and u64(b, slot + 24) == ino:
+                found = d
+    if found is None:
+        sys.exit("%s: no block holds inode %d" % (path, ino))
+    return found
+
+
 def main():
-    block, fill = int(sys.argv[1]), int(sys.argv[2])
-    for path in sys.argv[3:]:
-        put(path, block, bytes([fill]) * BS)
+    op = sys.argv[1]
+    if op == "fill":
+        block, fill = int(sys.argv[2]), int(sys.argv[3])
+        for path in sys.argv[4:]:
+            put(path, block, bytes([fill]) * BS)
+    elif op == "copy":
+        src, dst = int(sys.argv[2]), int(sys.argv[3])
+        data = get(sys.argv[4], src)
+        for path in sys.argv[4:]:
+            put(path, dst, data)
+    elif op == "unwritten":
+        for path in sys.argv[3:]:
+            put(path, int(sys.argv[2]), None, entry=0)
+    elif op == "inode":
+        print(inode_block(sys.argv[3], int(sys.argv[2])))
+    else:
+        sys.exit("array_block.py: fill, copy or inode")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ t_pattern_files "$T/mnt" 3 40 7
 t_tree_sum "$T/mnt" >"$T/tree.before"
 t_umount "$T/mnt"
 
-"$PY" "$TESTS_DIR/array_block.py" 0 90 "${IMG_LIST[@]}" ||
+AB="$PY $TESTS_DIR/array_block.py"
+$AB fill 0 90 "${IMG_LIST[@]}" ||
 	t_fail "array_block.py"
 t_sums "${IMG_LIST[@]}" >"$T/before"
 f_rc 4 -n -f "$IMGS"
@@ -34,4 +35,35 @@ t_mount "$IMGS" "$T/mnt" -o ro
 t_tree_sum "$T/mnt" >"$T/tree.after"
 t_umount "$T/mnt"
 cmp -s "$T/tree.before" "$T/tree.after" || t_fail "files differ"
+
+# One member's checksum table says "never written" for a block its
+# mirror holds (the entry zeroed, the table block resealed): fsck -n -f
+# said clean, and -y repaired it with exit 0 (a tester's find)
+t_log "a checksum entry that falsely says never written"
+blk=$($AB inode 1 "${IMG_LIST[0]}") || t_fail "inode block not found"
+$AB unwritten "$blk" "${IMG_LIST[1]}" || t_fail "array_block.py unwritten"
+f_rc 4 -n -f "$IMGS"
+f_rc 1 -y -f "$IMGS"
+f_rc 0 -n -f "$IMGS"
+
+# The inode chunk map pointing chunk 0 at a copy of chunk 1's inodes
+# (inodes 1-15 read as 17-31): the map is damaged, which fsck does not
+# repair; it must not clear inodes 1-15 as damaged either (fsck -y
+# cleared 30 inodes, the root's among them, for one wrong pointer, and
+# wrote the clears into the other chunk's block: a tester's find)
+t_log "an inode chunk mapped onto another chunk's inodes: reported, nothing cleared"
+t_mount "$IMGS" "$T/mnt"
+mkdir "$T/mnt/more"
+for i in $(seq 1 20); do echo "file $i" >"$T/mnt/more/f$i"; done
+t_umount "$T/mnt"
+c0=$($AB inode 1 "${IMG_LIST[0]}") && c1=$($AB inode 17 "${IMG_LIST[0]}") ||
+	t_fail "inode blocks not found"
+$AB copy "$c1" "$c0" "${IMG_LIST[@]}" || t_fail "array_block.py copy"
+t_sums "${IMG_LIST[@]}" >"$T/before"
+f_rc 4 -n -f "$IMGS"
+grep -q "holds inode 17 where the inode chunk map puts inode 1: the map is damaged, not repairable" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -n -f did not report the chunk map"; }
+f_rc 4 -y -f "$IMGS"
+grep -q "cleared\|made anew" "$T/out" && { cat "$T/out"; t_fail "fsck -y cleared inodes"; }
+[ "$($AB inode 17 "${IMG_LIST[0]}")" = "$c1" ] || t_fail "chunk 1's block changed"
 exit 0
