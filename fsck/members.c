@@ -156,6 +156,8 @@ static int member_probe(struct fsck *f, struct fsck_dev *d, bool *clean,
 		fsck_msg("  %s: %s", d->path, d->ret == -ENODATA ?
 			 "not a raidfs member" : d->ret == -EBADMSG ?
 			 "every superblock copy is damaged" :
+			 d->ret == -EINVAL ? "a raidfs superblock whose "
+			 "fields contradict each other (its checksum holds)" :
 			 strerror(-d->ret));
 		*clean = false;
 		return 0;

@@ -214,7 +214,8 @@ static bool reads_blank(struct rc_dev *dev)
 	return blank;
 }
 
-static int candidate_check(struct fsck *f, const char *path, bool blank)
+static int candidate_check(struct fsck *f, const char *path, bool blank,
+			   int probed)
 {
 	unsigned flags = RC_DEV_EXCL |
 		(f->o.mode == FSCK_MODE_YES ? 0 : RC_DEV_RDONLY);
@@ -238,6 +239,12 @@ static int candidate_check(struct fsck *f, const char *path, bool blank)
 	if (ret) {
 		fsck_msg("  %s", err);
 		return ret;
+	}
+	if (data && probed == -EINVAL) {
+		fsck_msg("  %s holds a raidfs superblock whose fields "
+			 "contradict each other: not used without --rebuild %s",
+			 path, path);
+		return -EEXIST;
 	}
 	if (data) {
 		fsck_msg("  %s holds data (no raidfs member, no signature "
@@ -312,7 +319,7 @@ static const char *candidate_find(struct fsck *f, int slot,
 		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
 		    d->path != held &&
 		    !rc_array_split_member(f->array, d->p.member_uuid) &&
-		    candidate_check(f, d->path, false) == 0) {
+		    candidate_check(f, d->path, false, d->ret) == 0) {
 			*kind = FSCK_RB_STALE;
 			return d->path;
 		}
@@ -322,7 +329,8 @@ static const char *candidate_find(struct fsck *f, int slot,
 
 		if (d->opened && (d->ret == -ENODATA || d->ret == -EINVAL ||
 				  d->ret == -EBADMSG) &&
-		    !planned(f, d->path) && candidate_check(f, d->path, true) == 0) {
+		    !planned(f, d->path) &&
+		    candidate_check(f, d->path, true, d->ret) == 0) {
 			*kind = FSCK_RB_BLANK;
 			return d->path;
 		}

@@ -11,6 +11,9 @@ checks can tell.
                                                inode INO (its table block)
     array_block.py unwritten BLOCK MEMBER...   the block's checksum entry
                                                says "never written" (0)
+    array_block.py sb-add OFF N MEMBER         N added to the u64 at byte
+                                               OFF of every superblock copy
+                                               (checksums resealed)
 
 Blocks are array blocks: at RAID 1, data-region block N of every member.
 """
@@ -123,6 +126,20 @@ def main():
     elif op == "unwritten":
         for path in sys.argv[3:]:
             put(path, int(sys.argv[2]), None, entry=0)
+    elif op == "sb-add":
+        off, n, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+        blocks = os.path.getsize(path) // BS
+        with open(path, "r+b") as f:
+            for blk in (0, 1, blocks - 2, blocks - 1):
+                f.seek(blk * BS)
+                b = bytearray(f.read(BS))
+                if b[:8] != b"RAIDFSMB":
+                    continue
+                struct.pack_into("<Q", b, off, u64(b, off) + n)
+                b[4088:4096] = bytes(8)
+                struct.pack_into("<Q", b, 4088, xxh(b))
+                f.seek(blk * BS)
+                f.write(b)
     elif op == "inode":
         print(inode_block(sys.argv[3], int(sys.argv[2])))
     else:

@@ -46,6 +46,19 @@ f_rc 4 -n -f "$IMGS"
 f_rc 1 -y -f "$IMGS"
 f_rc 0 -n -f "$IMGS"
 
+# A member superblock whose checksum holds and whose fields contradict
+# each other (data_offset moved by 256 blocks in every copy): named so,
+# not "holds data (no raidfs member)" (a tester's find)
+t_log "a member superblock whose fields contradict each other"
+cp --sparse=always "${IMG_LIST[1]}" "$T/m1.keep"
+$AB sb-add 104 256 "${IMG_LIST[1]}" || t_fail "array_block.py sb-add"
+f_rc 4 -n "$IMGS"
+grep -q "a raidfs superblock whose fields contradict each other" "$T/out" ||
+	{ cat "$T/out"; t_fail "the member's superblock not named"; }
+grep -q "holds data (no raidfs member" "$T/out" &&
+	{ cat "$T/out"; t_fail "called no raidfs member"; }
+mv "$T/m1.keep" "${IMG_LIST[1]}"
+
 # The inode chunk map pointing chunk 0 at a copy of chunk 1's inodes
 # (inodes 1-15 read as 17-31): the map is damaged, which fsck does not
 # repair; it must not clear inodes 1-15 as damaged either (fsck -y
