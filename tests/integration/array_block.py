@@ -41,22 +41,32 @@ def u64(b, o):
     return struct.unpack_from("<Q", b, o)[0]
 
 
-def superblock(path):
-    """The newest superblock copy whose checksum holds."""
+def sb_copies(path):
+    """(block, bytes) of each superblock copy that has the magic."""
     blocks = os.path.getsize(path) // BS
-    best = None
     with open(path, "rb") as f:
         for blk in (0, 1, blocks - 2, blocks - 1):
             f.seek(blk * BS)
             s = bytearray(f.read(BS))
-            if s[:8] != b"RAIDFSMB":
-                continue
-            t = bytearray(s)
-            t[4088:4096] = bytes(8)
-            if xxh(t) != u64(s, 4088):
-                continue
-            if best is None or u64(s, 144) > u64(best, 144):
-                best = s
+            if s[:8] == b"RAIDFSMB":
+                yield blk, s
+
+
+def sb_seal(s):
+    s[4088:4096] = bytes(8)
+    struct.pack_into("<Q", s, 4088, xxh(s))
+
+
+def superblock(path):
+    """The newest superblock copy whose checksum holds."""
+    best = None
+    for _, s in sb_copies(path):
+        t = bytearray(s)
+        sb_seal(t)
+        if t != s:
+            continue
+        if best is None or u64(s, 144) > u64(best, 144):
+            best = s
     if best is None:
         sys.exit("%s: no superblock" % path)
     return best
@@ -128,16 +138,11 @@ def main():
             put(path, int(sys.argv[2]), None, entry=0)
     elif op == "sb-add":
         off, n, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-        blocks = os.path.getsize(path) // BS
+        copies = list(sb_copies(path))
         with open(path, "r+b") as f:
-            for blk in (0, 1, blocks - 2, blocks - 1):
-                f.seek(blk * BS)
-                b = bytearray(f.read(BS))
-                if b[:8] != b"RAIDFSMB":
-                    continue
+            for blk, b in copies:
                 struct.pack_into("<Q", b, off, u64(b, off) + n)
-                b[4088:4096] = bytes(8)
-                struct.pack_into("<Q", b, 4088, xxh(b))
+                sb_seal(b)
                 f.seek(blk * BS)
                 f.write(b)
     elif op == "inode":
