@@ -38,6 +38,10 @@ struct cand {
 					   none (RC_ASSEMBLE_CATCHUP) */
 	uint32_t left;                  /* slot + 1 it was left out of as
 					   stale (said by left_say) */
+	uint32_t stale;                 /* slot + 1 it was taken from as
+					   stale, to a spare (stale_to_spare;
+					   its name in stale_name) */
+	const char *stale_name;
 };
 
 static void leave_out(struct cand *c, const char *why)
@@ -237,12 +241,16 @@ static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 	       (unsigned long long)a->sb.events, s,
 	       a->nspares < RC_MAX_SPARES ? ", taken as a spare to rebuild "
 	       "the slot in place" : "");
-	/* Counted on the slot as the writes it lost (the member rebuilt
-	 * there carries the count), and recorded: the next fsck checks in
-	 * full. */
-	atomic_fetch_add(&a->m[s].write_errors, 1);
+	/* Counted as the writes it lost, on the device (its counts go with
+	 * it into the slot it is rebuilt into: rebuild.c) or, when it is no
+	 * spare, on the slot; and recorded: the next fsck checks in full. */
 	atomic_store(&a->errors_seen, true);
-	take_as_spare(a, c);
+	c->stale = s + 1;
+	c->stale_name = c->dev->name;
+	if (take_as_spare(a, c))
+		a->spare_sb[a->nspares - 1].err_write++;
+	else
+		atomic_fetch_add(&a->m[s].write_errors, 1);
 }
 
 /*
@@ -534,6 +542,34 @@ static void left_say(struct rc_array *a, struct cand *c, int n)
 	}
 }
 
+/* A refusal names the devices given for slots it counts missing that
+ * were left out as stale (it said only "slot 3 ... missing": a tester's
+ * find). */
+static void left_name(const struct cand *c, int n, char *err, size_t len)
+{
+	size_t off = strlen(err);
+
+	for (int i = 0; i < n && off < len; i++) {
+		if (c[i].left && c[i].dev)
+			off += (size_t)snprintf(err + off, len - off,
+						"; %s was given for slot %u "
+						"but is stale (left out above)",
+						c[i].dev->name, c[i].left - 1);
+		else if (c[i].stale)
+			off += (size_t)snprintf(err + off, len - off,
+						"; %s was given for slot %u "
+						"but is stale (above)",
+						c[i].stale_name, c[i].stale - 1);
+		else if (c[i].back && c[i].dev)
+			off += (size_t)snprintf(err + off, len - off,
+						"; %s was given for slot %u "
+						"but missed writes (it would "
+						"catch up, with every other "
+						"slot there)",
+						c[i].dev->name, c[i].back - 1);
+	}
+}
+
 bool rc_array_split_member(const struct rc_array *a, const uint8_t *uuid)
 {
 	for (int i = 0; i < a->nsplit; i++)
@@ -659,6 +695,8 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 	a->g.member_blocks = a->sb.member_blocks;
 	a->g.layout = a->sb.layout;
 	ret = check_missing(a, flags, err, errlen);
+	if (ret == -ENODEV)
+		left_name(c, n, err, errlen);
 	if (ret < 0)
 		goto fail_placed;
 	if (err[0])

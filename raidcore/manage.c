@@ -183,6 +183,9 @@ static int spare_append(struct rc_array *a, struct rc_dev *dev)
 	sb = &a->spare_sb[a->nspares];
 	*sb = a->sb;
 	sb->role = RC_ROLE_SPARE;
+	/* a new device: no errors of its own (the template's are a
+	 * member's, and go with the device into a slot: rebuild.c) */
+	sb->err_read = sb->err_write = sb->err_csum = sb->repaired = 0;
 	uuid_generate(sb->member_uuid);
 	a->spare[a->nspares++] = dev;
 	return 0;

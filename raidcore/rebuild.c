@@ -440,12 +440,15 @@ static int tables_format(struct rc_array *a, struct rc_dev *dev,
 	return ret ? ret : rc_io_unplaced_sync(a, dev);
 }
 
-/* Takes dev out of the spare list if it is there; true if it was. */
-static bool spare_take(struct rc_array *a, struct rc_dev *dev)
+/* Takes dev out of the spare list if it is there; true if it was, its
+ * superblock in *sb. */
+static bool spare_take(struct rc_array *a, struct rc_dev *dev,
+		       struct rc_sb *sb)
 {
 	for (int i = 0; i < a->nspares; i++) {
 		if (a->spare[i] != dev)
 			continue;
+		*sb = a->spare_sb[i];
 		a->spare[i] = a->spare[a->nspares - 1];
 		a->spare_sb[i] = a->spare_sb[a->nspares - 1];
 		a->nspares--;
@@ -456,6 +459,7 @@ static bool spare_take(struct rc_array *a, struct rc_dev *dev)
 
 static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 {
+	struct rc_sb spare_sb = { 0 };
 	struct rc_member *m = &a->m[slot];
 	uint8_t uuid[RC_UUID_SIZE];
 	struct rc_dev *old;
@@ -468,7 +472,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 		return ret;
 	rc_commit_lock(a);
 	pthread_mutex_lock(&a->state_lock);
-	was_spare = spare_take(a, dev);
+	was_spare = spare_take(a, dev, &spare_sb);
 	old = m->dev;
 	__atomic_store_n(&m->dev, dev, __ATOMIC_SEQ_CST);
 	memcpy(m->uuid, uuid, RC_UUID_SIZE);
@@ -482,7 +486,15 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
 	rc_member_errors_forget(m);
+	/* the device's own counts: none for a new one, what a stale former
+	 * member lost (assemble.c) */
 	rc_member_counts_clear(m);
+	if (was_spare) {
+		atomic_store(&m->read_errors, spare_sb.err_read);
+		atomic_store(&m->write_errors, spare_sb.err_write);
+		atomic_store(&m->csum_errors, spare_sb.err_csum);
+		atomic_store(&m->repaired, spare_sb.repaired);
+	}
 	atomic_store(&m->shrunk, false);
 	pthread_mutex_unlock(&a->state_lock);
 	rc_csum_drop_slot(a, slot);

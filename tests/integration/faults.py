@@ -414,10 +414,6 @@ class Told:
         self.daemon = any(path in line for line in daemon_log.splitlines())
         self.fsck = names_member(fsck_nf, path)
         self.counted, self.out = member_state(env, base, case.member)
-        # rebuilt in full at the mount (a stale member taken as a spare
-        # into its own slot): nothing left to count, the device's old
-        # counts gone with it (a new device's start at 0)
-        self.rebuilt = "rebuild of slot %d done" % case.member in daemon_log
         self.errors_flag = any(m and m.errors_flag for m in (
             Member.read(env.member(n)[1]) for n in base.names))
         self.blamed = [j for j in range(base.n) if j != case.member and
@@ -454,17 +450,14 @@ class Told:
         res.notes.append("daemon log: %s" % ("names it" if self.daemon
                                              else "silent"))
         res.notes.append("counted" if self.counted else
-                         "taken out" if self.out else
-                         "rebuilt at mount" if self.rebuilt else
-                         "not counted")
+                         "taken out" if self.out else "not counted")
         if self.rewritten_over(case):
             res.notes.append("the damaged copies were rewritten whole by "
                              "the next superblock write before any read")
         elif not case.crash and case.kind != "none":
             if not (self.daemon or (self.fsck and may_be_latent(case))):
                 res.fail("nolog")
-            if not (self.counted or self.out or self.fsck or
-                    self.rebuilt):
+            if not (self.counted or self.out or self.fsck):
                 res.fail("nocount")
         for j in self.blamed:
             res.fail("blamed-m%d" % j)

@@ -100,4 +100,15 @@ t_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt"
 grep -q DEGRADED "$T/daemon.log" || t_fail "foreign member: not degraded"
 [ "$(t_tree_sum "$T/mnt")" = "$ref" ] || t_fail "read with a foreign member differs"
 t_umount "$T/mnt"
+
+# m1 missed writes (the mount above ran without it); with m0 left out
+# too the mount is refused, and the refusal names m1 as given but behind
+# (it said only "slot 1 ... missing")
+t_log "refused: the refusal names a stale member given"
+: >"$T/daemon.log"
+rc=0
+t_try_mount "$T/m1.img:$T/m2.img:$T/m3.img" "$T/mnt" || rc=$?
+[ $rc -eq 32 ] || t_fail "two slots short: exit $rc"
+grep -q "more than raid5 redundancy can do without.*m1.img was given for slot 1 but missed writes" "$T/daemon.log" ||
+	t_fail "the refusal does not name m1: $(grep 'can do without' "$T/daemon.log")"
 exit 0
