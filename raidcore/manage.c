@@ -318,17 +318,18 @@ int rc_spare_replace_kept(struct rc_array *a)
 	pthread_mutex_lock(&a->state_lock);
 	ret = a->nspares ? 0 : -ENOENT;
 	if (ret == 0) {
-		/* out of the spare list first: repl_set refuses a device
-		 * the array holds */
+		/* out of the spare list first (repl_set refuses a device the
+		 * array holds); back at its end if refused */
+		struct rc_sb dsb = a->spare_sb[0];
+
 		dev = a->spare[0];
 		a->spare[0] = a->spare[a->nspares - 1];
 		a->spare_sb[0] = a->spare_sb[a->nspares - 1];
 		a->nspares--;
 		ret = repl_set(a, slot, dev, old, sizeof(old));
 		if (ret) {
-			a->spare_sb[a->nspares] = a->spare_sb[0];
-			a->spare[a->nspares++] = a->spare[0];
-			a->spare[0] = dev;
+			a->spare_sb[a->nspares] = dsb;
+			a->spare[a->nspares++] = dev;
 		}
 	}
 	pthread_mutex_unlock(&a->state_lock);
