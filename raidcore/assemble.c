@@ -136,8 +136,8 @@ static int one_creation(struct cand *c, int n, char *err, size_t len)
 }
 
 /* The array uuid most candidates carry; -EINVAL on a tie. */
-static int pick_array(struct cand *c, int n, uint8_t *uuid, char *err,
-		      size_t len)
+static int pick_array(struct cand *c, int n, unsigned flags, uint8_t *uuid,
+		      char *err, size_t len)
 {
 	int best = -1, best_votes = 0, votes;
 	bool tie = false;
@@ -168,9 +168,18 @@ static int pick_array(struct cand *c, int n, uint8_t *uuid, char *err,
 		return -EINVAL;
 	}
 	memcpy(uuid, c[best].sb.array_uuid, 16);
-	for (int i = 0; i < n; i++)
-		if (c[i].ok && memcmp(c[i].sb.array_uuid, uuid, 16))
-			leave_out(&c[i], "member of another array");
+	for (int i = 0; i < n; i++) {
+		if (!c[i].ok || !memcmp(c[i].sb.array_uuid, uuid, 16))
+			continue;
+		if (flags & RC_ASSEMBLE_NO_FOREIGN) {
+			snprintf(err, len, "%s is a member of another array: "
+				 "a mistyped path? Nothing was written. To run "
+				 "without the member it stands for (degraded), "
+				 "add -o degraded=allow", c[i].dev->name);
+			return -EINVAL;
+		}
+		leave_out(&c[i], "member of another array");
+	}
 	return one_creation(c, n, err, len);
 }
 
@@ -675,7 +684,7 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 		c[i].dev = devs[i];
 	ret = cands_read(c, n, err, errlen);
 	if (ret == 0)
-		ret = pick_array(c, n, uuid, err, errlen);
+		ret = pick_array(c, n, flags, uuid, err, errlen);
 	if (ret < 0)
 		goto fail;
 	nb = newest(c, n);

@@ -173,6 +173,10 @@ enum rc_assemble_flags {
 					    its slot back and catches up on
 					    what changed (the daemon); without
 					    it, it is stale, as for fsck */
+	RC_ASSEMBLE_NO_FOREIGN = 1 << 3, /* a device given that is a member
+					    of another array refuses the
+					    assembly (-EINVAL): a mistyped
+					    path, not a missing member */
 };
 
 /*

@@ -320,6 +320,10 @@ static int array_assemble(const struct config_source *src,
 		     !o->degraded_given && !o->degraded_wait_s && !o->nofail;
 	int i, ret = -ENOMEM;
 
+	/* another array's member typed into the list is a typo too */
+	if (named)
+		aflags |= RC_ASSEMBLE_NO_FOREIGN;
+
 	if (!devs)
 		goto out;
 	ret = source_members_distinct(src, err, errlen);

@@ -84,7 +84,7 @@ for level in 5 6; do
 	mv "$T/away2.img" "$T/m2.img"
 done
 
-t_log "a foreign member counts as missing"
+t_log "a foreign member: refused as a typo; with degraded=allow, counted as missing"
 rm -f "$T"/*.img
 t_images 4 512M
 t_images 3 512M other
@@ -95,8 +95,17 @@ t_mount "$IMGS" "$T/mnt"
 fill "$T/mnt"
 ref=$(t_tree_sum "$T/mnt")
 t_umount "$T/mnt"
+t_sums "$T"/*.img >"$T/sums.before"
 : >"$T/daemon.log"
-t_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt"
+rc=0
+t_try_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt" || rc=$?
+[ $rc -eq 32 ] || t_fail "a member of another array in SOURCE: exit $rc"
+grep -q "other1.img is a member of another array: a mistyped path? Nothing was written" "$T/daemon.log" ||
+	t_fail "no precise error: $(tail -n 2 "$T/daemon.log")"
+t_sums "$T"/*.img >"$T/sums.after"
+cmp -s "$T/sums.before" "$T/sums.after" || t_fail "the refused mount wrote"
+: >"$T/daemon.log"
+t_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt" -o degraded=allow
 grep -q DEGRADED "$T/daemon.log" || t_fail "foreign member: not degraded"
 [ "$(t_tree_sum "$T/mnt")" = "$ref" ] || t_fail "read with a foreign member differs"
 t_umount "$T/mnt"
