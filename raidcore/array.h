@@ -368,9 +368,10 @@ void rc_member_note_corrected(struct rc_array *a, int slot);
 /* A new device in m's slot: the errors counted towards a fault, and what
  * was decided about them, were the old one's. */
 void rc_member_errors_forget(struct rc_member *m);
-/* A new device in the slot: the error counts shown (and kept in its
- * superblock) start again from 0, as md's for a new device. */
-void rc_member_counts_clear(struct rc_member *m);
+/* The error counts shown for m's device (and kept in its superblock):
+ * those its superblock sb recorded, or 0 (sb NULL) for a new device, as
+ * md's for a new device. */
+void rc_member_counts_load(struct rc_member *m, const struct rc_sb *sb);
 #define RC_FAULT_ERRORS_DEFAULT 32
 #define RC_HEALTH_INTERVAL_MS 10000     /* superblocks re-read (recovery.c) */
 #define RC_FAULT_WINDOW_NS (60ull * 1000000000ull)

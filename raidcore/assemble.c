@@ -444,10 +444,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				a->m[s].one_behind = c[i].sb.events + 1 ==
 						     t->events;
 				/* the device's own counters go on */
-				atomic_store(&a->m[s].read_errors, c[i].sb.err_read);
-				atomic_store(&a->m[s].write_errors, c[i].sb.err_write);
-				atomic_store(&a->m[s].csum_errors, c[i].sb.err_csum);
-				atomic_store(&a->m[s].repaired, c[i].sb.repaired);
+				rc_member_counts_load(&a->m[s], &c[i].sb);
 				sb_damage_note(a, s, &c[i]);
 				c[i].dev = NULL;
 			} else if (!a->m[s].dev &&

@@ -79,12 +79,12 @@ void rc_member_errors_forget(struct rc_member *m)
 	atomic_store(&m->kept_for_redundancy, false);
 }
 
-void rc_member_counts_clear(struct rc_member *m)
+void rc_member_counts_load(struct rc_member *m, const struct rc_sb *sb)
 {
-	atomic_store(&m->read_errors, 0);
-	atomic_store(&m->write_errors, 0);
-	atomic_store(&m->csum_errors, 0);
-	atomic_store(&m->repaired, 0);
+	atomic_store(&m->read_errors, sb ? sb->err_read : 0);
+	atomic_store(&m->write_errors, sb ? sb->err_write : 0);
+	atomic_store(&m->csum_errors, sb ? sb->err_csum : 0);
+	atomic_store(&m->repaired, sb ? sb->repaired : 0);
 }
 
 void rc_member_note_corrected(struct rc_array *a, int slot)

@@ -488,13 +488,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	rc_member_errors_forget(m);
 	/* the device's own counts: none for a new one, what a stale former
 	 * member lost (assemble.c) */
-	rc_member_counts_clear(m);
-	if (was_spare) {
-		atomic_store(&m->read_errors, spare_sb.err_read);
-		atomic_store(&m->write_errors, spare_sb.err_write);
-		atomic_store(&m->csum_errors, spare_sb.err_csum);
-		atomic_store(&m->repaired, spare_sb.repaired);
-	}
+	rc_member_counts_load(m, was_spare ? &spare_sb : NULL);
 	atomic_store(&m->shrunk, false);
 	pthread_mutex_unlock(&a->state_lock);
 	rc_csum_drop_slot(a, slot);

@@ -229,7 +229,7 @@ static void slot_take(struct rc_array *a)
 	m->sb_events = 0;
 	atomic_store(&m->fault_pending, 0);
 	rc_member_errors_forget(m);
-	rc_member_counts_clear(m);
+	rc_member_counts_load(m, NULL);
 	atomic_store(&m->shrunk, false);
 	__atomic_store_n(&a->repl.dst, NULL, __ATOMIC_SEQ_CST);
 }

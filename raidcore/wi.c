@@ -321,10 +321,7 @@ void rc_member_catchup_begin(struct rc_array *a, int slot,
 	atomic_store(&m->fault_pending, 0);
 	rc_member_errors_forget(m);
 	atomic_store(&m->shrunk, false);
-	atomic_store(&m->read_errors, sb->err_read);
-	atomic_store(&m->write_errors, sb->err_write);
-	atomic_store(&m->csum_errors, sb->err_csum);
-	atomic_store(&m->repaired, sb->repaired);
+	rc_member_counts_load(m, sb);
 	rc_log("member %d (%s) is back, %llu updates behind: the write-intent "
 	       "record covers its absence; it catches up on the regions "
 	       "written since", slot, dev->name,

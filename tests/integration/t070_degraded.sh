@@ -95,13 +95,20 @@ t_mount "$IMGS" "$T/mnt"
 fill "$T/mnt"
 ref=$(t_tree_sum "$T/mnt")
 t_umount "$T/mnt"
+# refused_32 SOURCE PATTERN WHAT: the mount exits 32, its log matching
+# PATTERN
+refused_32() {
+	local rc=0
+	: >"$T/daemon.log"
+	t_try_mount "$1" "$T/mnt" || rc=$?
+	[ $rc -eq 32 ] || t_fail "$3: exit $rc"
+	grep -q "$2" "$T/daemon.log" ||
+		t_fail "no precise error ($3): $(tail -n 2 "$T/daemon.log")"
+}
 t_sums "$T"/*.img >"$T/sums.before"
-: >"$T/daemon.log"
-rc=0
-t_try_mount "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" "$T/mnt" || rc=$?
-[ $rc -eq 32 ] || t_fail "a member of another array in SOURCE: exit $rc"
-grep -q "other1.img is a member of another array: a mistyped path? Nothing was written" "$T/daemon.log" ||
-	t_fail "no precise error: $(tail -n 2 "$T/daemon.log")"
+refused_32 "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" \
+	"other1.img is a member of another array: a mistyped path? Nothing was written" \
+	"a member of another array in SOURCE"
 t_sums "$T"/*.img >"$T/sums.after"
 cmp -s "$T/sums.before" "$T/sums.after" || t_fail "the refused mount wrote"
 : >"$T/daemon.log"
@@ -114,10 +121,7 @@ t_umount "$T/mnt"
 # too the mount is refused, and the refusal names m1 as given but behind
 # (it said only "slot 1 ... missing")
 t_log "refused: the refusal names a stale member given"
-: >"$T/daemon.log"
-rc=0
-t_try_mount "$T/m1.img:$T/m2.img:$T/m3.img" "$T/mnt" || rc=$?
-[ $rc -eq 32 ] || t_fail "two slots short: exit $rc"
-grep -q "more than raid5 redundancy can do without.*m1.img was given for slot 1 but missed writes" "$T/daemon.log" ||
-	t_fail "the refusal does not name m1: $(grep 'can do without' "$T/daemon.log")"
+refused_32 "$T/m1.img:$T/m2.img:$T/m3.img" \
+	"more than raid5 redundancy can do without.*m1.img was given for slot 1 but missed writes" \
+	"two slots short, the refusal naming m1"
 exit 0
