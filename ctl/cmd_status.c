@@ -178,6 +178,20 @@ static void print_head(json_object *st)
 	       flag(st, "read_only") ? ", read-only" : "");
 }
 
+/* Why the array is suspended (raidcore fail.c), if it is. */
+static void print_suspended(json_object *st)
+{
+	json_object *su = NULL;
+
+	if (!json_object_object_get_ex(st, "suspended", &su) || !su)
+		return;
+	printf("  SUSPENDED: slot %" PRIu64 " (%s) failed: %s.\n"
+	       "  The array cannot run without it, so nothing more is read "
+	       "or written.\n  Bring the device back, unmount and mount "
+	       "again: the journal replays what it missed.\n",
+	       U64(su, "slot"), STR(su, "device"), STR(su, "why"));
+}
+
 static void print_status(json_object *st, bool verbose)
 {
 	json_object *sp, *rb, *devs, *speed, *sc, *rp, *dm = NULL;
@@ -187,6 +201,7 @@ static void print_status(json_object *st, bool verbose)
 	json_object_object_get_ex(st, "devices", &devs);
 	json_object_object_get_ex(st, "rebuild_speed", &speed);
 	print_head(st);
+	print_suspended(st);
 	print_space(sp);
 	if (rb)
 		print_rebuild(rb, speed, verbose);

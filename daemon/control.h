@@ -54,6 +54,7 @@ void control_stop(struct control *c);
 /* Event names, as mdadm's monitor names them where it has one. */
 #define CTL_EV_DEGRADED "DegradedArray"
 #define CTL_EV_FAIL "Fail"
+#define CTL_EV_SUSPENDED "ArraySuspended"
 #define CTL_EV_SPARE_ACTIVE "SpareActive"
 #define CTL_EV_REBUILD_STARTED "RebuildStarted"
 #define CTL_EV_REBUILD_PROGRESS "RebuildProgress"

@@ -243,7 +243,8 @@ static void event_publish(struct ctl_events *ev, struct ctl_event *e,
 			  uint64_t time_ns)
 {
 	bool bad = !strcmp(e->name, CTL_EV_FAIL) ||
-		   !strcmp(e->name, CTL_EV_DEGRADED);
+		   !strcmp(e->name, CTL_EV_DEGRADED) ||
+		   !strcmp(e->name, CTL_EV_SUSPENDED);
 	char where[300] = "";
 
 	e->time_ns = time_ns;
@@ -339,6 +340,13 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 				   "slot %d failed: the array runs degraded",
 				   rc->slot);
 		ev->degraded_told = true;
+		break;
+	case RC_EV_SUSPENDED:
+		event_emit(ev, CTL_EV_SUSPENDED, rc->slot, rc->dev, -1, t,
+			   "%s; the array cannot run without this member: "
+			   "nothing more is read or written - bring it back, "
+			   "unmount and mount again (the journal replays)",
+			   rc->why);
 		break;
 	case RC_EV_SPARE_ACTIVE:
 		event_emit(ev, CTL_EV_SPARE_ACTIVE, rc->slot, rc->dev, -1, t,

@@ -26,10 +26,13 @@ static const char *layout_name(enum rc_layout l)
 	}
 }
 
-/* failed, rebuilding, degraded, replacing, scrubbing or clean. */
+/* suspended, failed, rebuilding, degraded, replacing, scrubbing or
+ * clean. */
 static const char *array_state(const struct rc_info *info, bool rebuilding,
 			       bool scrubbing)
 {
+	if (info->suspended)
+		return "suspended";
 	if (info->failed)
 		return "failed";
 	if (rebuilding)
@@ -195,6 +198,24 @@ static json_object *space_json(const struct rc_info *info, struct fs *fs)
 	return o;
 }
 
+/* Why nothing is read or written any more (raidcore fail.c); NULL when
+ * the array is not suspended. */
+static json_object *suspended_json(struct rc_array *a,
+				   const struct rc_info *info)
+{
+	struct rc_member_status st;
+	json_object *o;
+
+	if (!info->suspended)
+		return NULL;
+	o = json_object_new_object();
+	rc_array_member_status(a, info->suspend_slot, &st);
+	json_object_object_add(o, "slot", json_object_new_int(info->suspend_slot));
+	json_object_object_add(o, "device", json_object_new_string(st.name));
+	json_object_object_add(o, "why", json_object_new_string(info->suspend_why));
+	return o;
+}
+
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 			     const char *mountpoint, struct ctl_events *ev,
 			     struct ctl_scrub *sc, struct ctl_damage *dmg)
@@ -235,6 +256,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "replace", replace_json(&info, ev));
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
 	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
+	json_object_object_add(o, "suspended", suspended_json(a, &info));
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);

@@ -59,6 +59,8 @@ static int activate(struct rc_array *a, bool wait)
 
 	if (a->rdonly)
 		return -EROFS;
+	if (rc_array_suspended(a))
+		return -EIO;
 	if (rc_array_is_active(a))
 		return 0;
 	if (wait)

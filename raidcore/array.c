@@ -175,13 +175,21 @@ int rc_array_close(struct rc_array *a)
 	 * superblocks would call the member current and clean (a member
 	 * that dropped writes, unmounted within the second, was read at the
 	 * next mount: its old blocks verify against its old tables). */
-	if (!a->rdonly && rc_array_is_active(a))
+	if (!a->rdonly && rc_array_is_active(a) && !rc_array_suspended(a))
 		rc_array_settle_faults(a);
 	/* No commit after the closing flush: the superblocks then say
 	 * clean, and a later batch would be in nobody's replay. */
 	rc_writeback_stop(a);
+	/* Suspended (fail.c): nothing is written, the superblocks stay as
+	 * they were before the failure and the next assembly replays. */
+	if (rc_array_suspended(a)) {
+		rc_log("closing a suspended array: nothing written; the next "
+		       "assembly, with member %d back, replays the journal",
+		       a->suspend_slot);
+		ret = -EIO;
+	}
 	/* Never written to: nothing to flush, and nothing is written. */
-	if (!a->rdonly && rc_array_is_active(a)) {
+	if (!a->rdonly && rc_array_is_active(a) && !rc_array_suspended(a)) {
 		/* A member that is no longer the device last written (an
 		 * old image put back, writes lost since the last check) is
 		 * faulted by the flush, before the closing superblocks would

@@ -282,6 +282,13 @@ struct rc_array {
 	atomic_bool active;
 
 	atomic_uint_fast64_t unrecoverable;
+	/* fail.c: a member the array cannot run without failed an I/O; it
+	 * was not recorded faulty, and from then on nothing is read or
+	 * written (rc_array_suspend_locked).  suspend_slot and suspend_why
+	 * are set once, under state_lock, before suspended turns true. */
+	atomic_bool suspended;
+	int suspend_slot;
+	char suspend_why[160];
 	atomic_bool errors_seen;        /* RC_AF_ERRORS from the next superblock
 					   write on */
 	atomic_bool tables_to_heal;     /* csum.c found table blocks failing
@@ -396,8 +403,15 @@ void rc_member_nudge(struct rc_array *a);
 bool rc_member_present(struct rc_array *a, int slot);
 /* Holds current data of stripe (active, or rebuilt past it). */
 bool rc_member_usable(struct rc_array *a, int slot, uint64_t stripe);
-/* More slots unusable than the level tolerates. */
+/* More slots unusable than the level tolerates, or suspended. */
 bool rc_array_failed(struct rc_array *a);
+/* Suspended (fail.c): nothing more is read or written. */
+bool rc_array_suspended(struct rc_array *a);
+/* Caller holds state_lock.  slot failed an I/O (why): when the array
+ * cannot run without it, the array is suspended instead of the member
+ * recorded faulty, and true is returned (true too when it already was
+ * suspended: nothing is recorded then either). */
+bool rc_array_suspend_locked(struct rc_array *a, int slot, const char *why);
 /* Would the array lose data with the slots in gone[] gone? */
 bool rc_array_would_fail(struct rc_array *a, const bool *gone);
 /* Would it lose data without slot?  Only an active slot counts as holding
@@ -600,8 +614,9 @@ static inline uint64_t rc_sb_device_blocks_min(const struct rc_sb *sb)
  * kept, loudly.  The caller holds neither state_lock nor any lock after
  * it (commit_lock and stripe locks are fine). */
 void rc_member_faults_apply(struct rc_array *a);
-/* Marks slot faulty, rewrites the superblocks, signals the change.  A
- * member found shrunk is named so, whatever why says. */
+/* Marks slot faulty, rewrites the superblocks, signals the change (or,
+ * when the array cannot run without it, suspends the array: nothing is
+ * recorded).  A member found shrunk is named so, whatever why says. */
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
 /* The same, by an administrator's request: the member's contents are not
  * in doubt, so it may come back as a catch-up. */

@@ -619,6 +619,8 @@ int rc_commit(struct rc_array *a, bool all)
 
 	if (a->rdonly)
 		return 0;
+	if (rc_array_suspended(a))
+		return -EIO;
 	/* Nothing was written yet (rc_write activates): nothing to flush. */
 	if (!rc_array_is_active(a))
 		return 0;

@@ -14,6 +14,21 @@
  *      a spare in.
  * The array goes on degraded; whether it still has its data is the
  * caller's question (rc_array_failed).
+ *
+ * Unless the array cannot run without the member (rc_array_needs): then
+ * step 1 is not taken and the array is suspended instead
+ * (rc_array_suspend_locked), as ZFS suspends a pool's I/O.  A member
+ * recorded faulty beyond the redundancy made the array unassemblable for
+ * good, even when the device only went away for a moment (a cable, a
+ * controller reset): every later assembly left it out as faulty and
+ * found too few members (a tester's RAID 5, one member already missing,
+ * a second gone for two seconds while written).  Suspended, nothing more
+ * is written - no superblock, no checkpoint, no closing update - and
+ * nothing is read (a column whose in-place write failed would read back
+ * old), so the superblocks say what they said before the failure, and
+ * the journal, which holds every committed batch since the last
+ * checkpoint, replays what the failed writes missed at the next
+ * assembly once the device is back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,7 +52,7 @@ static void member_fault(struct rc_array *a, int slot, const char *why,
 			 bool damaged)
 {
 	uint64_t to = atomic_load(&a->m[slot].shrunk_to);
-	bool changed = false;
+	bool changed = false, suspended = false;
 	char msg[160];
 
 	if (atomic_load(&a->m[slot].shrunk) && a->m[slot].dev) {
@@ -47,8 +62,13 @@ static void member_fault(struct rc_array *a, int slot, const char *why,
 		why = msg;
 	}
 	pthread_mutex_lock(&a->state_lock);
-	if (a->m[slot].state == RC_MEMBER_ACTIVE ||
-	    a->m[slot].state == RC_MEMBER_REBUILDING) {
+	/* An I/O failure (damaged) suspends; an administrator's fail goes
+	 * through (rc_member_fail_redundant is the one that refuses), but
+	 * not once the array is suspended: nothing is recorded then. */
+	suspended = damaged ? rc_array_suspend_locked(a, slot, why) :
+		    atomic_load(&a->suspended);
+	if (!suspended && (a->m[slot].state == RC_MEMBER_ACTIVE ||
+			   a->m[slot].state == RC_MEMBER_REBUILDING)) {
 		a->m[slot].state = RC_MEMBER_FAULTY;
 		a->m[slot].damaged = damaged;
 		changed = true;
@@ -214,6 +234,8 @@ void rc_member_faults_apply(struct rc_array *a)
 	char msg[160];
 	bool needed;
 
+	if (rc_array_suspended(a))
+		return;         /* nothing is recorded: kept for the next run */
 	for (uint32_t s = 0; s < a->g.members; s++) {
 		unsigned pend = atomic_exchange(&a->m[s].fault_pending, 0);
 		const char *why;

@@ -386,6 +386,10 @@ static int member_readv(struct rc_array *a, int slot, uint64_t block,
 
 	if (!dev)
 		goto out;
+	/* suspended (fail.c): not read, and not counted against it */
+	ret = -EIO;
+	if (rc_array_suspended(a))
+		goto out;
 	t0 = rc_mono_ns();
 	ret = iovcnt == 1 ? rc_dev_read(dev, iov[0].iov_base, iov[0].iov_len,
 					block * RC_BLOCK_SIZE) :
@@ -447,6 +451,8 @@ static int io_write(struct rc_array *a, struct rc_dev *dev,
 		return -EROFS;
 	if (!dev)
 		return -ENXIO;
+	if (rc_array_suspended(a))
+		return -EIO;
 	ret = rc_dev_write(dev, buf, (size_t)count * RC_BLOCK_SIZE,
 			   block * RC_BLOCK_SIZE);
 	if (ret < 0 && errors)
@@ -464,6 +470,8 @@ static int io_sync(struct rc_array *a, struct rc_dev *dev,
 		return 0;
 	if (!dev)
 		return -ENXIO;
+	if (rc_array_suspended(a))
+		return -EIO;
 	ret = rc_dev_sync(dev);
 	if (ret < 0 && errors)
 		atomic_fetch_add(errors, 1);

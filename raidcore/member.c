@@ -15,7 +15,12 @@
  * here but these predicates.  rc_member_nudge() wakes it from callers
  * that may hold any lock (an error was counted, a member shrank), without
  * state_lock: the thread's timed wait bounds what a missed wake-up costs.
+ *
+ * Also the array's suspension (rc_array_suspend_locked: a member it
+ * cannot run without failed an I/O; fail.c says why), here because I/O
+ * and superblock writes ask for it and member.c calls nothing of theirs.
  */
+#include <stdio.h>
 #include "array.h"
 
 bool rc_member_present(struct rc_array *a, int slot)
@@ -84,9 +89,39 @@ bool rc_array_failed(struct rc_array *a)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };
 
+	if (atomic_load(&a->suspended))
+		return true;
 	for (uint32_t i = 0; i < a->g.members; i++)
 		gone[i] = !a->m[i].dev || a->m[i].state != RC_MEMBER_ACTIVE;
 	return geom_lost(&a->g, gone);
+}
+
+bool rc_array_suspended(struct rc_array *a)
+{
+	return atomic_load(&a->suspended);
+}
+
+bool rc_array_suspend_locked(struct rc_array *a, int slot, const char *why)
+{
+	const char *name = a->m[slot].dev ? a->m[slot].dev->name : "?";
+
+	if (atomic_load(&a->suspended))
+		return true;
+	if (a->rdonly || a->m[slot].state != RC_MEMBER_ACTIVE ||
+	    !rc_array_needs(a, slot))
+		return false;
+	a->suspend_slot = slot;
+	snprintf(a->suspend_why, sizeof(a->suspend_why), "%s", why);
+	atomic_store(&a->suspended, true);
+	rc_log("member %d (%s) failed (%s), but the array cannot run without "
+	       "it: the array is SUSPENDED - the member is not recorded "
+	       "faulty, and nothing more is read or written (every read and "
+	       "write fails with EIO); what was committed is in the journal. "
+	       "Bring the device back, unmount, and mount again: the journal "
+	       "replays what the failed writes missed", slot, name, why);
+	rc_event_emit(a, RC_EV_SUSPENDED, slot, a->m[slot].dev ? name : NULL,
+		      why, 0, 0, 0);
+	return true;
 }
 
 /* pthread_cond_broadcast needs no mutex: a waiter between its check and

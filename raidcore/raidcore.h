@@ -328,7 +328,13 @@ struct rc_info {
 				      their seal, not yet re-derived */
 	bool failed;               /* more slots lost than the level
 				      tolerates (a rebuilding one counted
-				      as lost: what it has not reached) */
+				      as lost: what it has not reached), or
+				      suspended */
+	bool suspended;            /* a member it cannot run without failed
+				      an I/O: nothing more is read or
+				      written until it is assembled again */
+	int suspend_slot;          /* ... that member's slot */
+	char suspend_why[160];     /* ... and what failed */
 	uint64_t stripes;          /* stripes: what rebuild_done counts to */
 	uint32_t redundancy;       /* slots the level can lose */
 };
@@ -524,6 +530,10 @@ enum rc_event_kind {
 					they read as -EIO): the daemon names
 					the files.  Raised again each time
 					they are met */
+	RC_EV_SUSPENDED = 10,        /* slot failed an I/O (why) and the
+					array cannot run without it: nothing
+					more is read or written, the member
+					is not recorded faulty (fail.c) */
 };
 
 struct rc_event {

@@ -422,6 +422,10 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 
 	if (block > a->sb.array_blocks || count > a->sb.array_blocks - block)
 		return -EINVAL;
+	/* suspended (fail.c): a column whose in-place write failed would
+	 * read back old once its device answers again */
+	if (rc_array_suspended(a))
+		return -EIO;
 	sp.nst = sp.np = sp.nio = 0;
 	/* a rebuild yields to user I/O (rebuild.c, rebuild_throttle) */
 	atomic_store_explicit(&a->last_io_ns, rc_mono_ns(), memory_order_relaxed);

@@ -141,31 +141,44 @@ static bool recovery_replace(struct rc_array *a, bool may_yield,
 	return ret == 0 || ret == -EAGAIN || ret == -EIO;
 }
 
+/* One round of the thread's work; true when it did some. */
+static bool recovery_work(struct rc_array *a, uint64_t seen,
+			  uint64_t *failed_at, bool *resume,
+			  uint64_t *next_check)
+{
+	bool worked = false;
+	int slot;
+
+	recovery_health(a, next_check);
+	rc_tables_heal(a);
+	slot = recovery_next(a, resume);
+	if (slot >= 0 && seen != *failed_at && !rc_array_failed_beyond(a)) {
+		worked = recovery_rebuild(a, slot, *resume, next_check);
+		if (!worked)
+			*failed_at = seen;
+	} else if (rc_replace_pending(a)) {
+		worked = recovery_replace(a, slot < 0, next_check);
+	} else if (slot < 0 && a->nspares) {
+		worked = rc_spare_replace_kept(a) == 0;
+	}
+	return worked;
+}
+
 static void *recovery_main(void *arg)
 {
 	struct rc_array *a = arg;
 	uint64_t seen, failed_at = UINT64_MAX;
 	uint64_t next_check = rc_mono_ns() + a->health_interval_ns;
 	bool resume = false, worked;
-	int slot;
 
 	pthread_mutex_lock(&a->state_lock);
 	while (!a->recovery_stop) {
 		seen = a->state_changes;
 		pthread_mutex_unlock(&a->state_lock);
-		recovery_health(a, &next_check);
-		rc_tables_heal(a);
-		slot = recovery_next(a, &resume);
-		worked = false;
-		if (slot >= 0 && seen != failed_at && !rc_array_failed_beyond(a)) {
-			worked = recovery_rebuild(a, slot, resume, &next_check);
-			if (!worked)
-				failed_at = seen;
-		} else if (rc_replace_pending(a)) {
-			worked = recovery_replace(a, slot < 0, &next_check);
-		} else if (slot < 0 && a->nspares) {
-			worked = rc_spare_replace_kept(a) == 0;
-		}
+		/* suspended (fail.c): no work, until the array goes */
+		worked = !rc_array_suspended(a) &&
+			 recovery_work(a, seen, &failed_at, &resume,
+				       &next_check);
 		pthread_mutex_lock(&a->state_lock);
 		if (!a->recovery_stop && !worked && a->state_changes == seen &&
 		    !atomic_load(&a->tables_to_heal))

@@ -208,6 +208,9 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	uint64_t next_report = 0;
 	int ret = 0;
 
+	/* suspended (fail.c): nothing is read, no member is blamed */
+	if (rc_array_suspended(a))
+		return -EIO;
 	/* Repairing is writing: a repair activates the array (verify.c).
 	 * An unclean one is activated first, which settles its replayed
 	 * journal; a clean one only when something is repaired - a clean

@@ -55,6 +55,12 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	 * rebuild cannot finish (it stops) - "rebuilding" would stay for
 	 * ever. */
 	info->failed = rc_array_failed(a);
+	info->suspended = rc_array_suspended(a);
+	if (info->suspended) {
+		info->suspend_slot = a->suspend_slot;
+		snprintf(info->suspend_why, sizeof(info->suspend_why), "%s",
+			 a->suspend_why);
+	}
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);
 	pthread_mutex_unlock(&a->state_lock);

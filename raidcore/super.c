@@ -239,6 +239,14 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 		sb_for_member(a, (int)i, sb);
 		t.slot = (int)i;
 		if (rc_sb_put_copies(sb, blk, sb_put, &t) < 0) {
+			/* Needed: the array is suspended, and this round
+			 * stops here (rc_sb_write_all), the slots after this
+			 * one left a suffix one update behind, as a crash
+			 * during the update leaves them (assembly keeps
+			 * such members, held to their journal). */
+			if (rc_array_suspend_locked(a, (int)i,
+						    "superblock write failed"))
+				return false;
 			rc_log("%s: superblock write failed; marking it faulty",
 			       a->m[i].dev->name);
 			a->m[i].state = RC_MEMBER_FAULTY;
@@ -287,7 +295,8 @@ int rc_sb_write_all(struct rc_array *a)
 		goto out;
 	pthread_mutex_lock(&a->state_lock);
 	base = a->sb.events;
-	while (!sb_write_round(a, sb, blk, back, base))
+	while (!rc_array_suspended(a) &&
+	       !sb_write_round(a, sb, blk, back, base))
 		failed = true;
 	if (rc_array_failed(a))
 		ret = -EIO;

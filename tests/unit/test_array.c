@@ -1306,6 +1306,143 @@ static void test_degraded_midrun(void **state)
 	}
 }
 
+/*
+ * A member the array cannot run without fails (a degraded array's second
+ * loss): the array is suspended, not the member recorded faulty.  Until
+ * 2026-12-06 it was, and the array could never be assembled again, though
+ * the device was only away for a moment (a tester's RAID 5 of 4, one
+ * member missing, a second gone for two seconds while written).  Now
+ * nothing more is read or written - the close neither - and once the
+ * device is back the array assembles, degraded as before, with what was
+ * flushed.  With SUSP_VANISH the writes fail at their journal records;
+ * with SUSP_INPLACE only the in-place writes of the member's
+ * data region fail, after the batch's commit: the flush that committed it
+ * returned 0, and the replay puts in place what the member missed; with
+ * SUSP_SB its superblock write fails, and the update goes no further.
+ */
+struct susp_cfg {
+	enum rc_level level;
+	int members;
+	uint32_t skip;          /* the member already missing */
+	int victim;
+};
+
+static const struct susp_cfg susp_cfgs[] = {
+	{ RC_RAID1, 2, 1u << 1, 0 }, { RC_RAID5, 4, 1u << 3, 1 },
+	{ RC_RAID6, 5, 1u << 3 | 1u << 4, 0 }, { RC_RAID10, 4, 1u << 1, 0 },
+};
+
+/* Blocks [b, b + n) written with the next generation (n <= a stripe). */
+static void stripe_write(struct rc_array *a, struct model *m, uint64_t b,
+			 uint32_t n, uint8_t *buf)
+{
+	uint32_t gen = m->next_gen++;
+
+	for (uint32_t k = 0; k < n; k++) {
+		tb_pattern(buf + (size_t)k * RC_BLOCK_SIZE, b + k, gen);
+		m->gen[b + k] = gen;
+	}
+	rc_write(a, b, n, buf);         /* may fail: suspended */
+}
+
+enum susp_mode { SUSP_VANISH, SUSP_INPLACE, SUSP_SB };
+
+static void suspend_one(const struct susp_cfg *c, enum susp_mode mode)
+{
+	uint8_t buf[8 * RC_BLOCK_SIZE];
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_member_status st;
+	struct model m;
+	uint64_t seed = 71 + (uint64_t)c->members, hash;
+	uint32_t *flushed;
+	uint8_t *stripe;
+
+	tb_init(&tb, c->members, DEV_BYTES);
+	tb_create(&tb, c->level, 16384, 0);
+	a = tb_assemble(&tb, c->skip, 0);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 30);
+	assert_int_equal(rc_flush(a), 0);
+	if (mode == SUSP_SB) {
+		/* the update stops at the victim: at RAID 5 member 0 has it,
+		 * 1 and 2 are left one behind, as a crash leaves them */
+		rc_fault_eio(tb.fault[c->victim], RC_FAULT_WRITE,
+			     rc_sb_copy_block(0, DEV_BYTES / RC_BLOCK_SIZE) *
+			     RC_BLOCK_SIZE, RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
+		assert_int_equal(rc_array_clear_errors(a, false), -EIO);
+	} else if (mode == SUSP_INPLACE) {
+		/* journaled (partial stripes), one batch, all acknowledged */
+		rc_fault_eio(tb.fault[c->victim], RC_FAULT_WRITE,
+			     a->sb.data_offset * RC_BLOCK_SIZE,
+			     DEV_BYTES - a->sb.data_offset * RC_BLOCK_SIZE,
+			     RC_FAULT_PERSISTENT);
+		for (int i = 0; i < 4; i++) {
+			uint64_t b = tb_rand(&seed) % (m.blocks - 2);
+
+			tb_pattern(buf, b, m.next_gen);
+			m.gen[b] = m.next_gen++;
+			assert_int_equal(rc_write(a, b, 1, buf), 0);
+		}
+		assert_int_equal(rc_flush(a), 0);
+	} else {
+		/* whole stripes, their tables in the cache: no read of the
+		 * member that vanished stops the commit before it writes */
+		assert_int_equal(rc_array_info(a, &info), 0);
+		stripe = calloc(info.stripe_blocks, RC_BLOCK_SIZE);
+		assert_non_null(stripe);
+		for (uint32_t k = 0; k < 4; k++)
+			stripe_write(a, &m, k * info.stripe_blocks,
+				     info.stripe_blocks, stripe);
+		assert_int_equal(rc_flush(a), 0);
+		rc_fault_vanish(tb.fault[c->victim]);
+		flushed = malloc(m.blocks * sizeof(*flushed));
+		assert_non_null(flushed);
+		memcpy(flushed, m.gen, m.blocks * sizeof(*flushed));
+		for (uint32_t k = 0; k < 4; k++)
+			stripe_write(a, &m, k * info.stripe_blocks,
+				     info.stripe_blocks, stripe);
+		assert_int_equal(rc_flush(a), -EIO);
+		free(m.gen);
+		m.gen = flushed;
+		free(stripe);
+	}
+	assert_int_equal(rc_array_info(a, &info), 0);
+	assert_true(info.suspended);
+	assert_true(info.failed);
+	assert_int_equal(info.suspend_slot, c->victim);
+	rc_array_member_status(a, c->victim, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);   /* not recorded */
+	assert_int_equal(rc_read(a, 0, 1, buf), -EIO);
+	assert_int_equal(rc_write(a, 0, 1, buf), -EIO);
+	assert_int_equal(rc_flush(a), -EIO);
+	hash = tb_media_hash(&tb);
+	assert_int_equal(rc_array_close(a), -EIO);
+	assert_true(tb_media_hash(&tb) == hash);        /* nothing written */
+	/* the device is back: a new assembly wraps it without the fault */
+	a = tb_assemble(&tb, c->skip, 0);
+	assert_int_equal(rc_array_info(a, &info), 0);
+	assert_false(info.suspended);
+	assert_false(info.failed);
+	verify_all(a, &m);      /* what the last successful flush made */
+	write_random(a, &m, &seed, 10);
+	assert_int_equal(rc_flush(a), 0);
+	verify_close_lose(&tb, a, &m, c->skip);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+static void test_suspend_beyond_redundancy(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(susp_cfgs) / sizeof(susp_cfgs[0]); i++) {
+		suspend_one(&susp_cfgs[i], SUSP_VANISH);
+		suspend_one(&susp_cfgs[i], SUSP_INPLACE);
+		suspend_one(&susp_cfgs[i], SUSP_SB);
+	}
+}
+
 /* A member fails; the spare takes its place and is rebuilt. */
 static void test_spare_takes_over(void **state)
 {
@@ -2038,6 +2175,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_degraded_missing),
 		cmocka_unit_test(test_degraded_midrun),
+		cmocka_unit_test(test_suspend_beyond_redundancy),
 		cmocka_unit_test(test_degraded_read_once),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
