@@ -562,15 +562,38 @@ struct bt_walk {
 	int (*node_cb)(void *arg, uint64_t blk);
 	int (*rec_cb)(void *arg, const void *rec);
 	void *arg;
+	uint64_t *damaged;      /* salvage: damage skipped, counted (or NULL) */
 };
 
-/* Every key of the node at blk must lie in [lo, hi). */
+/* Are the node's keys sorted and within [lo, hi)? */
+static bool keys_ok(struct fs_buf *b, unsigned rs, unsigned lvl, uint64_t lo,
+		    uint64_t hi, bool has_hi)
+{
+	unsigned n = count_of(b);
+	uint64_t k, prev = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		k = key_at(b, i, rs);
+		if ((i > 0 && k <= prev) || ((lvl == 0 || i > 0) && k < lo) ||
+		    (has_hi && k >= hi))
+			return false;
+		prev = k;
+	}
+	return true;
+}
+
+/*
+ * Every key of the node at blk must lie in [lo, hi).  Salvaging, a child
+ * (a subtree) or a record that fails is counted and skipped, the rest
+ * visited; a node is checked whole before anything in it is visited, so
+ * nothing is taken from a node found wrong.
+ */
 static int bt_walk_node(struct bt_walk *w, uint64_t blk, unsigned lvl,
 			uint64_t lo, uint64_t hi, bool has_hi)
 {
 	unsigned rs = rsize(w->t, lvl), i, n;
 	struct fs_buf *b;
-	uint64_t k, prev = 0;
+	uint64_t k;
 	int err;
 
 	err = w->node_cb(w->arg, blk);
@@ -579,14 +602,10 @@ static int bt_walk_node(struct bt_walk *w, uint64_t blk, unsigned lvl,
 	if (err)
 		return err;
 	n = count_of(b);
+	if (!keys_ok(b, rs, lvl, lo, hi, has_hi))
+		err = -EUCLEAN;
 	for (i = 0; i < n && !err; i++) {
 		k = key_at(b, i, rs);
-		if ((i > 0 && k <= prev) || ((lvl == 0 || i > 0) && k < lo) ||
-		    (has_hi && k >= hi)) {
-			err = -EUCLEAN;
-			break;
-		}
-		prev = k;
 		if (lvl == 0)
 			err = w->rec_cb(w->arg, rec_at(b, i, rs));
 		else
@@ -594,6 +613,10 @@ static int bt_walk_node(struct bt_walk *w, uint64_t blk, unsigned lvl,
 					   i ? k : lo,
 					   i + 1 < n ? key_at(b, i + 1, rs) : hi,
 					   i + 1 < n || has_hi);
+		if (err && err != -ENOMEM && w->damaged) {
+			(*w->damaged)++;
+			err = 0;
+		}
 	}
 	bc_put(w->t->fs, b);
 	return err;
@@ -602,9 +625,28 @@ static int bt_walk_node(struct bt_walk *w, uint64_t blk, unsigned lvl,
 int fs_bt_walk(struct fs_bt *t, int (*node_cb)(void *arg, uint64_t blk),
 	       int (*rec_cb)(void *arg, const void *rec), void *arg)
 {
-	struct bt_walk w = { t, node_cb, rec_cb, arg };
+	struct bt_walk w = { t, node_cb, rec_cb, arg, NULL };
 
 	if (*t->depth == 0)
 		return *t->root ? -EUCLEAN : 0;
 	return bt_walk_node(&w, *t->root, *t->depth - 1, 0, 0, false);
+}
+
+int fs_bt_salvage(struct fs_bt *t, int (*node_cb)(void *arg, uint64_t blk),
+		  int (*rec_cb)(void *arg, const void *rec), void *arg,
+		  uint64_t *damaged)
+{
+	struct bt_walk w = { t, node_cb, rec_cb, arg, damaged };
+	int err = 0;
+
+	*damaged = 0;
+	if (*t->depth == 0)
+		*damaged = *t->root != 0;
+	else
+		err = bt_walk_node(&w, *t->root, *t->depth - 1, 0, 0, false);
+	if (err && err != -ENOMEM) {
+		(*damaged)++;
+		err = 0;
+	}
+	return err;
 }

@@ -135,6 +135,19 @@ int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	return 0;
 }
 
+int fs_dir_insert_rec(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+		      const struct fs_dirent_disk *rec)
+{
+	struct fs_bt t = dir_tree(fs, dp);
+	int err = fs_bt_insert(&t, tx, rec);
+
+	if (err)
+		return err;
+	dp->d.dir_entries++;
+	dp->d.size = dp->d.blocks * FS_BSIZE;
+	return 0;
+}
+
 int fs_dir_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		  const char *name)
 {

@@ -339,6 +339,13 @@ int fs_bt_destroy(struct fs_bt *t, struct fs_tx *tx);
  * that keys are sorted and lie within their parents' separators. */
 int fs_bt_walk(struct fs_bt *t, int (*node_cb)(void *arg, uint64_t blk),
 	       int (*rec_cb)(void *arg, const void *rec), void *arg);
+/* The same, going on past damage (fsck's salvage): a subtree or a record
+ * that fails (a node unreadable, failing its checks or its keys; rec or
+ * node refusing) is skipped and counted in *damaged; only -ENOMEM is
+ * returned. */
+int fs_bt_salvage(struct fs_bt *t, int (*node_cb)(void *arg, uint64_t blk),
+		  int (*rec_cb)(void *arg, const void *rec), void *arg,
+		  uint64_t *damaged);
 
 static inline uint64_t fs_rec_key(const void *rec)
 {
@@ -585,6 +592,10 @@ int fs_dir_lookup(struct fs *fs, struct fs_inode *dp, const char *name,
 		  uint64_t *ino, uint64_t *key);
 int fs_dir_add(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 	       const char *name, uint64_t ino, uint8_t type, uint64_t *key);
+/* rec, as found by fsck's scan (its key kept), put back into dp's tree:
+ * the salvage of a damaged name tree (repair_apply.c). */
+int fs_dir_insert_rec(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
+		      const struct fs_dirent_disk *rec);
 int fs_dir_remove(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,
 		  const char *name);
 int fs_dir_set(struct fs *fs, struct fs_tx *tx, struct fs_inode *dp,

@@ -161,6 +161,55 @@ static int fix_map(struct fs_repair *r, struct fs_tx *tx, struct fs_inode *ip,
 	return 0;
 }
 
+/* Puts f's records (a batch of the salvaged ones) back into the emptied
+ * map: entries under their keys, extents with their blocks counted. */
+static int fix_refill(struct fs_repair *r, struct fs_tx *tx,
+		      struct fs_inode *ip, const struct rp_fix *f)
+{
+	const struct fs_dirent_disk *de = f->recs;
+	const struct fs_extent_disk *ex = f->recs;
+	int err = 0;
+
+	for (size_t i = 0; i < f->nrecs && !err; i++) {
+		if (S_ISDIR(ip->d.mode)) {
+			err = fs_dir_insert_rec(r->fs, tx, ip, &de[i]);
+			continue;
+		}
+		err = fs_ext_add(r->fs, tx, ip, fs_le64(ex[i].lblk),
+				 fs_le64(ex[i].pblk), fs_le32(ex[i].len),
+				 fs_le32(ex[i].flags));
+		if (!err)
+			ip->d.blocks += fs_le32(ex[i].len);
+	}
+	return err;
+}
+
+/* Records put back per transaction: a batch dirties a few blocks each
+ * (a leaf, a split), well within any journal's transaction. */
+#define REFILL_BATCH 16
+
+/* The map emptied, then rebuilt from what verified (what 4), a batch of
+ * records per transaction: each leaves a consistent map; a crash between
+ * them loses the records not yet put back (the next run frees their
+ * blocks), as an interrupted e2fsck can. */
+static int map_fix(struct fs_repair *r, const struct rp_fix *f)
+{
+	struct rp_fix part = *f;
+	int err = with_inode(r, f->ino, fix_map, f);
+	size_t rs = sizeof(struct fs_extent_disk);
+
+	if (r->dtype[f->ino] == DT_DIR)
+		rs = sizeof(struct fs_dirent_disk);
+	for (size_t i = 0; !err && (f->what & 4) && i < f->nrecs;
+	     i += REFILL_BATCH) {
+		part.recs = (uint8_t *)f->recs + i * rs;
+		part.nrecs = f->nrecs - i < REFILL_BATCH ? f->nrecs - i :
+			     REFILL_BATCH;
+		err = with_inode(r, f->ino, fix_refill, &part);
+	}
+	return err;
+}
+
 static int fix_counts(struct fs_repair *r, struct fs_tx *tx,
 		      struct fs_inode *ip, const struct rp_fix *f)
 {
@@ -367,7 +416,7 @@ static int apply_one(struct fs_repair *r, const struct rp_fix *f)
 	case RP_FIX_CLEAR:
 		return clear_slot(r, f->ino);
 	case RP_FIX_MAP:
-		return with_inode(r, f->ino, fix_map, f);
+		return map_fix(r, f);
 	case RP_FIX_DANGLING:
 		return with_inode(r, f->ino, fix_dangling, f);
 	case RP_FIX_REKEY:

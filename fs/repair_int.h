@@ -35,8 +35,13 @@ enum rp_fix_kind {
 struct rp_fix {
 	enum rp_fix_kind kind;
 	uint64_t ino;           /* the inode, or the directory of an entry */
-	unsigned what;          /* MAP: 1 map, 2 xattr tree */
+	unsigned what;          /* MAP: 1 map, 2 xattr tree, 4 the map
+				   rebuilt from recs */
 	uint64_t xblocks;       /* MAP: blocks of the xattrs, when readable */
+	void *recs;             /* MAP with 4: the records that verified
+				   (struct fs_dirent_disk or fs_extent_disk:
+				   the inode's kind says), malloc'd */
+	size_t nrecs;
 	struct fs_dirent_disk rec;      /* entry fixes: the entry as found */
 };
 
@@ -72,6 +77,8 @@ struct fs_repair {
 	bool xmark;             /* xattr walk: count the blocks (2nd pass) */
 	struct fs_dirent_disk *ents;
 	size_t nents, entcap;
+	struct fs_extent_disk *exts;    /* a file's extents that verify */
+	size_t nexts, extcap;
 };
 
 void rp_say(struct fs_repair *r, const char *fmt, ...)

@@ -30,18 +30,28 @@ void rp_say(struct fs_repair *r, const char *fmt, ...)
 	r->log(r->log_arg, msg);
 }
 
+/* Room for one more of n elements of size at *v (capacity *cap). */
+static int rp_grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, (*cap * 2 + 16) * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = *cap * 2 + 16;
+	return 0;
+}
+
 int rp_fix_add(struct fs_repair *r, enum rp_fix_kind kind, uint64_t ino,
 	       unsigned what, const struct fs_dirent_disk *rec)
 {
 	struct rp_fix *f;
 
-	if (r->nfix == r->fixcap) {
-		f = realloc(r->fix, (r->fixcap * 2 + 16) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		r->fix = f;
-		r->fixcap = r->fixcap * 2 + 16;
-	}
+	if (rp_grow((void **)&r->fix, &r->fixcap, r->nfix, sizeof(*f)))
+		return -ENOMEM;
 	f = &r->fix[r->nfix++];
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
@@ -235,6 +245,9 @@ static int rp_extent(void *arg, const void *rec)
 
 	if (!rp_extent_ok(r, e))
 		return -EUCLEAN;
+	if (rp_grow((void **)&r->exts, &r->extcap, r->nexts, sizeof(*e)))
+		return -ENOMEM;
+	r->exts[r->nexts++] = *e;
 	for (i = 0; i < n; i++)
 		rp_use(r, p + i);
 	r->nblk[r->cur] += n;
@@ -244,21 +257,17 @@ static int rp_extent(void *arg, const void *rec)
 static int rp_dirent(void *arg, const void *rec)
 {
 	struct fs_repair *r = arg;
-	struct fs_dirent_disk *v;
 
-	if (r->nents == r->entcap) {
-		v = realloc(r->ents, (r->entcap * 2 + 32) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->ents = v;
-		r->entcap = r->entcap * 2 + 32;
-	}
-	memcpy(&r->ents[r->nents++], rec, sizeof(*v));
+	if (rp_grow((void **)&r->ents, &r->entcap, r->nents, sizeof(*r->ents)))
+		return -ENOMEM;
+	memcpy(&r->ents[r->nents++], rec, sizeof(*r->ents));
 	return 0;
 }
 
-static int walk_tree(struct fs_repair *r, struct fs_inode_disk *d,
-		     uint16_t kind)
+/* The map of d (its records into r->ents or r->exts), past damage: the
+ * parts that fail are counted in *damaged. */
+static int salvage_tree(struct fs_repair *r, struct fs_inode_disk *d,
+			uint16_t kind, uint64_t *damaged)
 {
 	uint64_t root = fs_le64(d->map_root);
 	uint32_t depth = fs_le32(d->map_depth);
@@ -266,8 +275,8 @@ static int walk_tree(struct fs_repair *r, struct fs_inode_disk *d,
 			   kind == FS_TREE_DIR ? sizeof(struct fs_dirent_disk) :
 			   sizeof(struct fs_extent_disk), kind, r->cur, NULL, 0 };
 
-	return fs_bt_walk(&t, rp_node, kind == FS_TREE_DIR ? rp_dirent :
-			  rp_extent, r);
+	return fs_bt_salvage(&t, rp_node, kind == FS_TREE_DIR ? rp_dirent :
+			     rp_extent, r, damaged);
 }
 
 /* ---- the inode chunk map -------------------------------------------------- */
@@ -369,28 +378,55 @@ static int walk_xattrs(struct fs_repair *r, struct fs_inode_disk *d)
 	return err;
 }
 
-/* The map and xattrs of inode r->cur; bad ones become RP_FIX_MAP. */
+/* A copy of the n records of size each at recs (NULL when n is 0). */
+static void *recs_copy(const void *recs, size_t n, size_t size, int *err)
+{
+	void *c;
+
+	if (!n)
+		return NULL;
+	c = malloc(n * size);
+	if (!c)
+		*err = -ENOMEM;
+	else
+		memcpy(c, recs, n * size);
+	return c;
+}
+
+/*
+ * The map and xattrs of inode r->cur; bad ones become RP_FIX_MAP.  A map
+ * damaged in places (a node or a record that fails) keeps what verifies:
+ * the fix rebuilds it from those records (what 4), as e2fsck drops only a
+ * bad extent node and rehashes a directory from the entries it can read;
+ * until 2026-12-06 one bad node emptied the whole file or directory (a
+ * tester's find).  A file loses the blocks the damage held (they read as
+ * a hole), a directory the entries (their inodes go to lost+found).
+ */
 static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 {
 	uint32_t mode = fs_le32(d->mode), i;
-	uint64_t before;
+	uint64_t before, damaged = 0;
 	unsigned what = 0;
-	int err = 0;
+	size_t kept;
+	int err = 0, e;
 
 	r->nents = 0;
+	r->nexts = 0;
 	if (S_ISDIR(mode))
-		err = walk_tree(r, d, FS_TREE_DIR);
+		err = salvage_tree(r, d, FS_TREE_DIR, &damaged);
 	else if (fs_le32(d->flags) & FS_IFLAG_EXTENT_TREE)
-		err = walk_tree(r, d, FS_TREE_EXTENT);
+		err = salvage_tree(r, d, FS_TREE_EXTENT, &damaged);
 	else
 		for (i = 0; i < fs_le32(d->nextents) && !err; i++)
-			err = rp_extent(r, &d->ext[i]);
-	if (err == -ENOMEM)
+			if ((e = rp_extent(r, &d->ext[i])) == -ENOMEM)
+				err = e;
+			else if (e)
+				damaged++;
+	if (err)
 		return err;
-	if (err) {
-		what |= 1;
-		r->nents = 0;
-	}
+	kept = S_ISDIR(mode) ? r->nents : r->nexts;
+	if (damaged)
+		what |= kept ? 1 | 4 : 1;
 	before = r->nblk[r->cur];
 	err = walk_xattrs(r, d);
 	if (err == -ENOMEM)
@@ -401,12 +437,31 @@ static int walk_blocks(struct fs_repair *r, struct fs_inode_disk *d)
 		return 0;
 	r->st[r->cur] |= RP_MAPBAD;
 	r->c.maps++;
-	rp_say(r, "inode %llu: %s%s%s unreadable: emptied", (unsigned long long)r->cur,
-	       what & 1 ? (S_ISDIR(mode) ? "name tree" : "block map") : "",
-	       what == 3 ? " and " : "", what & 2 ? "extended attributes" : "");
+	if (what & 4)
+		rp_say(r, "inode %llu: %s damaged (%llu part%s unreadable or "
+		       "wrong): rebuilt from the %zu %s that verify, the rest "
+		       "dropped%s", (unsigned long long)r->cur,
+		       S_ISDIR(mode) ? "name tree" : "block map",
+		       (unsigned long long)damaged, damaged == 1 ? "" : "s",
+		       kept, S_ISDIR(mode) ? "entries" : "extents",
+		       what & 2 ? "; extended attributes unreadable: emptied" :
+		       "");
+	else
+		rp_say(r, "inode %llu: %s%s%s unreadable: emptied",
+		       (unsigned long long)r->cur,
+		       what & 1 ? (S_ISDIR(mode) ? "name tree" : "block map") : "",
+		       (what & 3) == 3 ? " and " : "",
+		       what & 2 ? "extended attributes" : "");
 	err = rp_fix_add(r, RP_FIX_MAP, r->cur, what, NULL);
-	if (!err)
-		r->fix[r->nfix - 1].xblocks = r->nblk[r->cur] - before;
+	if (err)
+		return err;
+	r->fix[r->nfix - 1].xblocks = r->nblk[r->cur] - before;
+	if (what & 4) {
+		r->fix[r->nfix - 1].nrecs = kept;
+		r->fix[r->nfix - 1].recs = S_ISDIR(mode) ?
+			recs_copy(r->ents, kept, sizeof(*r->ents), &err) :
+			recs_copy(r->exts, kept, sizeof(*r->exts), &err);
+	}
 	return err;
 }
 
@@ -735,8 +790,11 @@ void fs_repair_free(struct fs_repair *r)
 	free(r->parent_of);
 	free(r->ibits);
 	free(r->queue);
+	for (i = 0; i < r->nfix; i++)
+		free(r->fix[i].recs);
 	free(r->fix);
 	free(r->ents);
+	free(r->exts);
 	free(r);
 }
 

@@ -273,6 +273,24 @@ static unsigned repair(struct tfs *t, struct fs_repair_counts *first)
 	return round;
 }
 
+/* Repairs in rounds until nothing is found - the first round's counter
+ * at offset counter in fs_repair_counts non-zero - then mounts: the
+ * filesystem checks, and a new scan finds nothing. */
+static void repair_checked(struct tfs *t, size_t counter)
+{
+	struct fs_repair_counts first, c;
+	struct fs_repair *r;
+
+	assert_true(repair(t, &first) >= 1);
+	assert_true(*(const uint64_t *)((const char *)&first + counter) > 0);
+	tfs_mount(t);
+	tfs_check(t);
+	assert_int_equal(fs_repair_scan(t->fs, NULL, NULL, &r), 0);
+	fs_repair_counts(r, &c);
+	fs_repair_free(r);
+	assert_int_equal(c.problems, 0);
+}
+
 struct repair_case {
 	const char *name;
 	void (*damage)(struct tfs *t, const struct tree *tr);
@@ -307,9 +325,6 @@ static void lost_verify(struct tfs *t, uint64_t ino, size_t size, uint64_t seed)
 
 static void run_case(void **state, const struct repair_case *rc)
 {
-	struct fs_repair_counts first;
-	struct fs_repair *r;
-	struct fs_repair_counts c;
 	struct tree tr;
 	struct tfs *t;
 
@@ -317,14 +332,7 @@ static void run_case(void **state, const struct repair_case *rc)
 	tr = tree_make(t);
 	tfs_umount(t);
 	rc->damage(t, &tr);
-	assert_true(repair(t, &first) >= 1);
-	assert_true(*(const uint64_t *)((const char *)&first + rc->counter) > 0);
-	tfs_mount(t);
-	tfs_check(t);
-	assert_int_equal(fs_repair_scan(t->fs, NULL, NULL, &r), 0);
-	fs_repair_counts(r, &c);
-	fs_repair_free(r);
-	assert_int_equal(c.problems, 0);
+	repair_checked(t, rc->counter);
 	file_verify(t, tr.keep, F2_SIZE, 3);
 	if (rc->f1_kept)
 		file_verify(t, tfs_lookup(t, tr.d, "f1"), F1_SIZE, 1);
@@ -351,6 +359,128 @@ static void test_repair_cases(void **state)
 		tfs_free(*state);
 		*state = NULL;
 	}
+}
+
+/* ---- salvage: a map damaged in one place keeps the rest ------------------ */
+#define SALV_FILES 80           /* /d: name tree of depth 2 */
+#define SALV_FILE_SIZE 5000
+#define SALV_EXTENTS 400        /* /frag: extent tree of depth 2 */
+
+/* Child 1 of the level-1 root node of a tree of depth 2 (a leaf with
+ * leaves on both sides); its records into leafblk. */
+static uint64_t middle_leaf(struct tfs *t, struct fs_inode_disk d,
+			    uint8_t *leafblk)
+{
+	uint8_t blk[FS_BSIZE];
+	const struct fs_node_disk *n = (const void *)blk;
+	const struct fs_bt_ptr_disk *p = (const void *)(blk + FS_NODE_HDR);
+	uint64_t leaf;
+
+	assert_int_equal(fs_le32(d.map_depth), 2);
+	assert_int_equal(fs_bdev_read(t->bdev, fs_le64(d.map_root), 1, blk), 0);
+	assert_int_equal(fs_le16(n->level), 1);
+	assert_true(fs_le16(n->count) >= 3);
+	leaf = fs_le64(p[1].child);
+	assert_int_equal(fs_bdev_read(t->bdev, leaf, 1, leafblk), 0);
+	return leaf;
+}
+
+static void block_garble(struct tfs *t, uint64_t b)
+{
+	uint8_t blk[FS_BSIZE];
+
+	assert_int_equal(fs_bdev_read(t->bdev, b, 1, blk), 0);
+	blk[2000] ^= 0x55;
+	assert_int_equal(fs_bdev_write(t->bdev, b, 1, blk), 0);
+}
+
+/*
+ * One leaf of a directory's name tree fails its checksum: the entries of
+ * the other leaves stay in the directory, those of the damaged one go to
+ * /lost+found, every file keeps its data.  Until 2026-12-06 the whole
+ * directory was emptied into /lost+found (a tester's find).
+ */
+static void test_salvage_dir(void **state)
+{
+	const struct fs_dirent_disk *e;
+	uint8_t leafblk[FS_BSIZE];
+	uint64_t ino[SALV_FILES], d, lost = 0;
+	struct tfs *t;
+	char name[16];
+	bool gone;
+
+	t = *state = tfs_new(8192, 1);
+	d = tfs_mkdir(t, ROOT, "d");
+	for (int i = 0; i < SALV_FILES; i++) {
+		snprintf(name, sizeof(name), "f%03d", i);
+		ino[i] = tfs_create(t, d, name);
+		file_fill(t, ino[i], SALV_FILE_SIZE, 100 + (uint64_t)i);
+	}
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	tfs_umount(t);
+	block_garble(t, middle_leaf(t, inode_get(t, d), leafblk));
+	repair_checked(t, C(maps));
+	e = (const void *)(leafblk + FS_NODE_HDR);
+	for (int i = 0; i < SALV_FILES; i++) {
+		gone = false;
+		for (unsigned k = 0; k < fs_le16(((const struct fs_node_disk *)
+						  leafblk)->count); k++)
+			gone |= fs_le64(e[k].ino) == ino[i];
+		snprintf(name, sizeof(name), "f%03d", i);
+		if (gone) {
+			lost++;
+			assert_int_equal(tfs_lookup(t, d, name), 0);
+			lost_verify(t, ino[i], SALV_FILE_SIZE, 100 + (uint64_t)i);
+		} else {
+			assert_int_equal(tfs_lookup(t, d, name), ino[i]);
+			file_verify(t, ino[i], SALV_FILE_SIZE, 100 + (uint64_t)i);
+		}
+	}
+	assert_true(lost > 0 && lost < SALV_FILES / 2);
+}
+
+/*
+ * One leaf of a fragmented file's extent tree fails its checksum: the
+ * blocks the other leaves map read back as written, those of the damaged
+ * one as a hole, the size stays.  Until 2026-12-06 the whole file was
+ * emptied.
+ */
+static void test_salvage_extents(void **state)
+{
+	uint8_t leafblk[FS_BSIZE], want[FS_BSIZE], got[FS_BSIZE];
+	const struct fs_extent_disk *x;
+	uint64_t f, lo, hi, lost = 0;
+	struct tfs *t;
+	unsigned n;
+
+	t = *state = tfs_new(8192, 1);
+	f = tfs_create(t, ROOT, "frag");
+	for (uint64_t i = 0; i < SALV_EXTENTS; i++) {       /* every other block */
+		tfs_pattern(want, sizeof(want), 500 + i);
+		assert_int_equal(fs_write(t->fs, f, 2 * i * FS_BSIZE, FS_BSIZE,
+					  want, 0), FS_BSIZE);
+	}
+	assert_int_equal(fs_syncfs(t->fs), 0);
+	tfs_umount(t);
+	block_garble(t, middle_leaf(t, inode_get(t, f), leafblk));
+	x = (const void *)(leafblk + FS_NODE_HDR);
+	n = fs_le16(((const struct fs_node_disk *)leafblk)->count);
+	lo = fs_le64(x[0].lblk);
+	hi = fs_le64(x[n - 1].lblk) + fs_le32(x[n - 1].len);
+	repair_checked(t, C(maps));
+	for (uint64_t i = 0; i < SALV_EXTENTS; i++) {
+		bool gone = 2 * i >= lo && 2 * i < hi;
+
+		tfs_pattern(want, sizeof(want), 500 + i);
+		if (gone) {
+			memset(want, 0, sizeof(want));
+			lost++;
+		}
+		assert_int_equal(fs_read(t->fs, f, 2 * i * FS_BSIZE, FS_BSIZE,
+					 got), FS_BSIZE);
+		assert_memory_equal(want, got, sizeof(got));
+	}
+	assert_true(lost > 0 && lost < SALV_EXTENTS / 2);
 }
 
 /* A consistent filesystem: nothing found, nothing changed by apply. */
@@ -381,6 +511,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TFS_OWN(test_clean_scan),
 		TFS_OWN(test_repair_cases),
+		TFS_OWN(test_salvage_dir),
+		TFS_OWN(test_salvage_extents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
