@@ -240,16 +240,45 @@ static bool take_as_spare(struct rc_array *a, struct cand *c)
 	return true;
 }
 
+/*
+ * Does one end of c hold an older image of it?  Both superblock copies at
+ * the front (0, 1), or both at the end (2, 3), are valid but older than
+ * its best - not a torn update, which writes copy 0 first and leaves the
+ * others at most one behind it.  An old image of a member copied back
+ * over part of the device (dd of a saved front, a restore cut short)
+ * brings its old checksum tables along with its old blocks: they verify
+ * against each other, and the current copies at the other end made the
+ * member look current.  Until 2026-12-06 it was taken as such and read: a
+ * RAID 1 file read back as its previous version with no error (found
+ * while testing, `test_old_image_front`).  One copy alone older (that
+ * block damaged, or a copy written back by hand) is damage, rewritten.
+ */
+static bool cand_old_image(const struct cand *c)
+{
+	return (c->dmg.old & 0x3) == 0x3 || (c->dmg.old & 0xc) == 0xc;
+}
+
 static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
 {
-	rc_log("%s: stale: its superblock is %llu updates behind the newest "
-	       "(events %llu, newest %llu): an old copy of member %u, or a "
-	       "disk that lost writes; left out of reads%s", c->dev->name,
-	       (unsigned long long)(a->sb.events - c->sb.events),
-	       (unsigned long long)c->sb.events,
-	       (unsigned long long)a->sb.events, s,
-	       a->nspares < RC_MAX_SPARES ? ", taken as a spare to rebuild "
-	       "the slot in place" : "");
+	if (cand_old_image(c))
+		rc_log("%s: stale: its superblock copies %s are older than the "
+		       "copies at its other end: part of it holds an older "
+		       "image of member %u (copied back over it?); left out "
+		       "of reads%s", c->dev->name,
+		       (c->dmg.old & 0x3) == 0x3 ? "0 and 1, at its start," :
+		       "2 and 3, at its end,", s,
+		       a->nspares < RC_MAX_SPARES ? ", taken as a spare to "
+		       "rebuild the slot in place" : "");
+	else
+		rc_log("%s: stale: its superblock is %llu updates behind the "
+		       "newest (events %llu, newest %llu): an old copy of "
+		       "member %u, or a disk that lost writes; left out of "
+		       "reads%s", c->dev->name,
+		       (unsigned long long)(a->sb.events - c->sb.events),
+		       (unsigned long long)c->sb.events,
+		       (unsigned long long)a->sb.events, s,
+		       a->nspares < RC_MAX_SPARES ? ", taken as a spare to "
+		       "rebuild the slot in place" : "");
 	/* Counted as the writes it lost, on the device (its counts go with
 	 * it into the slot it is rebuilt into: rebuild.c) or, when it is no
 	 * spare, on the slot; and recorded: the next fsck checks in full. */
@@ -431,7 +460,8 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev &&
 				   (cand_is_stale(c, n, i, t) ||
-				    found_stale(a, sl->uuid))) {
+				    found_stale(a, sl->uuid) ||
+				    cand_old_image(&c[i]))) {
 				stale_to_spare(a, &c[i], s);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&

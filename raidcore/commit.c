@@ -654,6 +654,22 @@ int rc_flush(struct rc_array *a)
 	return ret;
 }
 
+void rc_write_abandon(struct rc_array *a, uint64_t block, uint64_t count)
+{
+	uint64_t sb = a->stripe_blocks, last;
+	struct rc_stripe *st;
+
+	if (!count || block >= a->sb.array_blocks)
+		return;
+	last = (block + count - 1) / sb;
+	for (uint64_t s = block / sb; s <= last; s++) {
+		st = rc_stripe_lock(a, s);
+		if (st->data && st->ndirty)
+			rc_stripe_forget(a, st);
+		rc_stripe_unlock(a, st);
+	}
+}
+
 /*
  * Discard: whole stripes inside the range become "never written" - every
  * column's table entries go to 0, so they read as zeros, parity included,

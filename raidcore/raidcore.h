@@ -260,6 +260,15 @@ int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
 		   const void *buf, unsigned flags);
 int rc_flush(struct rc_array *a);
 /*
+ * Drops what the stripe cache holds unwritten for the stripes of [block,
+ * block + count): they read as the members say again.  For a writer whose
+ * flush of them failed and that would rather leave them as they were
+ * (fsck zeroing lost blocks in free space: a row that holds another lost
+ * block cannot be committed, and left dirty it failed every later flush,
+ * the close's too).  Never for what a user wrote.
+ */
+void rc_write_abandon(struct rc_array *a, uint64_t block, uint64_t count);
+/*
  * The filesystem no longer needs [block, block + count): whole stripes in
  * it become "never written" (they read as zeros and cost nothing to
  * rebuild or scrub).  Advisory, like TRIM; durable with the next flush.

@@ -1091,6 +1091,52 @@ static void test_stale_one_behind_clean(void **state)
 	free(old);
 }
 
+/*
+ * Half of one member put back from an old image of it (a saved front
+ * copied back with dd, a restore cut short), at its start or at its end:
+ * its old blocks and old checksum tables verify against each other, and
+ * the current superblock copies at its other end made it look current,
+ * so every block in that half read back as its previous version, with no
+ * error (RAID 1; found while testing).  The two old copies at one end
+ * make it stale: rebuilt, never read.
+ */
+static void test_old_image_half(void **state)
+{
+	static const struct { enum rc_level level; int members; } lv[] = {
+		{ RC_RAID1, 2 }, { RC_RAID5, 4 },
+	};
+	const uint64_t half = DEV_BYTES / 2;
+	uint8_t *old = malloc(half);
+
+	(void)state;
+	assert_non_null(old);
+	for (size_t l = 0; l < sizeof(lv) / sizeof(lv[0]); l++) {
+		for (int end = 0; end < 2; end++) {
+			struct rc_testbed tb;
+			struct rc_member_status st;
+			struct rc_array *a;
+			uint64_t blocks, off = end ? DEV_BYTES - half : 0;
+			int v = lv[l].members - 1;
+
+			a = level_filled(&tb, lv[l].level, lv[l].members, 16384,
+					 0, &blocks);
+			assert_int_equal(rc_array_close(a), 0);
+			assert_int_equal(rc_dev_read(tb.mem[v], old, half, off), 0);
+			a = tb_assemble(&tb, 0, 0);
+			fill(a, 2);
+			assert_int_equal(rc_array_close(a), 0);
+			assert_int_equal(rc_dev_write(tb.mem[v], old, half, off), 0);
+			a = tb_assemble(&tb, 0, 0);
+			rc_array_member_status(a, v, &st);
+			assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+			assert_int_equal(verify(a, blocks, 2), 0);
+			assert_int_equal(rc_array_close(a), 0);
+			tb_fini(&tb);
+		}
+	}
+	free(old);
+}
+
 static int sb_damage_lines;
 
 static void count_sb_damage(int level, const char *msg)
@@ -1325,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_events_margin),
 		cmocka_unit_test(test_stale_one_behind_unclean),
 		cmocka_unit_test(test_stale_one_behind_clean),
+		cmocka_unit_test(test_old_image_half),
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_probe_torn_copies),
 		cmocka_unit_test(test_shrunk_offline),
