@@ -108,8 +108,8 @@ static const char *pending_why(struct rc_array *a, int slot, unsigned pend,
 		return msg;
 	}
 	if (pend & RC_PEND_UNHELD)
-		return "a repaired block read back other than it was written: "
-		       "it does not keep what is written";
+		return "a block written to it read back other than it was "
+		       "written: it does not keep what is written";
 	return "too many read or checksum errors";
 }
 
@@ -265,6 +265,47 @@ void rc_member_faults_apply(struct rc_array *a)
 		}
 		rc_member_set_faulty(a, (int)s, why);
 	}
+}
+
+/*
+ * Reads back, on every member, the last checksum table block a commit
+ * wrote in place since the last check (caller holds commit_lock; after a
+ * flush of every member).  A member that drops writes to a range of its
+ * media holding both blocks and their tables - a faulty firmware, a
+ * device-mapper or network target that acknowledges and loses - keeps old
+ * blocks and old tables that agree with each other, and its superblocks,
+ * read back after every update, may be outside the range: nothing else
+ * sees it while it serves, and after a remount its old blocks are read as
+ * verified (a RAID 1 file came back as its previous version: a tester's
+ * find).  Such a member gets RC_PEND_UNHELD: faulted by the caller's
+ * rc_member_faults_apply unless the array cannot run without it.  One
+ * read of 4 KiB per member per checkpoint.
+ */
+void rc_member_writes_check(struct rc_array *a)
+{
+	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
+
+	for (uint32_t s = 0; blk && s < a->g.members; s++) {
+		struct rc_member *m = &a->m[s];
+		bool lost;
+
+		if (!m->tcheck_dev || m->tcheck_dev != m->dev ||
+		    !rc_member_present(a, (int)s))
+			continue;
+		lost = rc_io_member_read(a, (int)s, m->tcheck_block, 1, blk) == 0 &&
+		       rc_block_csum(blk, m->tcheck_block) != m->tcheck_sum;
+		m->tcheck_dev = NULL;
+		if (!lost)
+			continue;
+		rc_log_block(a, (int)s, m->tcheck_block, "a checksum table "
+			     "block written in place reads back other than it "
+			     "was written: the member drops writes");
+		atomic_fetch_add(&m->write_errors, 1);
+		if (!(atomic_fetch_or(&m->fault_pending, RC_PEND_UNHELD) &
+		      RC_PEND_UNHELD))
+			rc_member_nudge(a);
+	}
+	free(blk);
 }
 
 void rc_array_settle_faults(struct rc_array *a)

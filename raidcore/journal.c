@@ -267,6 +267,7 @@ int rc_journal_checkpoint(struct rc_array *a, bool clean)
 	if (ret == 0) {
 		rc_wi_checkpointed(a);
 		a->direct_unsynced = false;
+		rc_member_writes_check(a);
 	}
 	/* A member that shrank is no longer where its blocks were written. */
 	for (uint32_t m = 0; m < a->g.members; m++)
