@@ -197,6 +197,43 @@ static int one_behind_stale(struct rc_array *a, uint32_t m)
 	return -ESTALE;
 }
 
+static bool later_batch(struct rc_array *a, struct jscan *js, uint64_t end);
+static bool batch_gaps(struct rc_array *a, struct jscan *js, uint64_t seq,
+		       uint64_t end, uint64_t *gaps);
+static bool gaps_tolerable(struct rc_array *a, uint64_t gaps);
+
+/*
+ * Does m lack a record, named in another ring, of a batch that was
+ * committed as far as the rings tell - one a later batch proves committed,
+ * or one replay would take with m's columns rebuilt from the others?  A
+ * batch too few members took to be replayed even with m counted as a gap
+ * was never committed (its commit failed: its writer got the error), and
+ * m lacking it says nothing about m: two members of a RAID 5 gone at
+ * once while a batch went out (the first faulted, the second suspended
+ * the array) left the second one update behind and without that batch,
+ * and it was taken for an old copy - the array read-only for good (a
+ * tester's find).
+ */
+static bool lacks_committed(struct rc_array *a, struct jscan *js, uint32_t m)
+{
+	uint64_t last = js[m].n ? js[m].rec[js[m].n - 1].seq : 0, gaps;
+
+	last = last > a->jcheckpoint ? last : a->jcheckpoint;
+	for (uint32_t o = 0; o < a->g.members; o++) {
+		for (uint32_t i = 0; o != m && i < js[o].n; i++) {
+			const struct jrec *r = &js[o].rec[i];
+
+			if (r->seq <= last || !(r->h->participants >> m & 1))
+				continue;
+			if (later_batch(a, js, r->h->batch_end) ||
+			    (batch_gaps(a, js, r->seq, r->h->batch_end, &gaps) &&
+			     gaps_tolerable(a, gaps | 1ull << m)))
+				return true;
+		}
+	}
+	return false;
+}
+
 static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
 {
 	int ret = 0;
@@ -212,7 +249,8 @@ static int scan_all(struct rc_array *a, struct jscan *js, uint64_t *maxseen)
 		       a->m[m].dev->name);
 		scan_free(&js[m]);
 		ret = scan_member(a, m, &js[m], true);
-		if (ret == 0 && a->m[m].one_behind && scan_short(a, js, m))
+		if (ret == 0 && a->m[m].one_behind &&
+		    lacks_committed(a, js, m))
 			ret = one_behind_stale(a, m);
 	}
 	for (uint32_t m = 0; m < a->g.members; m++)

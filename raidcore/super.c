@@ -214,8 +214,18 @@ static bool sb_still_ours(struct rc_array *a, int slot, uint8_t *blk)
 	return ours;
 }
 
-/* Caller holds state_lock.  false when a member failed (it is faulty
- * now) and the template changed: start over. */
+/*
+ * Caller holds state_lock.  false when a member failed (it is faulty now)
+ * and the template changed: start over - at the same events.  One update
+ * is one events step however many rounds it takes: with a step per
+ * round, two members gone at once (the first faulted by its superblock
+ * write, the round written again, the second then suspending the array)
+ * left the first slot two updates ahead of the slots after the second,
+ * which assembly then called stale, and the array could not be assembled
+ * again (a tester's find).  A round started again rewrites the slots
+ * before the failure first, so a round cut short leaves, as a crash does,
+ * a suffix of the slots one update behind.
+ */
 static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			   uint8_t *back, uint64_t base)
 {
@@ -224,9 +234,6 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 	/* Before the superblocks that say a slot is not current: the
 	 * write-intent record that covers its absence (wi.c). */
 	rc_wi_sb_prepare(a, base);
-	a->sb.events++;
-	a->sb.utime_ns = rc_time_ns();
-	a->sb.journal_seq = a->jcheckpoint;
 	if (atomic_load(&a->errors_seen))
 		a->sb.array_flags |= RC_AF_ERRORS;
 	slots_from_members(a);
@@ -295,6 +302,9 @@ int rc_sb_write_all(struct rc_array *a)
 		goto out;
 	pthread_mutex_lock(&a->state_lock);
 	base = a->sb.events;
+	a->sb.events++;
+	a->sb.utime_ns = rc_time_ns();
+	a->sb.journal_seq = a->jcheckpoint;
 	while (!rc_array_suspended(a) &&
 	       !sb_write_round(a, sb, blk, back, base))
 		failed = true;

@@ -1443,6 +1443,79 @@ static void test_suspend_beyond_redundancy(void **state)
 	}
 }
 
+/*
+ * Two members of a healthy RAID 5 of 4 gone at once (a controller, a
+ * cable carrying both): the first to fail is faulted, the array goes on
+ * degraded, the second suspends it.  With both back, the array assembles
+ * (degraded: the first stays out) with everything flushed before.  Two
+ * ways it could not (a tester's finds):
+ *  - by a superblock write (sb): the update's round was written again
+ *    after the first failure with the events counter bumped once more,
+ *    so slot 0 ended two updates ahead of slots 2 and 3, both "stale":
+ *    the array refused for good;
+ *  - by a batch's journal records (records): slot 2, one update behind,
+ *    lacked the batch it failed to take, and was taken for an old copy
+ *    of itself that the array cannot do without: read-only for good.
+ */
+static void test_suspend_two_at_once(void **state)
+{
+	for (int by_records = 0; by_records < 2; by_records++) {
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		struct rc_member_status st;
+		struct model m;
+		uint64_t seed = 91;
+		uint32_t *flushed;
+		uint8_t *stripe;
+
+		tb_init(&tb, 4, DEV_BYTES);
+		tb_create(&tb, RC_RAID5, 16384, 0);
+		a = tb_assemble(&tb, 0, 0);
+		model_init(&m, a);
+		write_random(a, &m, &seed, 30);
+		assert_int_equal(rc_array_info(a, &info), 0);
+		stripe = calloc(info.stripe_blocks, RC_BLOCK_SIZE);
+		assert_non_null(stripe);
+		for (uint32_t k = 0; k < 4; k++)       /* their tables cached */
+			stripe_write(a, &m, k * info.stripe_blocks,
+				     info.stripe_blocks, stripe);
+		assert_int_equal(rc_flush(a), 0);
+		flushed = malloc(m.blocks * sizeof(*flushed));
+		assert_non_null(flushed);
+		memcpy(flushed, m.gen, m.blocks * sizeof(*flushed));
+		rc_fault_vanish(tb.fault[1]);
+		rc_fault_vanish(tb.fault[2]);
+		if (by_records) {
+			for (uint32_t k = 0; k < 4; k++)
+				stripe_write(a, &m, k * info.stripe_blocks,
+					     info.stripe_blocks, stripe);
+			assert_int_equal(rc_flush(a), -EIO);
+		} else {
+			assert_int_equal(rc_array_clear_errors(a, false), -EIO);
+		}
+		assert_int_equal(rc_array_info(a, &info), 0);
+		assert_true(info.suspended);
+		assert_int_equal(info.suspend_slot, 2);
+		assert_int_equal(rc_array_close(a), -EIO);
+		/* both back */
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_member_status(a, 1, &st);
+		assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+		rc_array_member_status(a, 2, &st);
+		assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+		free(m.gen);
+		m.gen = flushed;
+		verify_all(a, &m);
+		write_random(a, &m, &seed, 10);
+		assert_int_equal(rc_flush(a), 0);
+		verify_close_lose(&tb, a, &m, 1u << 1);
+		free(m.gen);
+		free(stripe);
+		tb_fini(&tb);
+	}
+}
+
 /* A member fails; the spare takes its place and is rebuilt. */
 static void test_spare_takes_over(void **state)
 {
@@ -2176,6 +2249,7 @@ int main(void)
 		cmocka_unit_test(test_degraded_missing),
 		cmocka_unit_test(test_degraded_midrun),
 		cmocka_unit_test(test_suspend_beyond_redundancy),
+		cmocka_unit_test(test_suspend_two_at_once),
 		cmocka_unit_test(test_degraded_read_once),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_spare_takes_over),
