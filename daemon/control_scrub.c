@@ -183,6 +183,18 @@ static void scrub_events(struct ctl_scrub *sc)
 	}
 }
 
+/* A run an error ended at stripe s: no verdict, said so. */
+static void scrub_error_event(struct ctl_scrub *sc, uint64_t s,
+			      uint64_t total, int err)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "stopped by an error at stripe %llu of "
+		 "%llu (%s): not a verdict", (unsigned long long)s,
+		 (unsigned long long)total, strerror(-err));
+	ctl_events_post(sc->ev, CTL_EV_SCRUB_FINISHED, -1, NULL, msg);
+}
+
 /* A scrub of the whole array in this run that established every block:
  * the damage listed before it is gone (ctl_damage_scrubbed). */
 static void scrub_clears_damage(struct ctl_scrub *sc)
@@ -252,8 +264,10 @@ static void *scrub_main(void *arg)
 	sc->ended_ns = now_ns(CLOCK_REALTIME);
 	pthread_mutex_unlock(&sc->lock);
 	scrub_save(sc, !through && atomic_load(&sc->unmounting));
-	if (through)
+	if (through && ret == 0)
 		scrub_events(sc);
+	else if (through)
+		scrub_error_event(sc, s, info.stripes, ret);
 	if (through && ret == 0)
 		scrub_clears_damage(sc);
 	return NULL;
@@ -327,6 +341,12 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len)
 		return snprintf(msg, len, "a scrub is running"), ret;
 	scrub_join(sc, false);
 	rc_array_info(sc->a, &info);
+	/* nothing is read (raidcore fail.c): a scrub would only "finish" */
+	if (info.suspended)
+		return snprintf(msg, len, "the array is suspended (a member it "
+				"cannot run without failed): nothing is read "
+				"until it is mounted again with the member "
+				"back"), -EIO;
 	fails = ctl_events_fails(sc->ev);
 	pthread_mutex_lock(&sc->lock);
 	resume = sc->state == SCRUB_STOPPED;

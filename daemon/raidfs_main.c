@@ -331,9 +331,13 @@ out_close:
 	 * stopped at the unmount goes on at the next mount) */
 	degraded = s->sa.array && !rc_array_info(s->sa.array, &info) &&
 		   info.degraded;
-	if (source_close(&s->sa))
-		status = 1;
-	else if (status == MNT_EX_SUCCESS)
+	/* a close that fails after a mount that failed (the array
+	 * suspended while the filesystem was opened) leaves 32, the
+	 * mount's failure: 1 is a usage error */
+	if (source_close(&s->sa)) {
+		if (status == MNT_EX_SUCCESS)
+			status = 1;
+	} else if (status == MNT_EX_SUCCESS)
 		rfs_log(LOG_INFO, "%s unmounted, array clean%s", mountpoint,
 			degraded ? " but degraded (a slot missing, or not yet "
 			"rebuilt)" : "");

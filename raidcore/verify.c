@@ -749,6 +749,32 @@ static bool repair_proven(struct rc_array *a, int slot, uint64_t mb,
 	return true;
 }
 
+/* Why column c of row r cannot be established (it reads as an I/O
+ * error): a row that disagrees, too few other columns to rebuild or
+ * verify it from (a degraded array: no evidence at all, rather than
+ * evidence that disagrees), or evidence that disagrees. */
+static const char *unknown_why(struct rc_array *a,
+			       const struct rc_stripe_map *mp, uint8_t **state,
+			       uint32_t r, uint32_t c, const struct rc_row *v)
+{
+	uint32_t others = 0;
+
+	if (v->mismatch)
+		return "parity disagrees with blocks that verify: cannot tell "
+		       "which is wrong; left as is";
+	for (uint32_t k = 0; k < mp->ncols; k++)
+		others += k != c && state[k][r] != BLK_ABSENT;
+	if (others < a->ndata)
+		return state[c][r] == BLK_UNKNOWN ?
+		       "cannot be verified: its checksum entry is unknown (its "
+		       "table block is damaged) and too few other columns are "
+		       "left to check it against; it reads as an I/O error" :
+		       "cannot be rebuilt: too few other columns are left; it "
+		       "reads as an I/O error";
+	return "the evidence for this block disagrees: left as is, it reads "
+	       "as an I/O error";
+}
+
 uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		      uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
 		      const struct rc_row *v, bool repair)
@@ -763,11 +789,8 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 
 		if (!v->known[c] && state[c][r] != BLK_ABSENT &&
 		    state[c][r] != BLK_OK)
-			rc_log_block(a, slot, at, v->mismatch ?
-				     "parity disagrees with blocks that verify: "
-				     "cannot tell which is wrong; left as is" :
-				     "the evidence for this block disagrees: "
-				     "left as is, it reads as an I/O error");
+			rc_log_block(a, slot, at, unknown_why(a, mp, state, r,
+							      c, v));
 		/* A repair is a write: the first activates the array
 		 * (activate.c), unless a commit holds commit_lock, which
 		 * under a stripe lock cannot be waited for - the repair

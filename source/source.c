@@ -392,6 +392,7 @@ int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 {
 	struct fs_mount_opts mo = { 0 };
 	struct fs_info info;
+	struct rc_info ri;
 	int ret;
 
 	mo.flags = (o->ro ? FS_MOUNT_RDONLY : 0) |
@@ -407,6 +408,16 @@ int source_fs_mount(struct source_array *sa, const struct config_opts *o,
 	if (!o->ro)
 		rc_array_set_writeback(sa->array, true);
 	ret = fs_mount_opts(sa->bdev, &mo, &sa->fs);
+	if (ret && !rc_array_info(sa->array, &ri) && ri.suspended) {
+		err_set(err, errlen, "cannot mount the filesystem: the array "
+			"was suspended while it was opened - member %d failed "
+			"(%s), and the array cannot run without it; nothing "
+			"more was written. Bring the device back and mount "
+			"again (no fsck needed: the journal replays)",
+			ri.suspend_slot, ri.suspend_why);
+		sa->fs = NULL;
+		return ret;
+	}
 	if (ret) {
 		err_set(err, errlen, "cannot mount the filesystem: %s%s",
 			strerror(-ret), ret == -EINVAL ?

@@ -94,3 +94,15 @@ t_mount "$SRC" "$M"
 cmp -s "$T/src" "$M/later" || t_fail "later differs"
 while read -r f; do cmp -s "$T/src" "$M/$f" || t_fail "$f differs"; done <"$T/acked"
 t_umount "$M"
+
+t_log "a mount while member 1's writes fail: refused (exit 32), said why"
+echo "m1.img eio-write 0 1G" >"$T/ff/.faultctl"
+rc=0
+t_try_mount "$SRC" "$M" || rc=$?
+[ "$rc" -eq 32 ] || t_fail "mount with member 1 failing writes: exit $rc, want 32"
+grep -q "suspended while it was opened" "$T/daemon.log" ||
+	t_fail "the refusal does not say the array was suspended"
+echo "m1.img clear" >"$T/ff/.faultctl"
+t_mount "$SRC" "$M"
+cmp -s "$T/src" "$M/later" || t_fail "later differs after the refused mount"
+t_umount "$M"
