@@ -586,7 +586,9 @@ int fs_journal_load(struct fs *fs)
 	journal_init(fs);
 	err = fs_journal_recover(fs->bdev, &j->g,
 				 fs->rdonly ? replay_to_cache : NULL, fs,
-				 fs->repair_mount ? FS_RECOVER_SALVAGE : 0, &r);
+				 (fs->repair_mount ? FS_RECOVER_SALVAGE : 0) |
+				 (fs_le32(fs->sb.state) == FS_STATE_CLEAN ?
+				  FS_RECOVER_CLEAN : 0), &r);
 	j->replayed = r.txns;
 	j->lost = r.lost;
 	j->reset = r.reset;

@@ -120,6 +120,14 @@ void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
 		  uint64_t owner);
 void fs_bhdr_seal(void *block);
 int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
+/* Does block blk's content prove itself - a metadata block whose header
+ * checks, superblock copy 0, or an inode table block whose inodes in use
+ * (one at least) pass their checksums?  raidcore's word for a block it
+ * cannot verify (rc_array_set_vouch, bdev_array.c); file data never does. */
+bool fs_block_proves(const void *block, uint64_t blk);
+/* An inode table block: every slot free or a sound inode of its number,
+ * one in use at least. */
+bool fs_inode_block_proves(const void *block);
 
 /* ---- Journal: recovery.c, commit.c, transaction.c ------------------------ */
 /* A growable list of block runs (util.c); adjacent runs merge. */
@@ -161,6 +169,7 @@ struct fs_replay {
 	 * ring was then written as zeros and the journal starts anew */
 	bool lost, reset;
 	uint64_t lost_pos;
+	bool clean;                     /* FS_RECOVER_CLEAN was given */
 };
 /* Receives each replayed block copy in order (instead of a home write). */
 typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
@@ -175,6 +184,11 @@ typedef int (*fs_replay_fn)(void *arg, uint64_t blk, const uint8_t *data);
  * transactions from there on are lost, as e2fsck's "clear journal".
  */
 #define FS_RECOVER_SALVAGE (1u << 0)
+/* The filesystem was unmounted cleanly: its journal holds nothing to
+ * replay, so a block of it that cannot be read ends the scan as salvage
+ * does (a damaged raidcore table block over the journal's head, on a
+ * degraded array, made a clean filesystem unmountable: a tester's find). */
+#define FS_RECOVER_CLEAN (1u << 1)
 int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
 		       fs_replay_fn fn, void *arg, unsigned flags,
 		       struct fs_replay *out);

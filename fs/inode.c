@@ -120,6 +120,25 @@ static void inode_encode(const struct fs_dinode *c, uint64_t ino, bool used,
 	d->csum = fs_cpu64(fs_csum(d, sizeof(*d), ino));
 }
 
+bool fs_inode_block_proves(const void *block)
+{
+	const struct fs_inode_disk *in = block;
+	struct fs_inode_disk d;
+	unsigned sound = 0;
+
+	for (unsigned i = 0; i < FS_INODES_PER_BLOCK; i++) {
+		if (fs_le16(in[i].magic) != FS_INODE_MAGIC)
+			continue;               /* free */
+		d = in[i];
+		d.csum = 0;
+		if (fs_le64(d.ino) % FS_INODES_PER_BLOCK != i ||
+		    fs_csum(&d, sizeof(d), fs_le64(d.ino)) != fs_le64(in[i].csum))
+			return false;
+		sound++;
+	}
+	return sound > 0;
+}
+
 /* -ENOENT: the slot is free; -EUCLEAN: damaged. */
 static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 			struct fs_dinode *c)

@@ -230,8 +230,10 @@ static int replay_all(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	}
 	if (err < 0 && salvage && read_lost(err)) {
 		fs_log(LOG_WARNING, "journal ring block %llu cannot be read: "
-		       "replay stops there, what follows is given up",
-		       (unsigned long long)(r.at % g->ring_blocks));
+		       "replay stops there, what follows is given up%s",
+		       (unsigned long long)(r.at % g->ring_blocks),
+		       out->txns || !out->clean ? "" : " (the filesystem was "
+		       "unmounted cleanly: nothing was there to replay)");
 		out->lost = true;
 		out->lost_pos = r.at % g->ring_blocks;
 		err = 0;
@@ -287,11 +289,12 @@ int fs_journal_recover(struct fs_bdev *bdev, const struct fs_jgeom *g,
 		       fs_replay_fn fn, void *arg, unsigned flags,
 		       struct fs_replay *out)
 {
-	bool salvage = flags & FS_RECOVER_SALVAGE;
+	bool salvage = flags & (FS_RECOVER_SALVAGE | FS_RECOVER_CLEAN);
 	uint8_t *blk = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	out->clean = flags & FS_RECOVER_CLEAN;
 	if (posix_memalign((void **)&blk, 4096, FS_BSIZE))
 		return -ENOMEM;
 	err = jsb_read(bdev, g, blk, &out->seq, &out->pos);

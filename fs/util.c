@@ -107,6 +107,23 @@ int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk)
 	return 0;
 }
 
+bool fs_block_proves(const void *block, uint64_t blk)
+{
+	const struct fs_bhdr *h = block;
+	struct fs_sb_disk sb;
+
+	if (fs_le32(h->magic) == FS_BLK_MAGIC)
+		return fs_bhdr_check(block, (enum fs_btype)fs_le16(h->type),
+				     blk) == 0;
+	memcpy(&sb, block, sizeof(sb));
+	if (blk == 0 && fs_le64(sb.magic) == FS_SB_MAGIC) {
+		sb.csum = 0;
+		return fs_csum(&sb, sizeof(sb), 0) ==
+		       fs_le64(((const struct fs_sb_disk *)block)->csum);
+	}
+	return fs_inode_block_proves(block);
+}
+
 int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len)
 {
 	void *v;

@@ -326,6 +326,9 @@ struct rc_array {
 	pthread_mutex_t event_lock;
 	void (*event_fn)(void *ctx, const struct rc_event *ev);
 	void *event_ctx;
+	/* verify.c: rc_array_set_vouch's (set before the array is shared) */
+	bool (*vouch_fn)(void *ctx, uint64_t block, const void *data);
+	void *vouch_ctx;
 	/* rebuild.c: speed limits (KiB/s, 0: none) and when the array last
 	 * served I/O (rc_read, rc_write: ns on the monotonic clock). */
 	atomic_uint_fast64_t rebuild_min_kib, rebuild_max_kib;
@@ -768,6 +771,8 @@ struct rc_row {
 	uint8_t fix[RC_MAX_MEMBERS];    /* enum rc_fix */
 	bool mismatch;                  /* every block verifies, the redundancy
 					   disagrees: nobody can be blamed */
+	bool vouched[RC_MAX_MEMBERS];   /* known by the layer above's word
+					   (rc_array_set_vouch), not the row's */
 	uint32_t conflicts;             /* blocks whose evidence disagrees */
 };
 /*

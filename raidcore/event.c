@@ -21,6 +21,14 @@ void rc_array_set_event_handler(struct rc_array *a,
 	pthread_mutex_unlock(&a->event_lock);
 }
 
+void rc_array_set_vouch(struct rc_array *a,
+			bool (*fn)(void *ctx, uint64_t block, const void *data),
+			void *ctx)
+{
+	a->vouch_fn = fn;
+	a->vouch_ctx = ctx;
+}
+
 void rc_event_emit(struct rc_array *a, enum rc_event_kind kind, int slot,
 		   const char *dev, const char *why, uint64_t done,
 		   uint64_t total, int err)

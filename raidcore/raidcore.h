@@ -565,6 +565,24 @@ void rc_array_set_event_handler(struct rc_array *a,
 				void *ctx);
 
 /*
+ * What the layer above can say of a block raidcore cannot verify and has
+ * nothing left to verify against: its checksum entry is unknown (the
+ * table block holding it is damaged) and too few other columns of its row
+ * are there to rebuild or check it (a degraded array).  fn gets the
+ * logical block number and the block as read, and returns true when the
+ * contents prove themselves (the filesystem's metadata carries a checksum
+ * seeded with its own block number): the block is then read as found and
+ * its entry re-derived from it.  Without it one damaged table block of a
+ * degraded RAID 1 made 511 blocks unreadable, the filesystem's first ones
+ * among them, and the filesystem unmountable with its data intact (a
+ * tester's find).  File data proves nothing and stays an I/O error.  fn
+ * runs under a stripe lock: no I/O, no lock.
+ */
+void rc_array_set_vouch(struct rc_array *a,
+			bool (*fn)(void *ctx, uint64_t block, const void *data),
+			void *ctx);
+
+/*
  * Starts the background recovery thread: it resumes an interrupted rebuild
  * and rebuilds onto a spare when a member fails (now or later), as md does;
  * it faults members found lying (see rc_array_set_health_interval) and

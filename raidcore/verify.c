@@ -646,6 +646,43 @@ static int resolve_mirror(struct resolve *rs)
 	return 0;
 }
 
+/*
+ * Columns whose entry is unknown in a row that offers no evidence for or
+ * against them (too few columns established to rebuild anything, no
+ * disagreement): the layer above may vouch for the block as read
+ * (rc_array_set_vouch); it is then known, and its entry re-derived.
+ */
+static void vouch_row(struct resolve *rs, struct rc_row *out)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	struct rc_array *a = rs->a;
+	uint32_t known = 0, dc;
+	uint8_t *media;
+
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		known += out->known[c];
+	if (out->mismatch || known >= mp->ndata)
+		return;
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		if (out->known[c] || rs->st[c] != BLK_UNKNOWN)
+			continue;
+		dc = is_mirror(a) ? 0 : c;      /* a mirror's copies: one block */
+		if (dc >= mp->ndata)
+			continue;               /* parity proves nothing alone */
+		media = rs->media[c] ? rs->media[c] : cell(rs, c);
+		if (!a->vouch_fn(a->vouch_ctx, mp->stripe * a->stripe_blocks +
+				 (uint64_t)dc * a->g.chunk_blocks + rs->row,
+				 media))
+			continue;
+		memcpy(cell(rs, c), media, RC_BLOCK_SIZE);
+		out->known[c] = true;
+		out->vouched[c] = true;
+		out->fix[c] = RC_FIX_ENTRY;
+		if (out->conflicts)
+			out->conflicts--;
+	}
+}
+
 int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 		   uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
 		   struct rc_row *out)
@@ -667,6 +704,8 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 	} else {
 		ret = resolve_parity(&rs, pq);
 	}
+	if (ret == 0 && a->vouch_fn)
+		vouch_row(&rs, out);
 	for (uint32_t c = 0; c < mp->ncols; c++)
 		free(rs.media[c]);
 	return ret;
@@ -820,7 +859,11 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 			atomic_fetch_add(&a->m[slot].csum_errors, 1);
 			rc_member_note_error(a, slot, RC_ERR_CSUM);
 		}
-		rc_log_block(a, slot, at, fix_what(state[c][r], v->fix[c]));
+		rc_log_block(a, slot, at, v->vouched[c] ?
+			     "checksum entry re-derived: no redundancy left "
+			     "to check it, and the filesystem vouches for the "
+			     "block (its own checksum holds)" :
+			     fix_what(state[c][r], v->fix[c]));
 	}
 	return unheld;
 }
