@@ -66,12 +66,13 @@ struct rc_member {
 	/* super.c: events of the last superblock written to it (state_lock);
 	 * 0 before the first. */
 	uint64_t sb_events;
-	/* commit.c: the last checksum table block a commit wrote in place
-	 * (member block, rc_block_csum of what was written, the device it
-	 * went to: NULL for none; commit_lock), read back by the next
-	 * checkpoint (rc_member_writes_check, fail.c). */
-	uint64_t tcheck_block, tcheck_sum;
-	struct rc_dev *tcheck_dev;
+	/* commit.c: the last checksum table block ([0]) and the last data
+	 * block ([1]) a commit wrote in place (member block, rc_block_csum
+	 * of what was written, the device it went to: NULL for none;
+	 * commit_lock), read back by the next checkpoint
+	 * (rc_member_writes_check, fail.c). */
+	uint64_t wcheck_block[2], wcheck_sum[2];
+	struct rc_dev *wcheck_dev[2];
 	/* wi.c: REBUILDING as a catch-up (only the regions the write-intent
 	 * record names; state_lock), and what the last catch-up rebuilt
 	 * (commit_lock). */

@@ -526,20 +526,20 @@ static void wset_write_in_place(struct rc_array *a, struct wset *w)
 	rc_io_run(a, io, (int)w->n);
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct rc_member *m = &a->m[io[i].member];
+		int k;
 
 		if (io[i].err < 0) {
 			rc_member_set_faulty(a, io[i].member,
 					     "in-place write failed");
 			continue;
 		}
-		/* a table block: the checkpoint reads the last one back */
-		if (w->runs[i].abs && io[i].count == 1 &&
-		    io[i].block >= a->sb.csum_offset &&
-		    io[i].block < a->sb.csum_offset + a->sb.csum_blocks) {
-			m->tcheck_block = io[i].block;
-			m->tcheck_sum = rc_block_csum(io[i].buf, io[i].block);
-			m->tcheck_dev = m->dev;
-		}
+		/* the checkpoint reads the last table block and the last
+		 * data block back (fail.c) */
+		k = io[i].block >= a->sb.csum_offset &&
+		    io[i].block < a->sb.csum_offset + a->sb.csum_blocks ? 0 : 1;
+		m->wcheck_block[k] = io[i].block;
+		m->wcheck_sum[k] = rc_block_csum(io[i].buf, io[i].block);
+		m->wcheck_dev[k] = m->dev;
 	}
 	free(io);
 }

@@ -251,10 +251,23 @@ void rc_member_faults_apply(struct rc_array *a)
 			continue;
 		why = pending_why(a, (int)s, pend, msg, sizeof(msg));
 		/* The last copy of the data stays in, errors and all: its
-		 * good blocks are still the only ones there are. */
+		 * good blocks are still the only ones there are.  But not a
+		 * member that does not keep what it is written: every write
+		 * from here on would be acknowledged and lost, and the next
+		 * checkpoint would let the journal go, the only copy of what
+		 * was fsync'd.  The array is suspended instead: nothing more
+		 * is written, the journal stays, and a remount with a device
+		 * that keeps its writes replays it (a tester's degraded RAID
+		 * 1 on a member dropping writes: kept, "suspect", and every
+		 * file overwritten since read back old after the remount,
+		 * every new one gone, fsck saying clean). */
 		pthread_mutex_lock(&a->state_lock);
 		needed = rc_array_needs(a, (int)s);
+		if (needed && (pend & RC_PEND_UNHELD))
+			rc_array_suspend_locked(a, (int)s, why);
 		pthread_mutex_unlock(&a->state_lock);
+		if (rc_array_suspended(a))
+			return;
 		if (needed) {
 			if (!atomic_exchange(&a->m[s].suspect_said, true))
 				rc_log("member %u (%s): %s - but the array "
@@ -268,18 +281,19 @@ void rc_member_faults_apply(struct rc_array *a)
 }
 
 /*
- * Reads back, on every member, the last checksum table block a commit
- * wrote in place since the last check (caller holds commit_lock; after a
- * flush of every member).  A member that drops writes to a range of its
- * media holding both blocks and their tables - a faulty firmware, a
- * device-mapper or network target that acknowledges and loses - keeps old
- * blocks and old tables that agree with each other, and its superblocks,
- * read back after every update, may be outside the range: nothing else
- * sees it while it serves, and after a remount its old blocks are read as
- * verified (a RAID 1 file came back as its previous version: a tester's
- * find).  Such a member gets RC_PEND_UNHELD: faulted by the caller's
- * rc_member_faults_apply unless the array cannot run without it.  One
- * read of 4 KiB per member per checkpoint.
+ * Reads back, on every member, the last checksum table block and the last
+ * data block a commit wrote in place since the last check (caller holds
+ * commit_lock; after a flush of every member).  A member that drops
+ * writes - a faulty firmware, a device-mapper or network target that
+ * acknowledges and loses - and whose superblocks, read back after every
+ * update, are outside the range, was seen by nothing while it served:
+ * dropping its tables' writes along with its data's, it kept old blocks
+ * and old tables that agree, and after a remount a RAID 1 file read back
+ * as its previous version; dropping only its data's, the array said clean
+ * without the redundancy it claimed (testers' finds).  Such a member gets
+ * RC_PEND_UNHELD: faulted by the caller's rc_member_faults_apply, or the
+ * array suspended when it cannot run without it.  Two reads of 4 KiB per
+ * member per checkpoint.
  */
 void rc_member_writes_check(struct rc_array *a)
 {
@@ -287,23 +301,32 @@ void rc_member_writes_check(struct rc_array *a)
 
 	for (uint32_t s = 0; blk && s < a->g.members; s++) {
 		struct rc_member *m = &a->m[s];
-		bool lost;
 
-		if (!m->tcheck_dev || m->tcheck_dev != m->dev ||
-		    !rc_member_present(a, (int)s))
-			continue;
-		lost = rc_io_member_read(a, (int)s, m->tcheck_block, 1, blk) == 0 &&
-		       rc_block_csum(blk, m->tcheck_block) != m->tcheck_sum;
-		m->tcheck_dev = NULL;
-		if (!lost)
-			continue;
-		rc_log_block(a, (int)s, m->tcheck_block, "a checksum table "
-			     "block written in place reads back other than it "
-			     "was written: the member drops writes");
-		atomic_fetch_add(&m->write_errors, 1);
-		if (!(atomic_fetch_or(&m->fault_pending, RC_PEND_UNHELD) &
-		      RC_PEND_UNHELD))
-			rc_member_nudge(a);
+		for (int k = 0; k < 2; k++) {
+			bool lost;
+
+			if (!m->wcheck_dev[k] || m->wcheck_dev[k] != m->dev ||
+			    !rc_member_present(a, (int)s))
+				continue;
+			lost = rc_io_member_read(a, (int)s, m->wcheck_block[k], 1,
+						 blk) == 0 &&
+			       rc_block_csum(blk, m->wcheck_block[k]) !=
+			       m->wcheck_sum[k];
+			m->wcheck_dev[k] = NULL;
+			if (!lost)
+				continue;
+			rc_log_block(a, (int)s, m->wcheck_block[k], k == 0 ?
+				     "a checksum table block written in place "
+				     "reads back other than it was written: "
+				     "the member drops writes" :
+				     "a block written in place reads back "
+				     "other than it was written: the member "
+				     "drops writes");
+			atomic_fetch_add(&m->write_errors, 1);
+			if (!(atomic_fetch_or(&m->fault_pending, RC_PEND_UNHELD) &
+			      RC_PEND_UNHELD))
+				rc_member_nudge(a);
+		}
 	}
 	free(blk);
 }

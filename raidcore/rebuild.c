@@ -101,7 +101,7 @@ static int member_put(struct rc_array *a, void *ctx, int slot,
 	int ret = rc_io_member_write(a, slot, block, 1, data);
 
 	/* not the content a commit recorded for its check any more */
-	a->m[slot].tcheck_dev = NULL;
+	a->m[slot].wcheck_dev[0] = NULL;
 	if (ret < 0)
 		rc_member_set_faulty(a, slot, "a write of its checksum table "
 				     "failed during the rebuild");

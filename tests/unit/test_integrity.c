@@ -1138,24 +1138,37 @@ static void test_old_image_half(void **state)
 }
 
 /*
- * One member drops every write to its checksum tables and data while its
- * superblocks are written (a faulty firmware or target losing writes to
- * a range): its old blocks and old tables agree, and nothing read while
- * mounted.  The checkpoint reads back the last table block it wrote in
- * place: the member is faulted at the close, and the next assembly reads
- * every block as written.  Before, it was kept, and after the remount
- * its blocks read back as their previous versions (a tester's RAID 1).
+ * One member drops writes to its checksum tables and data, or to its data
+ * only, while its superblocks are written (a faulty firmware or target
+ * losing writes to a range): nothing read while mounted sees it.  The
+ * checkpoint reads back the last table block and the last data block it
+ * wrote in place: the member is faulted at the close, and the next
+ * assembly reads every block as written.  Where the array cannot run
+ * without it (a degraded RAID 1's survivor) the array is suspended
+ * instead, keeping the journal, and a remount with the device keeping its
+ * writes again replays it.  Before: kept, its tables and blocks old and
+ * agreeing, and after the remount blocks read back as their previous
+ * versions with no error (testers' RAID 1 and 5); with its data only
+ * dropped, kept with the array calling itself redundant.
  */
 static void test_lost_writes_found(void **state)
 {
-	static const struct { enum rc_level level; int members; } lv[] = {
-		{ RC_RAID1, 2 }, { RC_RAID5, 3 },
+	static const struct {
+		enum rc_level level;
+		int members;
+		uint32_t skip;
+		bool data_only, suspends;
+	} cs[] = {
+		{ RC_RAID1, 2, 0, false, false }, { RC_RAID5, 3, 0, false, false },
+		{ RC_RAID1, 2, 0, true, false }, { RC_RAID5, 3, 0, true, false },
+		{ RC_RAID1, 2, 1u << 1, false, true },
 	};
 
 	(void)state;
-	for (size_t l = 0; l < sizeof(lv) / sizeof(lv[0]); l++) {
+	for (size_t l = 0; l < sizeof(cs) / sizeof(cs[0]); l++) {
 		struct rc_testbed tb;
 		struct rc_member_status st;
+		struct rc_info info;
 		struct rc_array *a;
 		uint8_t blk[RC_BLOCK_SIZE];
 		uint64_t blocks, first;
@@ -1163,24 +1176,51 @@ static void test_lost_writes_found(void **state)
 		struct rc_sb sb;
 		int v = 0;
 
-		a = level_filled(&tb, lv[l].level, lv[l].members, 16384, 0,
+		a = level_filled(&tb, cs[l].level, cs[l].members, 16384, 0,
 				 &blocks);
 		assert_int_equal(rc_array_close(a), 0);
 		assert_int_equal(rc_dev_read(tb.mem[v], blk, RC_BLOCK_SIZE, 0),
 				 0);
 		assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
-		a = tb_assemble(&tb, 0, 0);
-		/* its tables and data; not its superblock copies at the end */
-		first = sb.csum_offset * RC_BLOCK_SIZE;
+		a = tb_assemble(&tb, cs[l].skip, 0);
+		/* its tables (or not) and data; not its superblock copies at
+		 * the end, nor its journal */
+		first = (cs[l].data_only ? sb.data_offset : sb.csum_offset) *
+			RC_BLOCK_SIZE;
 		assert_true(sb.data_offset > sb.csum_offset);
 		rc_fault_lose_writes(tb.fault[v], first, DEV_BYTES - first -
 				     RC_SB_TAIL_BLOCKS * RC_BLOCK_SIZE,
 				     RC_FAULT_PERSISTENT);
-		fill(a, 2);
-		assert_int_equal(rc_array_close(a), 0);
-		a = tb_assemble(&tb, 0, 0);
-		rc_array_member_status(a, v, &st);
-		assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+		if (cs[l].suspends) {
+			uint32_t *gens = malloc(blocks * sizeof(*gens));
+			uint8_t buf[RC_BLOCK_SIZE];
+
+			assert_non_null(gens);
+			for (uint64_t b = 0; b < blocks; b++)
+				gens[b] = 1;
+			write64(a, gens, 0, 2);     /* flushed: acknowledged */
+			assert_int_equal(rc_array_close(a), -EIO);
+			a = tb_assemble(&tb, cs[l].skip, 0);
+			assert_int_equal(rc_array_info(a, &info), 0);
+			assert_false(info.suspended);
+			for (uint64_t b = 0; b < blocks; b++) {
+				assert_int_equal(rc_read(a, b, 1, buf), 0);
+				if (!tb_check(buf, b, gens[b]))
+					fail_msg("block %llu: not generation %u",
+						 (unsigned long long)b, gens[b]);
+			}
+			free(gens);
+			assert_int_equal(rc_array_close(a), 0);
+			tb_fini(&tb);
+			continue;
+		}
+		fill(a, 2);             /* flushed: acknowledged */
+		{
+			assert_int_equal(rc_array_close(a), 0);
+			a = tb_assemble(&tb, 0, 0);
+			rc_array_member_status(a, v, &st);
+			assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+		}
 		assert_int_equal(verify(a, blocks, 2), 0);
 		assert_int_equal(rc_array_close(a), 0);
 		tb_fini(&tb);
