@@ -120,6 +120,16 @@ static int rebuild_one(struct fsck *f, const struct fsck_rebuild *e)
 	/* the array owns dev from here on */
 	ret = rc_member_replace(f->array, e->slot, dev, fsck_progress_cb, &p);
 	fsck_progress_end(&p);
+	/* -EIO is also a suspended array's (raidcore fail.c): the rebuild
+	 * stopped, nothing more written; not "finished" */
+	if (ret && !rc_array_info(f->array, &f->info) && f->info.suspended) {
+		fsck_err("rebuild stopped: the array is suspended - member %d "
+			 "failed (%s) and the array cannot run without it; "
+			 "bring it back and run fsck again (the rebuild "
+			 "resumes)", f->info.suspend_slot,
+			 f->info.suspend_why);
+		return -EIO;
+	}
 	if (ret && ret != -EIO) {
 		fsck_err("rebuild failed: %s", strerror(-ret));
 		return ret;
