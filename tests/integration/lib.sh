@@ -160,9 +160,13 @@ t_wait_mounted() {
 	local i
 	for i in $(seq 200); do
 		# mounted and answering: raidfs mounts before it opens the
-		# filesystem, and the first request waits until it serves
+		# filesystem, and the first request waits until it serves;
+		# mounted still after the stat: a daemon whose filesystem
+		# will not open unmounts, and a stat that comes after that
+		# answers from the bare directory (t218 once took such a
+		# refused mount for a mount, under load)
 		t_is_mounted "$1" && timeout 60 stat -- "$1" >/dev/null 2>&1 &&
-			return 0
+			t_is_mounted "$1" && return 0
 		[ -n "${2:-}" ] && ! t_pid_alive "$2" && return 1
 		sleep 0.05
 	done
