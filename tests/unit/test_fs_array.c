@@ -69,6 +69,24 @@ static void unmount_array(struct fs *fs, struct rc_array *a, struct fs_bdev *b)
 	assert_int_equal(rc_array_close(a), 0);
 }
 
+/* tb's n memory members of 64 MiB made an array of level, with an empty
+ * filesystem on it; the array closed again. */
+static void formatted(struct rc_testbed *tb, int n, enum rc_level level,
+		      uint32_t stripe_blocks)
+{
+	struct rc_array *a;
+	struct fs_bdev *b;
+
+	tb_init(tb, n, 64ull << 20);
+	tb_create(tb, level, 64 << 10, 0);
+	a = tb_assemble(tb, 0, 0);
+	assert_int_equal(fs_bdev_from_array(a, &b), 0);
+	assert_true(b->stripe_blocks == stripe_blocks);
+	assert_int_equal(fs_format(b, NULL), 0);
+	fs_bdev_close(b);
+	assert_int_equal(rc_array_close(a), 0);
+}
+
 static void test_fs_on_raid5(void **state)
 {
 	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 022 };
@@ -78,15 +96,7 @@ static void test_fs_on_raid5(void **state)
 	struct fs *fs;
 
 	(void)state;
-	tb_init(&tb, 4, 64ull << 20);
-	tb_create(&tb, RC_RAID5, 64 << 10, 0);
-	a = tb_assemble(&tb, 0, 0);
-	assert_int_equal(fs_bdev_from_array(a, &b), 0);
-	assert_true(b->stripe_blocks == 48);
-	assert_int_equal(fs_format(b, NULL), 0);
-	fs_bdev_close(b);
-	assert_int_equal(rc_array_close(a), 0);
-
+	formatted(&tb, 4, RC_RAID5, 48);
 	fs = mount_array(&tb, 0, &a, &b);
 	write_files(fs, &ctx, 1);
 	unmount_array(fs, a, b);
@@ -129,13 +139,7 @@ static void test_vouched_metadata(void **state)
 	int ok = 0;
 
 	(void)state;
-	tb_init(&tb, 2, 64ull << 20);
-	tb_create(&tb, RC_RAID1, 64 << 10, 0);
-	a = tb_assemble(&tb, 0, 0);
-	assert_int_equal(fs_bdev_from_array(a, &b), 0);
-	assert_int_equal(fs_format(b, NULL), 0);
-	fs_bdev_close(b);
-	assert_int_equal(rc_array_close(a), 0);
+	formatted(&tb, 2, RC_RAID1, 16);
 	fs = mount_array(&tb, 0, &a, &b);
 	write_files(fs, &ctx, 1);
 	unmount_array(fs, a, b);
