@@ -402,8 +402,8 @@ enum {
 	RC_PEND_ERRORS = 1u << 0,       /* too many errors in the window */
 	RC_PEND_SHRUNK = 1u << 1,       /* smaller than when it was opened */
 	RC_PEND_IDENTITY = 1u << 2,     /* its superblock is not ours */
-	RC_PEND_UNHELD = 1u << 3,       /* a repaired block (or a table block
-					   written in place) read back other
+	RC_PEND_UNHELD = 1u << 3,       /* a repaired block (or a block a
+					   checkpoint read back) read back other
 					   than written: it does not keep
 					   what is written (verify.c) */
 };
@@ -632,9 +632,9 @@ void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
 /* The same, by an administrator's request: the member's contents are not
  * in doubt, so it may come back as a catch-up. */
 void rc_member_set_failed(struct rc_array *a, int slot, const char *why);
-/* Reads back each member's last table block written in place: a member
- * that drops writes gets RC_PEND_UNHELD.  Caller holds commit_lock, after
- * a flush. */
+/* Reads back each member's last table block and last data block written
+ * in place: a member that drops writes gets RC_PEND_UNHELD.  Caller holds
+ * commit_lock, after a flush. */
 void rc_member_writes_check(struct rc_array *a);
 /* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
 int rc_member_sync_all(struct rc_array *a);

@@ -250,7 +250,7 @@ static bool take_as_spare(struct rc_array *a, struct cand *c)
  * against each other, and the current copies at the other end made the
  * member look current.  Until 2026-12-06 it was taken as such and read: a
  * RAID 1 file read back as its previous version with no error (found
- * while testing, `test_old_image_front`).  One copy alone older (that
+ * while testing, `test_old_image_half`).  One copy alone older (that
  * block damaged, or a copy written back by hand) is damage, rewritten.
  */
 static bool cand_old_image(const struct cand *c)
