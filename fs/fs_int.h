@@ -128,6 +128,8 @@ bool fs_block_proves(const void *block, uint64_t blk);
 /* An inode table block: every slot free or a sound inode of its number,
  * one in use at least. */
 bool fs_inode_block_proves(const void *block);
+/* Does superblock copy `copy`'s checksum hold (its seed is the copy)? */
+bool fs_sb_csum_ok(const struct fs_sb_disk *sb, uint64_t copy);
 
 /* ---- Journal: recovery.c, commit.c, transaction.c ------------------------ */
 /* A growable list of block runs (util.c); adjacent runs merge. */

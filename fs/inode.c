@@ -120,19 +120,25 @@ static void inode_encode(const struct fs_dinode *c, uint64_t ino, bool used,
 	d->csum = fs_cpu64(fs_csum(d, sizeof(*d), ino));
 }
 
+/* Does src's checksum hold for inode number ino? */
+static bool inode_csum_ok(const struct fs_inode_disk *src, uint64_t ino)
+{
+	struct fs_inode_disk d = *src;
+
+	d.csum = 0;
+	return fs_csum(&d, sizeof(d), ino) == fs_le64(src->csum);
+}
+
 bool fs_inode_block_proves(const void *block)
 {
 	const struct fs_inode_disk *in = block;
-	struct fs_inode_disk d;
 	unsigned sound = 0;
 
 	for (unsigned i = 0; i < FS_INODES_PER_BLOCK; i++) {
 		if (fs_le16(in[i].magic) != FS_INODE_MAGIC)
 			continue;               /* free */
-		d = in[i];
-		d.csum = 0;
-		if (fs_le64(d.ino) % FS_INODES_PER_BLOCK != i ||
-		    fs_csum(&d, sizeof(d), fs_le64(d.ino)) != fs_le64(in[i].csum))
+		if (fs_le64(in[i].ino) % FS_INODES_PER_BLOCK != i ||
+		    !inode_csum_ok(&in[i], fs_le64(in[i].ino)))
 			return false;
 		sound++;
 	}
@@ -148,9 +154,7 @@ static int inode_decode(const struct fs_inode_disk *src, uint64_t ino,
 
 	if (fs_le16(d.magic) != FS_INODE_MAGIC)
 		return -ENOENT;
-	d.csum = 0;
-	if (fs_csum(&d, sizeof(d), ino) != fs_le64(src->csum) ||
-	    fs_le64(d.ino) != ino || fs_le32(d.nextents) > FS_INLINE_EXTENTS) {
+	if (!inode_csum_ok(src, ino) || fs_le64(d.ino) != ino || fs_le32(d.nextents) > FS_INLINE_EXTENTS) {
 		fs_log(LOG_ERR, "inode %llu fails its checksum",
 		       (unsigned long long)ino);
 		return -EUCLEAN;

@@ -161,6 +161,14 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p)
 	return err;
 }
 
+bool fs_sb_csum_ok(const struct fs_sb_disk *in, uint64_t copy)
+{
+	struct fs_sb_disk sb = *in;
+
+	sb.csum = 0;
+	return fs_csum(&sb, sizeof(sb), copy) == fs_le64(in->csum);
+}
+
 /* Checks one superblock copy; why says what is wrong. */
 static int sb_check(const struct fs_sb_disk *in, uint64_t copy,
 		    uint64_t dev_blocks, const char **why)
@@ -171,8 +179,7 @@ static int sb_check(const struct fs_sb_disk *in, uint64_t copy,
 	if (fs_le64(sb.magic) != FS_SB_MAGIC)
 		return -EINVAL;
 	*why = "superblock checksum mismatch";
-	sb.csum = 0;
-	if (fs_csum(&sb, sizeof(sb), copy) != fs_le64(in->csum))
+	if (!fs_sb_csum_ok(in, copy))
 		return -EUCLEAN;
 	*why = "on-disk format 1.x (extended attributes in one block per "
 	       "inode, a fixed inode table) is older than this raidfs reads (2.0) and is not "

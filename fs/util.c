@@ -116,11 +116,8 @@ bool fs_block_proves(const void *block, uint64_t blk)
 		return fs_bhdr_check(block, (enum fs_btype)fs_le16(h->type),
 				     blk) == 0;
 	memcpy(&sb, block, sizeof(sb));
-	if (blk == 0 && fs_le64(sb.magic) == FS_SB_MAGIC) {
-		sb.csum = 0;
-		return fs_csum(&sb, sizeof(sb), 0) ==
-		       fs_le64(((const struct fs_sb_disk *)block)->csum);
-	}
+	if (blk == 0 && fs_le64(sb.magic) == FS_SB_MAGIC)
+		return fs_sb_csum_ok(&sb, 0);
 	return fs_inode_block_proves(block);
 }
 
