@@ -22,6 +22,7 @@
 #ifndef FS_BDEV_H
 #define FS_BDEV_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -45,6 +46,14 @@ struct fs_bdev_ops {
 	 * its journal copy (raidcore's RC_WRITE_FRESH).  Without it, write. */
 	int (*write_fresh)(struct fs_bdev *b, uint64_t block, uint32_t count,
 			   const void *buf);
+	/* Optional: writes a flush dropped and did not fail for (raidcore:
+	 * a row it cannot rebuild, rc_flush_dropping).  dropped counts them
+	 * so far; dropped_in says whether one counted after `since` meets
+	 * [block, block + count) (true too when it can no longer tell).
+	 * Without them nothing is ever dropped. */
+	uint64_t (*dropped)(struct fs_bdev *b);
+	bool (*dropped_in)(struct fs_bdev *b, uint64_t since, uint64_t block,
+			   uint64_t count);
 };
 
 struct fs_bdev {
@@ -73,9 +82,34 @@ static inline int fs_bdev_write_fresh(struct fs_bdev *b, uint64_t block,
 				     b->ops->write(b, block, count, buf);
 }
 
-static inline int fs_bdev_flush(struct fs_bdev *b)
+static inline uint64_t fs_bdev_dropped(struct fs_bdev *b)
+{
+	return b->ops->dropped ? b->ops->dropped(b) : 0;
+}
+
+static inline bool fs_bdev_dropped_in(struct fs_bdev *b, uint64_t since,
+				      uint64_t block, uint64_t count)
+{
+	return b->ops->dropped_in && b->ops->dropped_in(b, since, block, count);
+}
+
+/*
+ * The flush of the writes whose caller asks afterwards which of them were
+ * dropped (fs_bdev_dropped_in): the journal's commits and checkpoints, an
+ * fsync's data.  Every other flush is fs_bdev_flush, which fails when a
+ * write was dropped while it ran - whosever it was.
+ */
+static inline int fs_bdev_flush_asking(struct fs_bdev *b)
 {
 	return b->ops->flush(b);
+}
+
+static inline int fs_bdev_flush(struct fs_bdev *b)
+{
+	uint64_t n = fs_bdev_dropped(b);
+	int err = b->ops->flush(b);
+
+	return err == 0 && fs_bdev_dropped(b) != n ? -EIO : err;
 }
 
 static inline void fs_bdev_close(struct fs_bdev *b)

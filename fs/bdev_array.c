@@ -34,7 +34,18 @@ static int array_write_fresh(struct fs_bdev *b, uint64_t block,
 
 static int array_flush(struct fs_bdev *b)
 {
-	return rc_flush(array_of(b));
+	return rc_flush_dropping(array_of(b));
+}
+
+static uint64_t array_dropped(struct fs_bdev *b)
+{
+	return rc_write_failures(array_of(b));
+}
+
+static bool array_dropped_in(struct fs_bdev *b, uint64_t since,
+			     uint64_t block, uint64_t count)
+{
+	return rc_write_failed(array_of(b), since, block, count);
 }
 
 static void array_close(struct fs_bdev *b)
@@ -48,6 +59,8 @@ static const struct fs_bdev_ops array_ops = {
 	.flush = array_flush,
 	.close = array_close,
 	.write_fresh = array_write_fresh,
+	.dropped = array_dropped,
+	.dropped_in = array_dropped_in,
 };
 
 /* raidcore's question about a block it cannot verify (rc_array_set_vouch). */

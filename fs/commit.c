@@ -86,21 +86,65 @@ static int ring_write(struct fs *fs, uint64_t pos, const uint8_t *buf,
 	return err;
 }
 
+/*
+ * A write of the journal's own the device dropped (fs_bdev_dropped_in)
+ * since `since`: its blocks [blk, blk + n) were never stored, so what
+ * they carry is not durable - a commit that fails (the filesystem goes
+ * read-only, as on any write error of its metadata).  Writes of file
+ * data the device drops fail the file's fsync instead (fs_fsync).
+ */
+static int dropped_check(struct fs *fs, uint64_t since, uint64_t blk,
+			 uint64_t n, const char *what)
+{
+	if (!fs_bdev_dropped_in(fs->bdev, since, blk, n))
+		return 0;
+	fs_log(LOG_CRIT, "the device dropped a write of the journal's %s "
+	       "(blocks %llu-%llu)", what, (unsigned long long)blk,
+	       (unsigned long long)(blk + n - 1));
+	return -EIO;
+}
+
+/* Ring positions [pos, pos + n), wrapping: dropped since `since`? */
+static int ring_dropped(struct fs *fs, uint64_t since, uint64_t pos,
+			uint64_t n)
+{
+	const struct fs_jgeom *g = &fs->j.g;
+	uint64_t first;
+	int err;
+
+	pos %= g->ring_blocks;
+	first = g->ring_blocks - pos < n ? g->ring_blocks - pos : n;
+	err = dropped_check(fs, since, g->ring_start + pos, first, "ring");
+	if (!err && n > first)
+		err = dropped_check(fs, since, g->ring_start, n - first,
+				    "ring");
+	return err;
+}
+
 /* Caller holds commit_lock.  Makes the whole ring free again. */
 static int journal_ckpt(struct fs *fs, uint64_t next_seq)
 {
 	struct fs_journal *j = &fs->j;
+	uint64_t seen;
 	int err;
 
-	err = fs_bdev_flush(fs->bdev);
+	err = fs_bdev_flush_asking(fs->bdev);
+	seen = fs_bdev_dropped(fs->bdev);
+	for (size_t i = 0; i < j->homes.n && !err; i++)
+		err = dropped_check(fs, j->homes_since, j->homes.v[i].blk,
+				    j->homes.v[i].len, "home writes");
 	if (!err)
 		err = fs_jsb_write(fs->bdev, &j->g, next_seq, j->head);
 	if (!err)
-		err = fs_bdev_flush(fs->bdev);
+		err = fs_bdev_flush_asking(fs->bdev);
+	if (!err)
+		err = dropped_check(fs, seen, j->g.jsb_blk, 1, "superblock");
 	if (err)
 		return err;
 	j->tail = j->head;
 	j->used = 0;
+	j->homes.n = 0;
+	j->homes_since = seen;
 	journal_release(fs, &j->ckpt_frees);
 	j->ckpt_frees.n = 0;
 	return 0;
@@ -185,7 +229,7 @@ static int journal_write_ring(struct fs *fs, struct fs_tx *tx, uint8_t *jb,
 		return ring_write(fs, pos, jb, n);
 	err = ring_write(fs, pos, jb, n - 1);
 	if (!err)
-		err = fs_bdev_flush(fs->bdev);
+		err = fs_bdev_flush_asking(fs->bdev);
 	if (!err)
 		err = ring_write(fs, pos + n - 1, jb + (n - 1) * FS_BSIZE, 1);
 	return err;
@@ -207,6 +251,8 @@ static int journal_write_home(struct fs *fs, struct fs_tx *tx,
 		} while (i + k < tx->nbufs && k < 256 &&
 			 tx->bufs[i + k]->blk == tx->bufs[i]->blk + k);
 		err = fs_bdev_write(fs->bdev, tx->bufs[i]->blk, (uint32_t)k, run);
+		if (!err)
+			err = fs_extlist_add(&fs->j.homes, tx->bufs[i]->blk, k);
 		i += k;
 	}
 	return err;
@@ -217,7 +263,7 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 {
 	struct fs_journal *j = &fs->j;
 	uint64_t ndesc = (tx->nbufs + FS_JDESC_MAX - 1) / FS_JDESC_MAX;
-	uint64_t need = ndesc + tx->nbufs + 1, tx_csum, pos;
+	uint64_t need = ndesc + tx->nbufs + 1, tx_csum, pos, since;
 	uint8_t *jb = NULL;
 	int err;
 
@@ -234,9 +280,12 @@ static int journal_write_tx(struct fs *fs, struct fs_tx *tx, uint8_t *copies)
 	journal_build(fs, tx, jb, copies, pos, &tx_csum);
 	journal_build_commit(fs, tx, jb + (need - 1) * FS_BSIZE,
 			     pos + need - 1, tx_csum);
+	since = fs_bdev_dropped(fs->bdev);
 	err = journal_write_ring(fs, tx, jb, pos, need);
 	if (!err)
-		err = fs_bdev_flush(fs->bdev);
+		err = fs_bdev_flush_asking(fs->bdev);
+	if (!err)
+		err = ring_dropped(fs, since, pos, need);
 	/* Committed: replay would redo it from here on. */
 	if (!err) {
 		j->head = (pos + need) % j->g.ring_blocks;
@@ -350,7 +399,7 @@ static int journal_commit(struct fs *fs)
 	err = j->error;
 	if (!err && tx_is_empty(tx)) {
 		pthread_mutex_unlock(&j->lock);
-		return fs_bdev_flush(fs->bdev);
+		return fs_bdev_flush_asking(fs->bdev);     /* data only */
 	}
 	if (!err)
 		err = journal_snapshot(fs, tx, &copies);
@@ -427,7 +476,7 @@ int fs_journal_sync_upto(struct fs *fs, uint64_t seq)
 	if (!fs_tx_is_committed(fs, seq))
 		return fs_journal_sync(fs);
 	/* Its metadata is on disk: only its data writes need the flush. */
-	err = fs_bdev_flush(fs->bdev);
+	err = fs_bdev_flush_asking(fs->bdev);
 	if (!err && journal_failed(fs))
 		err = -EIO;
 	return err;
@@ -522,6 +571,7 @@ void fs_journal_destroy(struct fs *fs)
 		j->running = NULL;
 	}
 	fs_extlist_free(&j->ckpt_frees);
+	fs_extlist_free(&j->homes);
 	pthread_mutex_destroy(&j->lock);
 	pthread_mutex_destroy(&j->commit_lock);
 	pthread_cond_destroy(&j->cond);
@@ -597,6 +647,7 @@ int fs_journal_load(struct fs *fs)
 		return err;
 	j->tail = r.tail;
 	j->head = r.pos;
+	j->homes_since = fs_bdev_dropped(fs->bdev);
 	j->used = (j->head + j->g.ring_blocks - j->tail) % j->g.ring_blocks;
 	j->committed_seq = r.seq - 1;
 	j->running = tx_new(r.seq);

@@ -255,6 +255,12 @@ struct fs_journal {
 	uint64_t tail;                  /* jsb start_pos */
 	uint64_t used;                  /* ring blocks from tail to head */
 	struct fs_extlist ckpt_frees;   /* metadata frees awaiting checkpoint */
+	/* The blocks written home since the last checkpoint, and the
+	 * device's dropped-writes count then (fs_bdev_dropped): a
+	 * checkpoint frees the ring only when none of them was dropped.
+	 * commit_lock. */
+	struct fs_extlist homes;
+	uint64_t homes_since;
 	/* Called (with no journal lock held) with blocks that may be
 	 * allocated again: data frees once committed, metadata frees once
 	 * checkpointed.  Set by the allocator (fs_alloc_load). */
@@ -459,6 +465,10 @@ struct fs_inode {
 	uint64_t blocks_logged;
 	uint64_t blocks_gen;
 	uint64_t blocks_gen_told;
+	/* The device's dropped-writes count (fs_bdev_dropped) up to which
+	 * fsync has looked for this file's data among them (fs_fsync);
+	 * atomic. */
+	uint64_t wdrop_seen;
 };
 
 int fs_icache_init(struct fs *fs);
@@ -704,6 +714,8 @@ struct fs {
 	struct fs_bdev *bdev;
 	struct fs_sb_disk sb;           /* the mount-time copy (geometry) */
 	bool rdonly;
+	uint64_t wdrop_syncfs;          /* fs_bdev_dropped at the last
+					   fs_syncfs (atomic) */
 	bool noatime, strictatime, nodiratime;
 	bool repair_mount;              /* FS_MOUNT_REPAIR */
 	uint32_t stripe;                /* allocation unit for large runs */

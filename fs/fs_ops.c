@@ -359,6 +359,39 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	return n;
 }
 
+/*
+ * Did the device drop a write of ip's data since its fsync last looked
+ * (wdrop_seen)?  Its extents against the dropped ranges: -EIO when one
+ * meets them, once, as Linux reports a writeback error to fsync (the
+ * dropped blocks read as before).  Caller holds ip's lock shared.
+ */
+static int data_dropped(struct fs *fs, struct fs_inode *ip)
+{
+	uint64_t since = __atomic_load_n(&ip->wdrop_seen, __ATOMIC_RELAXED);
+	uint64_t now = fs_bdev_dropped(fs->bdev), lblk = 0;
+	struct fs_extent e;
+	bool found, hit = false;
+	int err = 0;
+
+	if (now == since)
+		return 0;
+	while (!err && !hit && lblk < UINT64_MAX) {
+		err = fs_ext_map(fs, ip, lblk, &e, &found);
+		if (err || e.len == 0)
+			break;
+		hit = fs_bdev_dropped_in(fs->bdev, since, e.pblk, e.len);
+		lblk = e.lblk + e.len;
+	}
+	if (err)
+		return err;
+	__atomic_store_n(&ip->wdrop_seen, now, __ATOMIC_RELAXED);
+	if (hit)
+		fs_log(LOG_ERR, "inode %llu: the device dropped a write of its "
+		       "data (a row it cannot rebuild): fsync fails",
+		       (unsigned long long)ip->ino);
+	return hit ? -EIO : 0;
+}
+
 /* Commits only if the inode changed since the last commit (fdatasync: its
  * size or block map); else the data writes just need a flush, so
  * overwrite + fdatasync loops stay cheap. */
@@ -373,8 +406,14 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 	pthread_rwlock_rdlock(&ip->lock);
 	seq = datasync ? ip->data_seq : ip->dirty_seq;
 	pthread_rwlock_unlock(&ip->lock);
+	err = fs_journal_sync_upto(fs, seq);
+	if (!err) {
+		pthread_rwlock_rdlock(&ip->lock);
+		err = data_dropped(fs, ip);
+		pthread_rwlock_unlock(&ip->lock);
+	}
 	fs_iput(fs, ip);
-	return fs_journal_sync_upto(fs, seq);
+	return err;
 }
 
 bool fs_blocks_changed(struct fs *fs, uint64_t ino, uint64_t *version)

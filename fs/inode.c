@@ -255,13 +255,14 @@ static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
 	return err;
 }
 
-static struct fs_inode *inode_alloc(uint64_t ino)
+static struct fs_inode *inode_alloc(struct fs *fs, uint64_t ino)
 {
 	struct fs_inode *ip = calloc(1, sizeof(*ip));
 
 	if (!ip)
 		return NULL;
 	ip->ino = ino;
+	ip->wdrop_seen = fs_bdev_dropped(fs->bdev);
 	ip->refs = 1;
 	pthread_rwlock_init(&ip->lock, NULL);
 	return ip;
@@ -283,7 +284,7 @@ int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode **out)
 	}
 	if (!fs_inode_is_allocated(fs, ino))
 		return -ENOENT;
-	ip = inode_alloc(ino);
+	ip = inode_alloc(fs, ino);
 	if (!ip)
 		return -ENOMEM;
 	err = inode_read(fs, ino, &ip->d, NULL);
@@ -380,7 +381,7 @@ int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 	err = fs_alloc_inode(fs, tx, &ino);
 	if (err)
 		return err;
-	ip = inode_alloc(ino);
+	ip = inode_alloc(fs, ino);
 	if (!ip) {
 		fs_free_inode(fs, tx, ino);
 		return -ENOMEM;

@@ -367,6 +367,7 @@ int fs_mount_opts(struct fs_bdev *bdev, const struct fs_mount_opts *o,
 		return -ENOMEM;
 	fs->bdev = bdev;
 	fs->rdonly = o->flags & FS_MOUNT_RDONLY;
+	fs->wdrop_syncfs = fs_bdev_dropped(fs->bdev);
 	fs->noatime = o->flags & FS_MOUNT_NOATIME;
 	fs->strictatime = o->flags & FS_MOUNT_STRICTATIME;
 	fs->nodiratime = o->flags & FS_MOUNT_NODIRATIME;
@@ -507,7 +508,14 @@ void fs_space_keep(struct fs *fs, uint64_t bytes)
 	pthread_mutex_unlock(&fs->alloc.lock);
 }
 
+/* As Linux's syncfs, it also fails once when a write of file data was
+ * dropped since the last one (fs_fsync names the file). */
 int fs_syncfs(struct fs *fs)
 {
-	return fs_journal_sync(fs);
+	int err = fs_journal_sync(fs);
+	uint64_t now = fs_bdev_dropped(fs->bdev);
+
+	if (__atomic_exchange_n(&fs->wdrop_syncfs, now, __ATOMIC_RELAXED) != now)
+		err = err ? err : -EIO;
+	return err;
 }

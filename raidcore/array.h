@@ -111,6 +111,9 @@ struct rc_member {
 	atomic_uint_fast64_t write_wait_ns;
 };
 
+/* commit.c: the dropped writes an array remembers (rc_write_failed) */
+#define RC_WDROP_KEEP 64
+
 /* A cached stripe: its lock and, while dirty, its new data. */
 struct rc_stripe {
 	struct hc_node node;            /* in a->stab, key: stripe */
@@ -273,6 +276,12 @@ struct rc_array {
 	 * member (commit_lock): rc_flush flushes once more. */
 	bool direct_unsynced;
 	uint64_t direct_stripes;        /* written so (statistics) */
+	/* Writes dropped at their commit (rc_write_failures): how many
+	 * ranges so far (atomic, written under commit_lock), and the last
+	 * RC_WDROP_KEEP of them (commit_lock): range i is at i %
+	 * RC_WDROP_KEEP. */
+	atomic_uint_fast64_t wdrop_n;
+	struct { uint64_t block, count; } wdrop[RC_WDROP_KEEP];
 
 	/* Replayed journal blocks of an unclean journal, until the first
 	 * write puts them in place (activate.c; a read-only array keeps them

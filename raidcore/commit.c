@@ -290,12 +290,14 @@ static int col_get(struct rc_array *a, struct wset *w,
 
 /*
  * New parity for rows [r0, r0 + nr) whose dirty set is mask (not empty).
- * par[k] points at row r0 of parity column k.
+ * par[k] points at row r0 of parity column k.  other: by the method
+ * run_reads did not choose (its reads failed: a row that holds a block
+ * the array cannot rebuild may still be written the other way).
  */
 static int compute_parity_run(struct rc_array *a, struct wset *w,
 			      const struct rc_stripe_map *mp,
 			      struct rc_stripe *st, uint32_t r0, uint32_t nr,
-			      uint64_t mask, uint8_t **par)
+			      uint64_t mask, uint8_t **par, bool other)
 {
 	uint32_t d = a->ndata, chunk = a->g.chunk_blocks;
 	size_t len = (size_t)nr * RC_BLOCK_SIZE;
@@ -304,6 +306,12 @@ static int compute_parity_run(struct rc_array *a, struct wset *w,
 	bool rmw;
 	uint64_t reads = run_reads(a, mp, mask, &rmw);
 	int ret;
+
+	if (other) {
+		rmw = !rmw;
+		reads = rmw ? mask | (((1ull << a->nred) - 1) << d) :
+			      ((1ull << d) - 1) & ~mask;
+	}
 
 	for (uint32_t c = 0; c < d; c++) {
 		data[c] = BLK(st->data, c * chunk + r0);
@@ -364,6 +372,40 @@ static bool stripe_direct(const struct rc_array *a, const struct rc_stripe *st)
 	return !st->stale && st->ndirty == a->stripe_blocks;
 }
 
+/*
+ * A run of rows whose new parity cannot be made either way: a block it
+ * needs is lost (a degraded RAID 5 whose row holds a block lost to a read
+ * error, written over).  Its writes are dropped, not queued - named in
+ * the log, raised as lost blocks and remembered (rc_write_failed) - and
+ * the batch goes on: before 2026-12-07 the stripe stayed dirty and failed
+ * every later commit, so every flush of the array failed and its close
+ * lost what the cache held (the filesystem read-only after one write next
+ * to a damaged file).  Caller holds commit_lock and the stripe's lock.
+ */
+static void drop_run(struct rc_array *a, const struct rc_stripe_map *mp,
+		     uint32_t r0, uint32_t nr, uint64_t mask)
+{
+	uint64_t first = mp->stripe * a->stripe_blocks, i;
+
+	rc_log("stripe %llu, rows %u-%u: the write cannot be placed: the row "
+	       "holds blocks the array cannot rebuild, which its new parity "
+	       "needs; %u written blocks are dropped (they read as before)",
+	       (unsigned long long)mp->stripe, r0, r0 + nr - 1,
+	       nr * (uint32_t)__builtin_popcountll(mask));
+	for (uint32_t c = 0; c < a->ndata; c++) {
+		if (!(mask >> c & 1))
+			continue;
+		i = atomic_load(&a->wdrop_n);
+		a->wdrop[i % RC_WDROP_KEEP].block = first + c * a->g.chunk_blocks + r0;
+		a->wdrop[i % RC_WDROP_KEEP].count = nr;
+		atomic_store(&a->wdrop_n, i + 1);
+		for (uint32_t r = r0; r < r0 + nr; r++)
+			rc_event_emit(a, RC_EV_LOST, -1, NULL, NULL,
+				      first + c * a->g.chunk_blocks + r, 1, -EIO);
+	}
+	atomic_store(&a->errors_seen, true);
+}
+
 /* Queues every write of one locked dirty stripe. */
 static int stripe_prepare(struct rc_array *a, struct wset *w,
 			  struct rc_stripe *st)
@@ -386,6 +428,22 @@ static int stripe_prepare(struct rc_array *a, struct wset *w,
 		nr = dirty_run(a, st, r0, &mask);
 		if (!mask)
 			continue;
+		for (uint32_t k = 0; par[0] && k < a->nred; k++)
+			par[k] += (size_t)r0 * RC_BLOCK_SIZE;
+		if (par[0])
+			ret = compute_parity_run(a, w, &map, st, r0, nr, mask,
+						 par, false);
+		if (ret == -EIO && __builtin_popcountll(mask) < a->ndata)
+			ret = compute_parity_run(a, w, &map, st, r0, nr, mask,
+						 par, true);
+		for (uint32_t k = 0; par[0] && k < a->nred; k++)
+			par[k] -= (size_t)r0 * RC_BLOCK_SIZE;
+		/* the array itself failing is not this row's doing */
+		if (ret == -EIO && !rc_array_failed(a)) {
+			drop_run(a, &map, r0, nr, mask);
+			ret = 0;
+			continue;
+		}
 		for (uint32_t c = 0; c < a->ndata && ret == 0; c++) {
 			if (!(mask >> c & 1))
 				continue;
@@ -397,15 +455,9 @@ static int stripe_prepare(struct rc_array *a, struct wset *w,
 				ret = queue_col(a, w, &map, k, r0, nr,
 						BLK(st->data, c * chunk + r0));
 		}
-		if (ret || !par[0])
-			continue;
-		for (uint32_t k = 0; k < a->nred; k++)
-			par[k] += (size_t)r0 * RC_BLOCK_SIZE;
-		ret = compute_parity_run(a, w, &map, st, r0, nr, mask, par);
-		for (uint32_t k = 0; k < a->nred && ret == 0; k++)
-			ret = queue_col(a, w, &map, a->ndata + k, r0, nr, par[k]);
-		for (uint32_t k = 0; k < a->nred; k++)
-			par[k] -= (size_t)r0 * RC_BLOCK_SIZE;
+		for (uint32_t k = 0; par[0] && k < a->nred && ret == 0; k++)
+			ret = queue_col(a, w, &map, a->ndata + k, r0, nr,
+					par[k] + (size_t)r0 * RC_BLOCK_SIZE);
 	}
 	return ret;
 }
@@ -659,12 +711,45 @@ int rc_commit_tables(struct rc_array *a)
 	return rc_commit(a, true);
 }
 
-int rc_flush(struct rc_array *a)
+int rc_flush_dropping(struct rc_array *a)
 {
 	int ret = rc_commit(a, true);
 
 	rc_member_faults_apply(a);
 	return ret;
+}
+
+int rc_flush(struct rc_array *a)
+{
+	uint64_t n = atomic_load(&a->wdrop_n);
+	int ret = rc_flush_dropping(a);
+
+	return ret == 0 && atomic_load(&a->wdrop_n) != n ? -EIO : ret;
+}
+
+uint64_t rc_write_failures(struct rc_array *a)
+{
+	return atomic_load(&a->wdrop_n);
+}
+
+bool rc_write_failed(struct rc_array *a, uint64_t since, uint64_t block,
+		     uint64_t count)
+{
+	uint64_t n;
+	bool hit = false;
+
+	if (atomic_load(&a->wdrop_n) == since)
+		return false;
+	rc_commit_lock(a);
+	n = atomic_load(&a->wdrop_n);
+	if (n - since > RC_WDROP_KEEP)
+		hit = true;             /* forgotten since: cannot tell */
+	for (uint64_t i = since; i < n && !hit; i++)
+		hit = a->wdrop[i % RC_WDROP_KEEP].block < block + count &&
+		      block < a->wdrop[i % RC_WDROP_KEEP].block +
+			      a->wdrop[i % RC_WDROP_KEEP].count;
+	pthread_mutex_unlock(&a->commit_lock);
+	return hit;
 }
 
 void rc_write_abandon(struct rc_array *a, uint64_t block, uint64_t count)

@@ -260,6 +260,23 @@ int rc_write_flags(struct rc_array *a, uint64_t block, uint32_t count,
 		   const void *buf, unsigned flags);
 int rc_flush(struct rc_array *a);
 /*
+ * A write the array cannot place is dropped at its commit: a run of rows
+ * whose new parity needs a block that neither its old contents nor the
+ * row's other columns give (a degraded RAID 5 whose row holds a block
+ * lost to a read error, written over).  The rest of the commit goes on;
+ * the dropped blocks read as before, are logged and raised as lost
+ * (RC_EV_LOST).  rc_flush fails (-EIO) when a write was dropped during
+ * it; rc_flush_dropping does not, for a caller that asks which writes
+ * were (the filesystem: a file's fsync fails, not the whole mount).
+ * rc_write_failures counts the dropped ranges so far; rc_write_failed
+ * says whether one dropped after the count was `since` meets [block,
+ * block + count) - true also when too many were dropped since to tell.
+ */
+int rc_flush_dropping(struct rc_array *a);
+uint64_t rc_write_failures(struct rc_array *a);
+bool rc_write_failed(struct rc_array *a, uint64_t since, uint64_t block,
+		     uint64_t count);
+/*
  * Drops what the stripe cache holds unwritten for the stripes of [block,
  * block + count): they read as the members say again.  For a writer whose
  * flush of them failed and that would rather leave them as they were

@@ -7,6 +7,8 @@
  */
 #include "fs_test_util.h"
 #include "rc_test_util.h"
+#include "fs_int.h"
+#include "geom.h"
 #include "ondisk.h"
 #include <sys/stat.h>
 
@@ -167,11 +169,132 @@ static void test_vouched_metadata(void **state)
 	tb_fini(&tb);
 }
 
+/* Block lblk of file ino: where the filesystem put it. */
+static uint64_t file_pblk(struct fs *fs, uint64_t ino, uint64_t lblk)
+{
+	struct fs_inode *ip;
+	struct fs_extent e;
+	bool found;
+
+	assert_int_equal(fs_iget(fs, ino, &ip), 0);
+	assert_int_equal(fs_ext_map(fs, ip, lblk, &e, &found), 0);
+	assert_true(found);
+	fs_iput(fs, ip);
+	return e.pblk + (lblk - e.lblk);
+}
+
+/*
+ * A degraded RAID 5 (member 3 missing) whose member 0 lost one block to
+ * damage, in a row where member 3 held data too: two data blocks of the
+ * row are lost, and a write over one of them cannot be given parity.  The
+ * write is dropped: that file's fsync fails (once, as Linux reports a
+ * writeback error), syncfs fails once, and everything else goes on - the
+ * filesystem stays writable, other files' writes are durable, a write to
+ * the row's good block goes in by the other parity method.  Before, the
+ * row's stripe stayed dirty and failed every later commit: the journal
+ * commit failed, the filesystem went read-only, and the unmount failed
+ * with what the cache held lost.
+ */
+static void test_write_over_lost_block(void **state)
+{
+	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 022 };
+	static uint8_t blk[4096], back[4096];
+	uint64_t p0, s, lost = 0, good = 0, fh;
+	struct rc_stripe_map m;
+	struct rc_geom g = { .level = RC_RAID5, .members = 4,
+			     .chunk_blocks = 16, .member_blocks = 1ull << 20 };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct fs_bdev *b;
+	struct fs_attr at, nat;
+	const char *why;
+	struct rc_sb sb;
+	struct fs *fs;
+	int c0 = -1;
+
+	(void)state;
+	g.layout = rc_geom_default_layout(RC_RAID5);
+	formatted(&tb, 4, RC_RAID5, 48);
+	fs = mount_array(&tb, 0, &a, &b);
+	write_files(fs, &ctx, 1);
+	assert_int_equal(fs_lookup(fs, ROOT, "g1-0", &at), 0);
+	fs_forget(fs, at.ino, 1);
+	p0 = file_pblk(fs, at.ino, 0);
+	/* a stripe inside the file whose data columns are on members 0
+	 * and 3, its parity on 1 or 2 */
+	for (s = p0 / 48 + 1; s < p0 / 48 + 14 && c0 < 0; s++) {
+		int c3 = -1;
+
+		rc_geom_stripe(&g, s, &m);
+		for (uint32_t c = 0; c < m.ndata; c++) {
+			if (m.col[c].member == 0)
+				c0 = (int)c;
+			if (m.col[c].member == 3)
+				c3 = (int)c;
+		}
+		if (c3 < 0)
+			c0 = -1;
+	}
+	assert_true(c0 >= 0);
+	s--;
+	lost = s * 48 + (uint64_t)c0 * 16 + 3;          /* row 3 */
+	for (uint32_t c = 0; c < m.ndata; c++)
+		if (m.col[c].member != 0 && m.col[c].member != 3)
+			good = s * 48 + c * 16 + 3;
+	assert_int_equal(file_pblk(fs, at.ino, lost - p0), lost);
+	unmount_array(fs, a, b);
+
+	assert_int_equal(rc_dev_read(tb.mem[0], blk, sizeof(blk), 0), 0);
+	assert_int_equal(rc_sb_decode(blk, &sb, &why), 0);
+	memset(blk, 0x5a, sizeof(blk));
+	assert_int_equal(rc_dev_write(tb.mem[0], blk, sizeof(blk),
+				      (sb.data_offset + m.col[c0].offset + 3) *
+				      4096), 0);
+
+	fs = mount_array(&tb, 1u << 3, &a, &b);
+	assert_int_equal(fs_read(fs, at.ino, (lost - p0) * 4096, 4096, back),
+			 -EIO);
+	tfs_pattern(blk, sizeof(blk), 99);
+	assert_int_equal(fs_write(fs, at.ino, (lost - p0) * 4096, 4096, blk, 0),
+			 4096);
+	assert_int_equal(fs_fsync(fs, at.ino, 1), -EIO);
+	assert_int_equal(fs_fsync(fs, at.ino, 1), 0);       /* told once */
+	assert_int_equal(fs_syncfs(fs), -EIO);
+	assert_int_equal(fs_syncfs(fs), 0);
+	/* the dropped block reads as before */
+	assert_int_equal(fs_read(fs, at.ino, (lost - p0) * 4096, 4096, back),
+			 -EIO);
+	/* the row's good block takes a write */
+	assert_int_equal(fs_write(fs, at.ino, (good - p0) * 4096, 4096, blk, 0),
+			 4096);
+	assert_int_equal(fs_fsync(fs, at.ino, 1), 0);
+	/* the filesystem is writable, other files durable */
+	assert_int_equal(fs_create(fs, &ctx, ROOT, "after", 0644, O_RDWR, &nat,
+				   &fh), 0);
+	assert_int_equal(fs_write(fs, nat.ino, 0, 4096, blk, 0), 4096);
+	assert_int_equal(fs_fsync(fs, nat.ino, 0), 0);
+	fs_release(fs, nat.ino, fh);
+	fs_forget(fs, nat.ino, 1);
+	unmount_array(fs, a, b);
+
+	fs = mount_array(&tb, 1u << 3, &a, &b);
+	assert_int_equal(fs_read(fs, at.ino, (good - p0) * 4096, 4096, back),
+			 4096);
+	assert_memory_equal(back, blk, 4096);
+	assert_int_equal(fs_lookup(fs, ROOT, "after", &nat), 0);
+	fs_forget(fs, nat.ino, 1);
+	assert_int_equal(fs_read(fs, nat.ino, 0, 4096, back), 4096);
+	assert_memory_equal(back, blk, 4096);
+	unmount_array(fs, a, b);
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fs_on_raid5),
 		cmocka_unit_test(test_vouched_metadata),
+		cmocka_unit_test(test_write_over_lost_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

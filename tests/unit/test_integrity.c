@@ -410,6 +410,63 @@ static void test_two_members_same_stripe(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * Writes into a row that holds two lost blocks (RAID 5 of 4, members 0
+ * and 1 damaged at the same row of stripe 1: blocks 17 and 21).  A write
+ * of the row's third block goes in by read-modify-write when the cheaper
+ * reconstruct-write cannot read the lost blocks; a write over a lost block
+ * cannot be given parity either way and is dropped: that flush fails, the
+ * drop is remembered (rc_write_failed), and the next flush and the close
+ * succeed with everything else.  Before, the first failed every commit
+ * after it, and the close lost what the cache held.
+ */
+static void test_write_into_lost_row(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	uint8_t buf[RC_BLOCK_SIZE];
+	const uint64_t row = 5;          /* member block 5: stripe 1, row 1 */
+
+	(void)state;
+	a = raid5_filled(&tb, NULL);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	for (int m = 0; m < 2; m++)
+		rc_fault_corrupt(tb.fault[m], DATA_OFF_BYTES + row * RC_BLOCK_SIZE,
+				 RC_BLOCK_SIZE, 3, 42 + (uint64_t)m);
+	assert_int_equal(rc_read(a, 17, 1, buf), -EIO);
+	assert_int_equal(rc_read(a, 21, 1, buf), -EIO);
+
+	tb_pattern(buf, 13, 2);
+	assert_int_equal(rc_write(a, 13, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_write_failures(a), 0);
+
+	tb_pattern(buf, 17, 2);
+	assert_int_equal(rc_write(a, 17, 1, buf), 0);
+	assert_int_equal(rc_flush(a), -EIO);
+	assert_int_equal(rc_write_failures(a), 1);
+	assert_true(rc_write_failed(a, 0, 16, 2));
+	assert_false(rc_write_failed(a, 0, 13, 1));
+	assert_false(rc_write_failed(a, 1, 17, 1));
+	assert_int_equal(rc_read(a, 17, 1, buf), -EIO);
+
+	tb_pattern(buf, 100, 2);
+	assert_int_equal(rc_write(a, 100, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_array_close(a), 0);
+
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(rc_read(a, 13, 1, buf), 0);
+	assert_true(tb_check(buf, 13, 2));
+	assert_int_equal(rc_read(a, 100, 1, buf), 0);
+	assert_true(tb_check(buf, 100, 2));
+	assert_int_equal(rc_read(a, 12, 1, buf), 0);
+	assert_true(tb_check(buf, 12, 1));
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* ---- members that lie ------------------------------------------------------ */
 
 enum lie {
@@ -1454,6 +1511,7 @@ int main(void)
 		cmocka_unit_test(test_bitflips),
 		cmocka_unit_test(test_lost_writes),
 		cmocka_unit_test(test_two_members_same_stripe),
+		cmocka_unit_test(test_write_into_lost_row),
 		cmocka_unit_test(test_lying_members),
 		cmocka_unit_test(test_shrunk_member_degrades),
 		cmocka_unit_test(test_needed_liar_kept),
