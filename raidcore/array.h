@@ -638,6 +638,10 @@ void rc_member_faults_apply(struct rc_array *a);
  * when the array cannot run without it, suspends the array: nothing is
  * recorded).  A member found shrunk is named so, whatever why says. */
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why);
+/* The same for a write that failed with err: why and what err says (a
+ * member on a full filesystem is not a broken disk: ENOSPC named). */
+void rc_member_set_faulty_err(struct rc_array *a, int slot, const char *why,
+			      int err);
 /* The same, by an administrator's request: the member's contents are not
  * in doubt, so it may come back as a catch-up. */
 void rc_member_set_failed(struct rc_array *a, int slot, const char *why);

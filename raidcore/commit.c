@@ -581,8 +581,9 @@ static void wset_write_in_place(struct rc_array *a, struct wset *w)
 		int k;
 
 		if (io[i].err < 0) {
-			rc_member_set_faulty(a, io[i].member,
-					     "in-place write failed");
+			rc_member_set_faulty_err(a, io[i].member,
+						 "in-place write failed",
+						 io[i].err);
 			continue;
 		}
 		/* the checkpoint reads the last table block and the last

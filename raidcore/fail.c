@@ -31,6 +31,7 @@
  * assembly once the device is back.
  */
 #include <errno.h>
+#include <string.h>
 #include <stdio.h>
 #include <time.h>
 #include "array.h"
@@ -41,6 +42,17 @@ static void member_fault(struct rc_array *a, int slot, const char *why,
 void rc_member_set_faulty(struct rc_array *a, int slot, const char *why)
 {
 	member_fault(a, slot, why, true);
+}
+
+void rc_member_set_faulty_err(struct rc_array *a, int slot, const char *why,
+			      int err)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: %s%s", why, strerror(-err),
+		 err == -ENOSPC ? " (a file on a full filesystem? free space "
+				  "there and add the member back)" : "");
+	member_fault(a, slot, msg, true);
 }
 
 void rc_member_set_failed(struct rc_array *a, int slot, const char *why)

@@ -228,8 +228,9 @@ static int records_write(struct rc_array *a, struct rc_jwrite **w,
 		rc_io_run(a, io, (int)nrec);
 	for (i = 0; i < nrec; i++) {
 		if (ret == 0 && io[i].err < 0)
-			rc_member_set_faulty(a, io[i].member,
-					     "journal write failed");
+			rc_member_set_faulty_err(a, io[i].member,
+						 "journal write failed",
+						 io[i].err);
 	}
 	free(io);
 	if (ret == 0 && rc_array_failed(a))

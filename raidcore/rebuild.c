@@ -103,8 +103,8 @@ static int member_put(struct rc_array *a, void *ctx, int slot,
 	/* not the content a commit recorded for its check any more */
 	a->m[slot].wcheck_dev[0] = NULL;
 	if (ret < 0)
-		rc_member_set_faulty(a, slot, "a write of its checksum table "
-				     "failed during the rebuild");
+		rc_member_set_faulty_err(a, slot, "a write of its checksum "
+					 "table failed during the rebuild", ret);
 	return ret;
 }
 
@@ -135,8 +135,9 @@ static int runs_write(struct rc_array *a, struct put_runs *pr)
 			continue;
 		if (ret == 0)
 			ret = pr->io[i].err;
-		rc_member_set_faulty(a, pr->io[i].member, "a write to it "
-				     "failed during the rebuild");
+		rc_member_set_faulty_err(a, pr->io[i].member, "a write to "
+					 "it failed during the rebuild",
+					 pr->io[i].err);
 	}
 	pr->n = 0;
 	return ret;
