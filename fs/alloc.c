@@ -356,14 +356,43 @@ bool fs_alloc_has_space(struct fs *fs, uint64_t want, bool cache)
 	return ok;
 }
 
-int fs_meta_check(struct fs *fs, uint64_t floor)
+/* Is the floor there, and (low) is free space near its end? */
+static bool meta_room(struct fs *fs, uint64_t floor, bool *low)
 {
+	struct fs_alloc *a = &fs->alloc;
 	bool ok;
 
-	pthread_mutex_lock(&fs->alloc.lock);
-	ok = fs->alloc.free_blocks >= floor;
-	pthread_mutex_unlock(&fs->alloc.lock);
-	return ok ? 0 : -ENOSPC;
+	pthread_mutex_lock(&a->lock);
+	ok = a->free_blocks >= floor;
+	*low = a->free_blocks < floor + a->reserve + a->keep;
+	pthread_mutex_unlock(&a->lock);
+	return ok;
+}
+
+/*
+ * Near the end of free space, blocks freed but waiting for the journal (a
+ * file just deleted: its blocks come back once the freeing commit or
+ * checkpoint is through) are brought back first, by a checkpoint, as the
+ * data path does (fs_space_reserve) and ext4 retries an allocation after
+ * a commit: before, a create, mkdir, rename or symlink failed with ENOSPC
+ * for up to 3 s after an rm, with df already showing the space (a
+ * tester's find).  Also for the inode chunk a create may need (ich_new,
+ * inside the handle, cannot wait for a checkpoint).  Called with no
+ * handle (fs_tx_held), under name and inode locks, as a write is.
+ */
+int fs_meta_check(struct fs *fs, uint64_t floor)
+{
+	bool low, ok = meta_room(fs, floor, &low);
+	int err;
+
+	if (ok && !low)
+		return 0;
+	if (!fs_alloc_pending(fs) || fs_tx_held())
+		return ok ? 0 : -ENOSPC;
+	err = fs_journal_checkpoint(fs);
+	if (err)
+		return err;
+	return meta_room(fs, floor, &low) ? 0 : -ENOSPC;
 }
 
 uint64_t fs_alloc_pending(struct fs *fs)

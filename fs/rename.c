@@ -186,8 +186,17 @@ static int rn_apply(struct fs *fs, struct rn *r)
 	int err;
 
 	err = rn_iflags(r);
+	/* A rename that replaces its target frees a name (or an inode), and
+	 * one within a directory moves a name: the removal floor, as unlink,
+	 * so that the save-to-temp-then-rename of editors and package
+	 * managers still works on a full filesystem (ext4 and XFS allow
+	 * both; before, every rename failed there: a tester's find).  A
+	 * whiteout is a new inode: the creation floor. */
 	if (!err)
-		err = fs_meta_check(fs, FS_META_FLOOR_CREATE);
+		err = fs_meta_check(fs, !(r->flags & RENAME_WHITEOUT) &&
+					(r->dst || r->sdp == r->ddp) ?
+					FS_META_FLOOR_REMOVE :
+					FS_META_FLOOR_CREATE);
 	if (!err)
 		err = fs_tx_begin(fs, &tx);
 	if (err)

@@ -721,11 +721,11 @@ static void test_enospc_keep(void **state)
 	tfs_check(t);
 }
 
-/* With data space gone, names and attributes still fail cleanly when the
- * metadata reserve runs out too: every failure leaves fs_check happy. */
-static void test_enospc_metadata(void **state)
+/* Data space filled with 1 MiB files fill0.., then names (and some
+ * attributes) made in a new directory "names" until the metadata reserve
+ * is gone too; returns that directory. */
+static uint64_t fill_names(struct tfs *t)
 {
-	struct tfs *t = *state;
 	static uint8_t w[1 << 20];
 	struct fs_attr a;
 	char name[64];
@@ -754,6 +754,20 @@ static void test_enospc_metadata(void **state)
 	}
 	assert_int_equal(err, -ENOSPC);
 	assert_true(made > 100);
+	return d;
+}
+
+/* With data space gone, names and attributes still fail cleanly when the
+ * metadata reserve runs out too: every failure leaves fs_check happy. */
+static void test_enospc_metadata(void **state)
+{
+	struct tfs *t = *state;
+	struct fs_attr a;
+	char name[64];
+	uint64_t d;
+	int i, err;
+
+	d = fill_names(t);
 	/* RENAME_WHITEOUT needs an inode for the whiteout: when there is
 	 * none, the rename fails and changes nothing (it left the file under
 	 * both names with one link: xfstests generic/626) */
@@ -787,6 +801,51 @@ static void test_enospc_metadata(void **state)
 	fs_forget(t->fs, a.ino, 1);
 }
 
+/*
+ * On a filesystem full of data and names: a rename over an existing file
+ * and a rename within a directory work (save-to-temp-then-rename), and a
+ * file's delete makes room for new names at once, not after the next
+ * commit.  Before, both renames failed with ENOSPC, and creates failed for
+ * up to 3 s after an rm with the space shown free (a tester's find).
+ */
+static void test_enospc_names_after_delete(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[1 << 20];
+	struct fs_attr a;
+	char name[64];
+	uint64_t f, d;
+	int i, err = 0;
+
+	for (i = 0; ; i++) {
+		snprintf(name, sizeof(name), "fill%d", i);
+		f = tfs_create(t, ROOT, name);
+		if (fs_write(t->fs, f, 0, sizeof(w), w, 0) < 0)
+			break;
+	}
+	/* hard links take names, no inodes: down to the creation floor */
+	d = tfs_mkdir(t, ROOT, "links");
+	for (i = 0; !err; i++) {
+		snprintf(name, sizeof(name), "a-rather-long-link-name-%06d", i);
+		err = fs_link(t->fs, f, d, name, &a);
+		if (!err)
+			fs_forget(t->fs, a.ino, 1);
+	}
+	assert_int_equal(err, -ENOSPC);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "x", S_IFREG, 0, &a),
+			 -ENOSPC);
+	assert_int_equal(fs_rename(t->fs, ROOT, "fill3", ROOT, "fill3.new", 0),
+			 0);
+	assert_int_equal(fs_rename(t->fs, ROOT, "fill1", ROOT, "fill2", 0), 0);
+	assert_int_equal(fs_unlink(t->fs, ROOT, "fill0"), 0);
+	assert_int_equal(fs_mknod(t->fs, &t->ctx, ROOT, "x", S_IFREG, 0, &a),
+			 0);
+	fs_forget(t->fs, a.ino, 1);
+	assert_int_equal(fs_mkdir(t->fs, &t->ctx, ROOT, "xd", 0755, &a), 0);
+	fs_forget(t->fs, a.ino, 1);
+	tfs_check(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +866,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_enospc_consistent, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_keep, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_metadata, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_names_after_delete, tfs_setup, tfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
