@@ -70,10 +70,11 @@ CC ?= cc
 # (mkfs.raidfs and fsck.raidfs do not link libfuse3).  pkg-config names:
 # libmount is "mount" (option strings, the mount table, fstab escapes);
 # libudev lists the block devices a scan for an array's members probes.
-# mkfs and fsck also link blkid: source/probe.c, signatures on a device.
+# source/ links blkid: probe.c, signatures on a device (mkfs, fsck, and
+# the mount's check of a device named in SOURCE that is no member).
 RC_PKGS := libisal libxxhash uuid
 FS_PKGS := libxxhash uuid
-SOURCE_PKGS := libconfuse mount uuid libudev
+SOURCE_PKGS := libconfuse mount uuid libudev blkid
 # the daemon's control socket and raidfsctl speak JSON (json-c); the
 # daemon also links blkid: raidfsctl add checks what a device holds
 CTL_PKGS := json-c mount uuid

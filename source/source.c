@@ -24,6 +24,7 @@
 #include "bdev.h"
 #include "fs.h"
 #include "log.h"
+#include "probe.h"
 #include "source.h"
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...)
@@ -182,7 +183,10 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
 				"ro), or make the device writable", paths[i]);
 			return -EROFS;
 		}
-		if (named && (ret == -ENOENT || ret == -ENOTDIR)) {
+		/* no such path, or one no member can be (a directory,
+		 * /dev/null): a typo, as the rest of this check */
+		if (named && (ret == -ENOENT || ret == -ENOTDIR ||
+			      ret == -EISDIR || ret == -EINVAL)) {
 			devs[i] = NULL;
 			err_set(err, errlen, "member %s: %s: a mistyped path? "
 				"Nothing was written. To run without it "
@@ -199,6 +203,53 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
 		opened++;
 	}
 	return opened;
+}
+
+/*
+ * A device named in SOURCE that holds something else - another
+ * filesystem, a partition table, LVM, a file too small for a superblock -
+ * is a mistyped path, as one that does not exist: the mount is refused
+ * and nothing written, as mdadm aborts an assembly on a device with no
+ * superblock.  Before, it was counted missing and the array mounted
+ * degraded, its good members written and the real member left behind (a
+ * tester's find).  A device that holds nothing at all (blank: a new disk,
+ * or a member returning zeros) or a raidfs superblock whose every copy is
+ * damaged stays raidcore's to leave out: a member that failed so is
+ * missing, not mistyped.
+ */
+static int members_not_typos(char **paths, int n, struct rc_dev **devs,
+			     char *err, size_t errlen)
+{
+	struct probe_result *r = malloc(sizeof(*r));
+	char what[400], perr[256];
+	int ret = r ? 0 : -ENOMEM;
+
+	for (int i = 0; i < n && ret == 0; i++) {
+		int found;
+
+		if (!devs[i])
+			continue;
+		/* raidcore's answer is in r even when libblkid's failed */
+		found = probe_sigs_find(paths[i], devs[i], r, perr,
+					sizeof(perr));
+		/* no member is under 1 MiB (its data starts there) */
+		if (r->raidfs_ret == -EINVAL || devs[i]->size < (1u << 20))
+			snprintf(what, sizeof(what), "is too small to be a "
+				 "member (%llu bytes)",
+				 (unsigned long long)devs[i]->size);
+		else if (!found && r->raidfs_ret == -ENODATA &&
+			 probe_has_foreign(r))
+			probe_sig_describe(&r->sigs[0], what, sizeof(what));
+		else
+			continue;
+		err_set(err, errlen, "member %s %s, not a raidfs member: a "
+			"mistyped path? Nothing was written. To run without "
+			"the member it stands for (degraded), add -o "
+			"degraded=allow", paths[i], what);
+		ret = -EINVAL;
+	}
+	free(r);
+	return ret;
 }
 
 static const char *member_state_name(enum rc_member_state s)
@@ -333,6 +384,12 @@ static int array_assemble(const struct config_source *src,
 	if (ret >= 0)
 		ret = members_open(src->spares, src->nspares, dflags, named,
 				   devs + src->nmembers, err, errlen);
+	if (ret >= 0 && named)
+		ret = members_not_typos(src->members, src->nmembers, devs, err,
+					errlen);
+	if (ret >= 0 && named)
+		ret = members_not_typos(src->spares, src->nspares,
+					devs + src->nmembers, err, errlen);
 	if (ret >= 0)
 		ret = members_filter_uuid(src, devs, n, err, errlen);
 	if (ret < 0) {

@@ -2,8 +2,9 @@
 # Degraded operation is invisible to programs: with a member missing (or
 # foreign, or behind) every file reads back and writes work, the log says
 # the array is degraded and names the member, and degraded=refuse refuses.
-# A member named in SOURCE that does not exist is refused as a possible
-# typo, nothing written, unless degraded=allow is given.
+# A member named in SOURCE that does not exist, or that can be no member
+# (a directory, something else's signature, a tiny file), is refused as a
+# possible typo, nothing written, unless degraded=allow is given.
 # A member back after an absence catches up (the write-intent record).
 . "$(dirname "$0")/lib.sh"
 t_setup
@@ -109,6 +110,25 @@ t_sums "$T"/*.img >"$T/sums.before"
 refused_32 "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" \
 	"other1.img is a member of another array: a mistyped path? Nothing was written" \
 	"a member of another array in SOURCE"
+# a path that exists but can be no member - a directory, a device or
+# file holding something else, a file too small - is a typo as well
+# (they were counted missing and the array mounted degraded: a tester's
+# find); a blank device stays a missing member (a new disk, or a member
+# returning zeros)
+mkdir -p "$T/adir"
+truncate -s 64M "$T/swap.img"
+mkswap -q "$T/swap.img" >/dev/null 2>&1 || t_fail "mkswap"
+echo x >"$T/tiny"
+t_sums "$T"/*.img >"$T/sums.before"
+refused_32 "$T/m0.img:$T/adir:$T/m2.img:$T/m3.img" \
+	"adir: Is a directory: a mistyped path? Nothing was written" \
+	"a directory in SOURCE"
+refused_32 "$T/m0.img:$T/swap.img:$T/m2.img:$T/m3.img" \
+	"swap.img holds .*swap.*not a raidfs member: a mistyped path? Nothing was written" \
+	"a swap area in SOURCE"
+refused_32 "$T/m0.img:$T/tiny:$T/m2.img:$T/m3.img" \
+	"tiny is too small to be a member (2 bytes), not a raidfs member: a mistyped path?" \
+	"a small file in SOURCE"
 t_sums "$T"/*.img >"$T/sums.after"
 cmp -s "$T/sums.before" "$T/sums.after" || t_fail "the refused mount wrote"
 : >"$T/daemon.log"
