@@ -62,6 +62,9 @@ static int manage_args(enum ctl_cmd cmd, int argc, char **argv,
 		return 0;
 	}
 	if (cmd == CTL_REPLACE) {
+		if (argc > 3)
+			return manage_usage("replace: too many arguments: "
+					    "MOUNTPOINT MEMBER DEVICE");
 		if (argc != 3)
 			return manage_usage("replace: MOUNTPOINT, MEMBER and "
 					    "DEVICE are required");
@@ -69,6 +72,11 @@ static int manage_args(enum ctl_cmd cmd, int argc, char **argv,
 		arg_resolve(argv[2], true, r->device, sizeof(r->device));
 		return 0;
 	}
+	if (argc > (one ? 1 : 2))
+		return manage_usage(one ? "too many arguments: MOUNTPOINT "
+				    "only" : cmd == CTL_ADD ? "too many "
+				    "arguments: MOUNTPOINT DEVICE" : "too many "
+				    "arguments: MOUNTPOINT MEMBER");
 	if (argc != (one ? 1 : 2))
 		return manage_usage(one ? "MOUNTPOINT is required" :
 				    cmd == CTL_ADD ? "MOUNTPOINT and DEVICE are "
@@ -92,8 +100,10 @@ int cmd_manage(enum ctl_cmd cmd, int argc, char **argv)
 		return ret;
 	if ((cmd == CTL_ADD && r.arg[0] != '/') ||
 	    (cmd == CTL_REPLACE && r.device[0] != '/')) {
-		fprintf(stderr, CTL_PROG ": %s: no such device\n",
-			argv[cmd == CTL_ADD ? 2 : 3]);
+		const char *dev = argv[cmd == CTL_ADD ? 2 : 3];
+
+		fprintf(stderr, CTL_PROG ": %s%s%s: no such device\n",
+			dev[0] ? "" : "\"", dev, dev[0] ? "" : "\" (empty)");
 		return CTL_EXIT_REFUSED;
 	}
 	ret = ctl_connect(argv[1], &c);

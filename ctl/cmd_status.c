@@ -286,7 +286,7 @@ int cmd_status(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	json_object *arrays = json_object_new_array(), *top;
+	json_object *arrays, *top;
 	struct ctl_conn c;
 	bool json = false, verbose = false;
 	int opt, ret;
@@ -301,6 +301,7 @@ int cmd_status(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return status_usage("status takes at most one MOUNTPOINT or UUID");
+	arrays = json_object_new_array();
 	if (argc - optind == 1) {
 		ret = ctl_connect(argv[optind], &c);
 		if (ret == CTL_EXIT_OK)

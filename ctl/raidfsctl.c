@@ -57,8 +57,13 @@ static const struct {
 static int dispatch(int argc, char **argv)
 {
 	const char *name = argv[0];
+	char prog[64];
 
 	optind = 1;
+	/* getopt names argv[0] in its messages: "raidfsctl status: ...",
+	 * not "status: ..." */
+	snprintf(prog, sizeof(prog), CTL_PROG " %s", name);
+	argv[0] = prog;
 	if (!strcmp(name, "status"))
 		return cmd_status(argc, argv);
 	if (!strcmp(name, "events"))

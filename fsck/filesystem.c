@@ -2,7 +2,9 @@
  * filesystem: phase 3 (and the clean fast path).
  *
  * The filesystem is mounted read-only first: fs_mount replays its journal
- * (in memory only), then fs/repair.c scans it and fs_check cross-checks.
+ * (in memory only; -y and -p then mount it read-write once, which puts an
+ * unclean journal in place and frees orphans), then fs/repair.c scans it
+ * and fs_check cross-checks.
  * With -y (or -p when nothing would lose data) the repair rounds follow,
  * each a read-write mount, a fresh scan and one layer of fixes; the last
  * read-only scan decides the exit status and feeds the damage report.
@@ -234,7 +236,40 @@ int fsck_filesystem(struct fsck *f)
 		f->status |= FSCK_UNCORRECTED;
 		return 0;
 	}
-	if (!fs_get_info(fs, &info) && info.replayed_txns)
+	if (fs_get_info(fs, &info))
+		memset(&info, 0, sizeof(info));
+	/* -y and -p put an unclean filesystem's journal in place and free
+	 * its orphans (a read-write mount does both), as e2fsck recovers
+	 * the journal: the read-only mount above replayed it in memory
+	 * only, and every later fsck and the next mount replayed it again
+	 * while this one said "replayed" (a tester's find).  What the
+	 * check then reads is that.  Not when replay stopped at a block it
+	 * cannot read: the read-write mount would clear the journal, which
+	 * loses its transactions - the repair's to decide (-p does not). */
+	if (!info.was_clean && !info.journal_lost &&
+	    f->o.mode != FSCK_MODE_NO) {
+		fs_unmount(fs);
+		ret = fsck_fs_open(f, false, &fs);
+		if (ret == 0) {
+			struct fs_info rw;
+
+			if (!fs_get_info(fs, &rw) &&
+			    (rw.replayed_txns || rw.orphans_freed))
+				fsck_msg("  journal: %llu transactions "
+					 "replayed, %llu orphan inodes freed",
+					 (unsigned long long)rw.replayed_txns,
+					 (unsigned long long)rw.orphans_freed);
+			ret = fs_unmount(fs);
+			info.replayed_txns = 0;
+		}
+		if (ret == 0)
+			ret = fsck_fs_open(f, true, &fs);
+		if (ret) {
+			f->status |= FSCK_UNCORRECTED;
+			return 0;
+		}
+	}
+	if (info.replayed_txns)
 		fsck_msg("  journal: %llu transactions replayed%s",
 			 (unsigned long long)info.replayed_txns,
 			 f->o.mode == FSCK_MODE_NO ? " (in memory)" : "");

@@ -53,4 +53,24 @@ for p in raidfs mount.raidfs mkfs.raidfs fsck.raidfs raidfsctl; do
 	done
 	t_log "$p usage errors: exit ${USAGE_RC[$p]}, the reason and \"Try '$p --help'.\" on stderr"
 done
+
+# raidfsctl's commands: an extra argument is named as such (it said an
+# argument was missing), getopt's messages name the program, and an
+# empty device is shown as one (a tester's find)
+# ctl_usage RC ARGS... -- FIRST-LINE: raidfsctl ARGS exits RC, stderr's
+# first line FIRST-LINE
+ctl_usage() {
+	local want=${*: -1} code=$1
+	shift
+	run raidfsctl "${@:1:$#-2}"
+	[ $rc -eq "$code" ] || t_fail "raidfsctl ${*:1:$#-2}: exit $rc, want $code"
+	[ "$(head -n 1 "$T/err")" = "$want" ] \
+		|| t_fail "raidfsctl ${*:1:$#-2}: $(head -n 1 "$T/err"), want $want"
+}
+ctl_usage 2 clear /mnt junk -- "raidfsctl: too many arguments: MOUNTPOINT only"
+ctl_usage 2 replace /mnt 2 /dev/x extra -- \
+	"raidfsctl: replace: too many arguments: MOUNTPOINT MEMBER DEVICE"
+ctl_usage 2 status --jsn /mnt -- "raidfsctl status: unrecognized option '--jsn'"
+ctl_usage 1 add /mnt "" -- 'raidfsctl: "" (empty): no such device'
+t_log "raidfsctl: extra arguments, bad options and an empty device named"
 exit 0
