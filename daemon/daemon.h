@@ -47,6 +47,10 @@ int daemon_args_operands(int argc, char **argv, struct daemon_args *a);
 /* mount_main.c: mount(8)'s command line, as mount(8) runs a helper;
  * enters the mount namespace -N names. */
 int mount_helper_args(int argc, char **argv, struct daemon_args *a);
+/* -v and -f: "mounting" (or "would mount") SOURCE on MOUNTPOINT with the
+ * options; -f says it once SOURCE and the options were read without an
+ * error (raidfs_main.c). */
+int mount_helper_announce(const struct daemon_args *a);
 
 /*
  * signals.c: SIGUSR1 (status), SIGHUP (reopen the log), SIGUSR2 and

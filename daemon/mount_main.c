@@ -124,7 +124,7 @@ static int namespace_enter(const char *ns)
 }
 
 /* -v and -f: what would reach the daemon, without mount(8)'s own options. */
-static int mount_announce(const struct daemon_args *a)
+int mount_helper_announce(const struct daemon_args *a)
 {
 	char *opts = NULL;
 
@@ -151,7 +151,10 @@ int mount_helper_args(int argc, char **argv, struct daemon_args *a)
 			strerror(-ret));
 		return MNT_EX_SYSERR;
 	}
-	if ((h.verbose || a->fake) && mount_announce(a))
+	/* -f says "would mount" only once SOURCE and the options have been
+	 * read (daemon_main): before, it said so, then a configuration
+	 * file's syntax error (a tester's find) */
+	if (h.verbose && !a->fake && mount_helper_announce(a))
 		return MNT_EX_SYSERR;
 	/* quiet on success without -v (the system's log has it all) */
 	if (!h.verbose)

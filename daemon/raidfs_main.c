@@ -466,6 +466,31 @@ out:
 	return status;
 }
 
+/*
+ * mount.raidfs -f: SOURCE and the options read; says what it would mount,
+ * and each member path named that is not there (the mount would run
+ * degraded, or be refused as a typo: a check of a new fstab line or
+ * configuration file should say so, and said nothing).
+ */
+static void fake_report(const struct daemon_state *s,
+			const struct daemon_args *a)
+{
+	struct stat st;
+
+	if (mount_helper_announce(a))
+		return;
+	for (int i = 0; i < s->src.nmembers + s->src.nspares; i++) {
+		const char *p = i < s->src.nmembers ? s->src.members[i] :
+			       s->src.spares[i - s->src.nmembers];
+
+		if (stat(p, &st))
+			fprintf(stderr, "%s: %s %s: %s: the mount would run "
+				"without it (degraded) or be refused\n",
+				DAEMON_HELPER_PROG, i < s->src.nmembers ?
+				"member" : "spare", p, strerror(errno));
+	}
+}
+
 /* Mounts what a command line asked for and serves it; the exit status. */
 static int daemon_main(const struct daemon_args *a)
 {
@@ -482,8 +507,10 @@ static int daemon_main(const struct daemon_args *a)
 	s.o.catchup = true;   /* the daemon takes returning members back */
 	s.o.typo_check = true;  /* and refuses a mistyped member path */
 	status = MNT_EX_SUCCESS;
-	if (a->fake)
+	if (a->fake) {
+		fake_report(&s, a);
 		goto out_src;
+	}
 	status = MNT_EX_FAIL;
 	if (mountpoint_resolve(a->mountpoint, &mountpoint) || log_file_open(&s))
 		goto out_src;

@@ -599,9 +599,11 @@ static void left_name(const struct cand *c, int n, char *err, size_t len)
 		else if (c[i].back && c[i].dev)
 			off += (size_t)snprintf(err + off, len - off,
 						"; %s was given for slot %u "
-						"but missed writes (it would "
-						"catch up, with every other "
-						"slot there)",
+						"but missed writes (it catches "
+						"up on them while the array "
+						"runs, which needs every other "
+						"slot there and no "
+						"degraded=refuse)",
 						c[i].dev->name, c[i].back - 1);
 	}
 }

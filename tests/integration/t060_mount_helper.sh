@@ -64,6 +64,20 @@ t_is_mounted "$M" && t_fail "mounted with degraded=maybe"
 t_log "the helper's -f (fake) mounts nothing"
 "$OURS" "$IMGS" "$M" -f -o rw 2>/dev/null || t_fail "mount.raidfs -f"
 t_is_mounted "$M" && t_fail "mount.raidfs -f mounted"
+# it says "would mount" only for what it could read, and names a member
+# path that is not there (it said "would mount", then the syntax error;
+# and nothing of a missing member: a tester's find)
+printf 'array {\n  members = { "a" "b" }\n}\n' >"$T/syntax.conf"
+rc=0
+"$OURS" "$T/syntax.conf" "$M" -f >"$T/fake.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] || t_fail "mount.raidfs -f of a file with a syntax error: exit 0"
+grep -q "would mount" "$T/fake.out" && t_fail "-f: $(cat "$T/fake.out")"
+"$OURS" "$T/m0.img:$T/m1.img:$T/nosuch.img" "$M" -f >"$T/fake.out" 2>&1 \
+	|| t_fail "mount.raidfs -f with a member missing"
+grep -q "would mount" "$T/fake.out" || t_fail "-f: $(cat "$T/fake.out")"
+grep -q "member $T/nosuch.img: No such file or directory" "$T/fake.out" \
+	|| t_fail "-f does not name the missing member: $(cat "$T/fake.out")"
+t_is_mounted "$M" && t_fail "mount.raidfs -f mounted"
 
 t_log "fstab: configuration file as SOURCE, mount -T FILE DIR"
 cat >"$T/data.conf" <<CONF
