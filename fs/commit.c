@@ -67,22 +67,30 @@ static void journal_release(struct fs *fs, const struct fs_extlist *l)
 }
 
 /* ---- ring I/O ------------------------------------------------------------ */
+/* Ring positions [pos, pos + n) as at most two runs of blocks (it wraps):
+ * blk[i], len[i]; returns how many. */
+static int ring_runs(const struct fs_jgeom *g, uint64_t pos, uint64_t n,
+		     uint64_t blk[2], uint64_t len[2])
+{
+	pos %= g->ring_blocks;
+	blk[0] = g->ring_start + pos;
+	len[0] = g->ring_blocks - pos < n ? g->ring_blocks - pos : n;
+	blk[1] = g->ring_start;
+	len[1] = n - len[0];
+	return len[1] ? 2 : 1;
+}
+
 /* Writes n blocks at ring position pos, wrapping. */
 static int ring_write(struct fs *fs, uint64_t pos, const uint8_t *buf,
 		      uint64_t n)
 {
-	const struct fs_jgeom *g = &fs->j.g;
-	uint64_t first;
-	int err;
+	uint64_t blk[2], len[2];
+	int k = ring_runs(&fs->j.g, pos, n, blk, len), err = 0;
 
-	pos %= g->ring_blocks;
-	first = g->ring_blocks - pos < n ? g->ring_blocks - pos : n;
-	err = fs_bdev_write(fs->bdev, g->ring_start + pos, (uint32_t)first,
-			    buf);
-	if (!err && n > first)
-		err = fs_bdev_write(fs->bdev, g->ring_start,
-				    (uint32_t)(n - first),
-				    buf + first * FS_BSIZE);
+	for (int i = 0; i < k && !err; i++) {
+		err = fs_bdev_write(fs->bdev, blk[i], (uint32_t)len[i], buf);
+		buf += len[i] * FS_BSIZE;
+	}
 	return err;
 }
 
@@ -108,16 +116,11 @@ static int dropped_check(struct fs *fs, uint64_t since, uint64_t blk,
 static int ring_dropped(struct fs *fs, uint64_t since, uint64_t pos,
 			uint64_t n)
 {
-	const struct fs_jgeom *g = &fs->j.g;
-	uint64_t first;
-	int err;
+	uint64_t blk[2], len[2];
+	int k = ring_runs(&fs->j.g, pos, n, blk, len), err = 0;
 
-	pos %= g->ring_blocks;
-	first = g->ring_blocks - pos < n ? g->ring_blocks - pos : n;
-	err = dropped_check(fs, since, g->ring_start + pos, first, "ring");
-	if (!err && n > first)
-		err = dropped_check(fs, since, g->ring_start, n - first,
-				    "ring");
+	for (int i = 0; i < k && !err; i++)
+		err = dropped_check(fs, since, blk[i], len[i], "ring");
 	return err;
 }
 

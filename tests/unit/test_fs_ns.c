@@ -721,23 +721,34 @@ static void test_enospc_keep(void **state)
 	tfs_check(t);
 }
 
-/* Data space filled with 1 MiB files fill0.., then names (and some
- * attributes) made in a new directory "names" until the metadata reserve
- * is gone too; returns that directory. */
-static uint64_t fill_names(struct tfs *t)
+/* Data space filled with 1 MiB files fill0, fill1, ...; returns the last
+ * one (its write failed). */
+static uint64_t fill_data(struct tfs *t)
 {
 	static uint8_t w[1 << 20];
-	struct fs_attr a;
 	char name[64];
-	uint64_t f, d;
-	int i, err = 0, made = 0;
+	uint64_t f;
 
-	for (i = 0; ; i++) {
+	for (int i = 0; ; i++) {
 		snprintf(name, sizeof(name), "fill%d", i);
 		f = tfs_create(t, ROOT, name);
 		if (fs_write(t->fs, f, 0, sizeof(w), w, 0) < 0)
-			break;
+			return f;
 	}
+}
+
+/* fill_data, then names (and some attributes) made in a new directory
+ * "names" until the metadata reserve is gone too; returns that
+ * directory. */
+static uint64_t fill_names(struct tfs *t)
+{
+	static uint8_t w[3000];
+	struct fs_attr a;
+	char name[64];
+	uint64_t d;
+	int i, err = 0, made = 0;
+
+	fill_data(t);
 	d = tfs_mkdir(t, ROOT, "names");
 	for (i = 0; i < 100000 && !err; i++) {
 		snprintf(name, sizeof(name), "a-rather-long-name-to-fill-leaves-%06d",
@@ -811,18 +822,11 @@ static void test_enospc_metadata(void **state)
 static void test_enospc_names_after_delete(void **state)
 {
 	struct tfs *t = *state;
-	static uint8_t w[1 << 20];
+	uint64_t f = fill_data(t), d;
 	struct fs_attr a;
 	char name[64];
-	uint64_t f, d;
 	int i, err = 0;
 
-	for (i = 0; ; i++) {
-		snprintf(name, sizeof(name), "fill%d", i);
-		f = tfs_create(t, ROOT, name);
-		if (fs_write(t->fs, f, 0, sizeof(w), w, 0) < 0)
-			break;
-	}
 	/* hard links take names, no inodes: down to the creation floor */
 	d = tfs_mkdir(t, ROOT, "links");
 	for (i = 0; !err; i++) {
