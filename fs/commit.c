@@ -614,7 +614,9 @@ static void journal_init(struct fs *fs)
 	pthread_cond_init(&j->tick, NULL);
 	fs_jgeom_init(&j->g, &fs->sb);
 	j->tx_limit = j->g.ring_blocks / 4;
-	j->interval_ms = 5000;
+	/* 1 s, not ext4's 5: sync(1) never reaches a FUSE filesystem, so
+	 * this is how long what it wrote back stays volatile (DESIGN) */
+	j->interval_ms = 1000;
 }
 
 bool fs_journal_idle(struct fs *fs, uint64_t blk)

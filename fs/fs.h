@@ -165,7 +165,7 @@ int fs_format(struct fs_bdev *bdev, const struct fs_format_params *p);
 struct fs_mount_opts {
 	unsigned flags;                 /* FS_MOUNT_* */
 	uint64_t cache_bytes;           /* metadata buffer cache; 0: 64 MiB */
-	unsigned commit_interval_ms;    /* group commit period; 0: 5000 */
+	unsigned commit_interval_ms;    /* group commit period; 0: 1000 */
 };
 
 /*

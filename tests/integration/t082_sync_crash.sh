@@ -1,0 +1,45 @@
+#!/bin/bash
+# What sync(1) wrote back is durable within the commit interval: sync(1)
+# never reaches a FUSE filesystem (the kernel writes the pages back but
+# sends no sync), so a tree extracted, synced and followed 3 s later by a
+# crash of the daemon (kill -9) must be whole after a remount.  With the
+# 5 s interval of before, a tester's tar x; sync; kill -9 lost up to
+# 1,471 of 2,584 files.
+. "$(dirname "$0")/lib.sh"
+t_setup
+
+t_images 3 64M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+M=$T/mnt
+t_mount "$IMGS" "$M"
+# just past a 5 s timer's first tick (the old interval: the crash below
+# then comes before its next one)
+sleep 5.3
+"$PY" - "$M/tree" <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(20):
+    os.makedirs(os.path.join(d, "d%d" % i))
+    for k in range(10):
+        with open(os.path.join(d, "d%d" % i, "f%d" % k), "w") as f:
+            f.write("file %d %d\n" % (i, k) * (k + 1))
+PY
+sync
+sleep 3
+pid=${T_PID_OF[$M]}
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
+unset "T_PID_OF[$M]"
+
+t_mount "$IMGS" "$M"
+n=0
+for i in $(seq 0 19); do
+	for k in $(seq 0 9); do
+		want=$(for r in $(seq 0 "$k"); do echo "file $i $k"; done)
+		[ "$(cat "$M/tree/d$i/f$k" 2>/dev/null)" = "$want" ] || n=$((n + 1))
+	done
+done
+[ $n -eq 0 ] || t_fail "$n of 200 files synced 3 s before the crash are missing or wrong"
+t_umount "$M"
+t_log "ok"
