@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 t_setup
 
-OPS=${RAIDFS_MODEL_OPS:-300}
+OPS=${RAIDFS_MODEL_OPS:-240}
 REF_BASE=$(mktemp -d /dev/shm/raidfs-model.XXXXXX)
 T_RM_AT_EXIT+=("$REF_BASE")
 

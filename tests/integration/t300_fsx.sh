@@ -7,7 +7,7 @@
 # two fsx run at once (large operations on an 8 MiB file; small unaligned
 # ones on a 300 KB file), then the files are compared with fsx's saved
 # model after unmount and mount.  An operation raidfs lacks but tmpfs has
-# is a failure.  RAIDFS_FSX_OPS scales the run (default 15000: the suite's CI time).
+# is a failure.  RAIDFS_FSX_OPS scales the run (default 12000: the suite's CI time).
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/../tools/known.sh"
 
@@ -19,7 +19,7 @@ t_setup
 ROOT=$(cd "$TESTS_DIR/../.." && pwd)
 FSX=${RAIDFS_TOOLS:-$ROOT/build/tools}/fsx
 [ -x "$FSX" ] || make -s -C "$ROOT" build/tools/fsx >/dev/null || t_fail "cannot build $FSX"
-OPS=${RAIDFS_FSX_OPS:-15000}
+OPS=${RAIDFS_FSX_OPS:-12000}
 REF=$(mktemp -d /dev/shm/raidfs-fsx.XXXXXX)
 T_RM_AT_EXIT+=("$REF")
 
