@@ -249,7 +249,7 @@ int fsck_filesystem(struct fsck *f)
 	if (!info.was_clean && !info.journal_lost &&
 	    f->o.mode != FSCK_MODE_NO) {
 		fs_unmount(fs);
-		ret = fsck_fs_open(f, false, &fs);
+		ret = fs_mount(f->bdev, FS_MOUNT_REPAIR, &fs);
 		if (ret == 0) {
 			struct fs_info rw;
 
@@ -260,10 +260,16 @@ int fsck_filesystem(struct fsck *f)
 					 (unsigned long long)rw.replayed_txns,
 					 (unsigned long long)rw.orphans_freed);
 			ret = fs_unmount(fs);
-			info.replayed_txns = 0;
+			if (ret == 0)
+				info.replayed_txns = 0;
 		}
-		if (ret == 0)
-			ret = fsck_fs_open(f, true, &fs);
+		/* the check goes on from the read-only mount as before (the
+		 * repair rounds mount read-write again) */
+		if (ret)
+			fsck_msg("  the journal could not be put in place (%s): "
+				 "checked as replayed in memory",
+				 strerror(-ret));
+		ret = fsck_fs_open(f, true, &fs);
 		if (ret) {
 			f->status |= FSCK_UNCORRECTED;
 			return 0;
