@@ -272,6 +272,11 @@ struct rc_array {
 	uint64_t jseq;                  /* last committed transaction */
 	uint64_t jcheckpoint;           /* last checkpointed transaction */
 	uint64_t journal_blocks;
+	/* assemble.c: a member was kept one update behind (a superblock
+	 * round a crash cut short): the next round completes that one, at
+	 * its events, instead of starting another (super.c
+	 * rc_sb_write_all; state_lock). */
+	bool sb_torn;
 	/* Direct stripes were written in place since the last flush of every
 	 * member (commit_lock): rc_flush flushes once more. */
 	bool direct_unsynced;

@@ -473,6 +473,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				a->m[s].jtail = c[i].sb.journal_tail;
 				a->m[s].one_behind = c[i].sb.events + 1 ==
 						     t->events;
+				a->sb_torn |= a->m[s].one_behind;
 				/* the device's own counters go on */
 				rc_member_counts_load(&a->m[s], &c[i].sb);
 				sb_damage_note(a, s, &c[i]);

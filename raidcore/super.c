@@ -301,13 +301,25 @@ int rc_sb_write_all(struct rc_array *a)
 	if (!rc_io_may_write(a))
 		goto out;
 	pthread_mutex_lock(&a->state_lock);
-	base = a->sb.events;
-	a->sb.events++;
+	/* After a round a crash cut short (members kept one behind), the
+	 * first round completes it, at its events: a new one cut short by a
+	 * second crash left those members two behind - stale, and a RAID 5
+	 * whose last two slots they were refused to assemble for good (a
+	 * tester's two kills in a row, the second in the mount's first
+	 * round).  Members already at these events get the new contents. */
+	if (a->sb_torn) {
+		base = a->sb.events - 1;
+	} else {
+		base = a->sb.events;
+		a->sb.events++;
+	}
 	a->sb.utime_ns = rc_time_ns();
 	a->sb.journal_seq = a->jcheckpoint;
 	while (!rc_array_suspended(a) &&
 	       !sb_write_round(a, sb, blk, back, base))
 		failed = true;
+	if (!rc_array_suspended(a))
+		a->sb_torn = false;
 	if (rc_array_failed(a))
 		ret = -EIO;
 	if (failed) {

@@ -1046,6 +1046,49 @@ static void write64(struct rc_array *a, uint32_t *gens, uint64_t b,
  * EIO when another column disagreed (a tester's freeze-and-copy at RAID 5,
  * 6 and 10).  Replay finds it and the assembly leaves it out as stale.
  */
+/*
+ * Two crashes in a row, each in a superblock round: the first left slots
+ * 2 and 3 one update behind (a torn round, kept); the second came in the
+ * next mount's first round, right after slot 0's superblock.  That round
+ * now completes the torn one at its events, so slots 2 and 3 are still
+ * one behind, and the array assembles whole with every block.  Before, a
+ * new round left them two behind: both stale, and the RAID 5 refused to
+ * assemble for good (a tester's find, with two kill -9).
+ */
+static void test_torn_rounds_twice(void **state)
+{
+	uint8_t **pre, **post, buf[RC_BLOCK_SIZE];
+	struct rc_testbed tb;
+	struct rc_info info;
+	struct rc_array *a;
+	uint64_t blocks;
+
+	(void)state;
+	a = raid5_filled(&tb, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	sb_events_back(&tb, 2, 1);
+	sb_events_back(&tb, 3, 1);
+	pre = tb_snapshot(&tb);
+	a = tb_assemble(&tb, 0, 0);
+	tb_pattern(buf, 0, 1);
+	assert_int_equal(rc_write(a, 0, 1, buf), 0);   /* the first round */
+	post = tb_snapshot(&tb);
+	assert_int_equal(rc_array_close(a), 0);
+	/* the crash: slot 0 took the round, slots 1-3 did not */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rc_dev_write(tb.mem[i], i ? pre[i] : post[i],
+					      DEV_BYTES, 0), 0);
+	tb_snapshot_free(&tb, pre);
+	tb_snapshot_free(&tb, post);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.spares, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 static void test_stale_one_behind_unclean(void **state)
 {
 	struct rc_testbed tb;
@@ -1523,6 +1566,7 @@ int main(void)
 		cmocka_unit_test(test_errors_recorded_promptly),
 		cmocka_unit_test(test_stale_member_offline),
 		cmocka_unit_test(test_events_margin),
+		cmocka_unit_test(test_torn_rounds_twice),
 		cmocka_unit_test(test_stale_one_behind_unclean),
 		cmocka_unit_test(test_stale_one_behind_clean),
 		cmocka_unit_test(test_old_image_half),
