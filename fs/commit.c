@@ -133,7 +133,9 @@ static int journal_ckpt(struct fs *fs, uint64_t next_seq)
 
 	err = fs_bdev_flush_asking(fs->bdev);
 	seen = fs_bdev_dropped(fs->bdev);
-	for (size_t i = 0; i < j->homes.n && !err; i++)
+	/* nothing dropped since the last checkpoint: no list to walk */
+	for (size_t i = 0; seen != j->homes_since && i < j->homes.n && !err;
+	     i++)
 		err = dropped_check(fs, j->homes_since, j->homes.v[i].blk,
 				    j->homes.v[i].len, "home writes");
 	if (!err)
