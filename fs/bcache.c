@@ -186,6 +186,10 @@ static int bc_load(struct fs *fs, struct fs_buf *b, enum fs_buf_kind kind,
 		if (!err)
 			b->uptodate = true;
 	}
+	if (!err && __atomic_load_n(&fs->suspect_watch, __ATOMIC_RELAXED) &&
+	    fs_bdev_suspect(fs->bdev, b->blk) &&
+	    __atomic_fetch_add(&fs->suspect_reads, 1, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&fs->suspect_first, b->blk, __ATOMIC_RELAXED);
 	if (!err && type && !b->verified) {
 		err = fs_bhdr_check(b->data, (enum fs_btype)type, b->blk);
 		if (err)

@@ -54,6 +54,11 @@ struct fs_bdev_ops {
 	uint64_t (*dropped)(struct fs_bdev *b);
 	bool (*dropped_in)(struct fs_bdev *b, uint64_t since, uint64_t block,
 			   uint64_t count);
+	/* Optional: does block lie where the device disagrees with itself
+	 * (raidcore: a stripe a scrub found whose parity disagrees with
+	 * data that verifies, rc_block_suspect)?  A repair must not build
+	 * on what it read there.  Without it nothing is suspect. */
+	bool (*suspect)(struct fs_bdev *b, uint64_t block);
 };
 
 struct fs_bdev {
@@ -85,6 +90,11 @@ static inline int fs_bdev_write_fresh(struct fs_bdev *b, uint64_t block,
 static inline uint64_t fs_bdev_dropped(struct fs_bdev *b)
 {
 	return b->ops->dropped ? b->ops->dropped(b) : 0;
+}
+
+static inline bool fs_bdev_suspect(struct fs_bdev *b, uint64_t block)
+{
+	return b->ops->suspect && b->ops->suspect(b, block);
 }
 
 static inline bool fs_bdev_dropped_in(struct fs_bdev *b, uint64_t since,

@@ -48,6 +48,11 @@ static bool array_dropped_in(struct fs_bdev *b, uint64_t since,
 	return rc_write_failed(array_of(b), since, block, count);
 }
 
+static bool array_suspect(struct fs_bdev *b, uint64_t block)
+{
+	return rc_block_suspect(array_of(b), block);
+}
+
 static void array_close(struct fs_bdev *b)
 {
 	free(b);
@@ -61,6 +66,7 @@ static const struct fs_bdev_ops array_ops = {
 	.write_fresh = array_write_fresh,
 	.dropped = array_dropped,
 	.dropped_in = array_dropped_in,
+	.suspect = array_suspect,
 };
 
 /* raidcore's question about a block it cannot verify (rc_array_set_vouch). */

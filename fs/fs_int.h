@@ -718,6 +718,11 @@ struct fs {
 					   fs_syncfs (atomic) */
 	bool noatime, strictatime, nodiratime;
 	bool repair_mount;              /* FS_MOUNT_REPAIR */
+	/* While a repair scan runs (suspect_watch): metadata blocks read
+	 * where the device disagrees with itself (fs_bdev_suspect), and the
+	 * first of them; all three atomic. */
+	bool suspect_watch;
+	uint64_t suspect_reads, suspect_first;
 	uint32_t stripe;                /* allocation unit for large runs */
 	struct fs_bcache bc;
 	struct fs_journal j;

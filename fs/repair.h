@@ -60,6 +60,11 @@ struct fs_repair_counts {
 				   is cleared (its later transactions lost)
 				   by the read-write mount of the repair */
 	uint64_t inodes, dirs;  /* reached */
+	uint64_t suspect;       /* metadata blocks read where the device
+				   disagrees with itself (fs_bdev_suspect):
+				   what they say may be an old or wrong
+				   copy, and no repair may build on it */
+	uint64_t suspect_first; /* the first of them */
 };
 
 int fs_repair_scan(struct fs *fs, fs_repair_log_t log, void *arg,

@@ -878,7 +878,14 @@ int fs_repair_scan(struct fs *fs, fs_repair_log_t log, void *arg,
 	err = rp_alloc(r);
 	if (!err) {
 		pthread_rwlock_wrlock(&fs->ns_lock);
+		__atomic_store_n(&fs->suspect_reads, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&fs->suspect_watch, true, __ATOMIC_RELAXED);
 		err = rp_run(r);
+		__atomic_store_n(&fs->suspect_watch, false, __ATOMIC_RELAXED);
+		r->c.suspect = __atomic_load_n(&fs->suspect_reads,
+					       __ATOMIC_RELAXED);
+		r->c.suspect_first = __atomic_load_n(&fs->suspect_first,
+						     __ATOMIC_RELAXED);
 		pthread_rwlock_unlock(&fs->ns_lock);
 	}
 	/* a damaged root stops the walk but is a finding, not a failure */

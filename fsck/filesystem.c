@@ -137,6 +137,34 @@ static int scan_ro(struct fsck *f, struct fs *fs, bool loud,
 	return 0;
 }
 
+/*
+ * Problems found in metadata read where the array disagrees with itself
+ * (Phase 2: parity against data that verifies, which block is wrong not
+ * told) are not repaired: what the filesystem read there may be an old
+ * or misplaced copy on one member that its checksum entry vouches for,
+ * while parity holds the right one.  Repairing built on it: a RAID 5 whose
+ * inode blocks one member held zeroed lost every entry naming them, and
+ * its root, to -y and -p (a tester's find).
+ */
+static bool suspect_withholds(const struct fs_repair *r)
+{
+	struct fs_repair_counts c;
+
+	fs_repair_counts(r, &c);
+	if (!c.suspect)
+		return false;
+	fsck_msg("  NOT REPAIRED: %llu metadata block reads lie in stripes "
+		 "whose parity disagrees with data that verifies (the first: "
+		 "block %llu): a member may hold an old or misplaced copy "
+		 "there that its checksum entry vouches for, and a repair "
+		 "would build on it. Find the member at fault (its errors "
+		 "above, raidfsctl status) and check again without it, so "
+		 "that parity gives the other reading",
+		 (unsigned long long)c.suspect,
+		 (unsigned long long)c.suspect_first);
+	return true;
+}
+
 static bool preen_may_fix(const struct fs_repair *r)
 {
 	struct fs_repair_counts c;
@@ -224,7 +252,7 @@ int fsck_filesystem(struct fsck *f)
 	struct fs_repair *r = NULL;
 	uint64_t problems = 0, changes = 0;
 	struct fs_info info;
-	bool fix = false;
+	bool fix = false, withheld = false;
 	struct fs *fs;
 	int ret;
 
@@ -280,17 +308,20 @@ int fsck_filesystem(struct fsck *f)
 			 (unsigned long long)info.replayed_txns,
 			 f->o.mode == FSCK_MODE_NO ? " (in memory)" : "");
 	ret = scan_ro(f, fs, true, &r, &problems);
-	if (!ret) {
+	if (!ret && problems && f->o.mode != FSCK_MODE_NO)
+		withheld = suspect_withholds(r);
+	if (!ret && !withheld) {
 		fix = problems && f->o.mode == FSCK_MODE_YES;
 		if (problems && f->o.mode == FSCK_MODE_PREEN)
 			fix = preen_may_fix(r);
 	}
-	said_flush(f, fix ? "" : f->o.mode == FSCK_MODE_NO ?
-		   " - not done: -n changes nothing" :
+	said_flush(f, fix ? "" : withheld ? " - not done (NOT REPAIRED above)" :
+		   f->o.mode == FSCK_MODE_NO ? " - not done: -n changes nothing" :
 		   " - not done: -p repairs only what loses nothing");
 	if (!ret) {
 		counts_print(r);
-		if (problems && f->o.mode == FSCK_MODE_PREEN && !fix)
+		if (problems && f->o.mode == FSCK_MODE_PREEN && !fix &&
+		    !withheld)
 			fsck_msg("  UNEXPECTED INCONSISTENCY: repairing "
 				 "would lose data; run " FSCK_PROG
 				 " -y by hand");

@@ -70,6 +70,7 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->csum_lock, NULL);
 	pthread_mutex_init(&a->event_lock, NULL);
+	pthread_mutex_init(&a->suspect_lock, NULL);
 	pthread_rwlock_init(&a->overlay_lock, NULL);
 	state_cond_init(a);
 	rc_writeback_init(a);
@@ -113,6 +114,8 @@ void rc_array_free(struct rc_array *a)
 	pthread_mutex_destroy(&a->state_lock);
 	pthread_mutex_destroy(&a->csum_lock);
 	pthread_mutex_destroy(&a->event_lock);
+	pthread_mutex_destroy(&a->suspect_lock);
+	free(a->suspect);
 	pthread_rwlock_destroy(&a->overlay_lock);
 	pthread_cond_destroy(&a->state_cond);
 	free(a);

@@ -336,6 +336,15 @@ struct rc_array {
 	atomic_bool rebuild_abort;      /* set at close: stop between batches */
 	uint64_t health_interval_ns;
 
+	/* scrub.c: stripes a scrub found whose redundancy disagrees with
+	 * data that verifies (rc_block_suspect), ascending, at most
+	 * RC_SUSPECT_MAX (past that every block is suspect); under
+	 * suspect_lock, a leaf. */
+	pthread_mutex_t suspect_lock;
+	uint64_t *suspect;
+	uint32_t nsuspect;
+	bool suspect_all;
+
 	/* event.c: the event handler, called under event_lock (a leaf:
 	 * taken under any lock, the handler takes none of ours). */
 	pthread_mutex_t event_lock;

@@ -193,6 +193,89 @@ static int newest(struct cand *c, int n)
 	return best;
 }
 
+/* Does the table block at c's csum_offset (read into blk) seal for the
+ * member of uuid? */
+static bool seals_for(const struct cand *c, const uint8_t *blk,
+		      const uint8_t *uuid)
+{
+	return rc_csum_block_ok(blk, rc_table_seed(c->sb.array_uuid, uuid),
+				c->sb.csum_offset);
+}
+
+/* Is slot s a member slot whose device is in use (active, or being
+ * rebuilt) in the slot table t? */
+static bool slot_live(const struct rc_sb *t, uint32_t s)
+{
+	return s < t->members && s < RC_SB_SLOTS &&
+	       (t->slots[s].state == RC_MEMBER_ACTIVE ||
+		t->slots[s].state == RC_MEMBER_REBUILDING);
+}
+
+/*
+ * Is each device the member its superblock says?  Two devices holding one
+ * member (a dd copy, a loop device over a member image also named), or a
+ * device whose first checksum table block seals for another slot's member
+ * (the seal is keyed by the member's uuid, so that block was written for
+ * that member: superblocks swapped or copied between members), cannot be
+ * placed by their superblocks: taking one for the other reads every block
+ * of both as damaged, and a repair then writes that judgment over the
+ * data (a tester's find: fsck -y left a RAID 5 unmountable, a RAID 1 with
+ * nothing readable).  Nothing is assembled; a table block that seals for
+ * no member is damage, left to the table's own checks.  Only a device the
+ * newest slot table has in use in its slot is asked, and only about the
+ * members in use: a former member added back as a spare under a new uuid
+ * keeps its old member's tables until its rebuild writes them.
+ */
+static int cands_identity(struct cand *c, int n, char *err, size_t len)
+{
+	const struct rc_sb *t;
+	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
+	int nb = newest(c, n), ret = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	t = nb < 0 ? NULL : &c[nb].sb;
+	for (int i = 0; t && ret == 0 && i < n; i++) {
+		if (!c[i].ok || !slot_live(t, c[i].sb.role) ||
+		    memcmp(t->slots[c[i].sb.role].uuid, c[i].sb.member_uuid,
+			   RC_UUID_SIZE) ||
+		    (c[i].sb.csum_offset + 1) * RC_BLOCK_SIZE > c[i].dev->size ||
+		    rc_dev_read(c[i].dev, blk, RC_BLOCK_SIZE,
+				c[i].sb.csum_offset * RC_BLOCK_SIZE) < 0 ||
+		    seals_for(&c[i], blk, c[i].sb.member_uuid))
+			continue;
+		for (uint32_t s = 0; s < t->members && ret == 0; s++)
+			if (s != c[i].sb.role && slot_live(t, s) &&
+			    seals_for(&c[i], blk, t->slots[s].uuid)) {
+				snprintf(err, len, "%s: its superblock says "
+					 "member %u, but its checksum tables "
+					 "were written for member %u: "
+					 "superblocks swapped or copied "
+					 "between members. Nothing was "
+					 "written; leave it out to run "
+					 "without it (degraded)",
+					 c[i].dev->name, c[i].sb.role, s);
+				ret = -EINVAL;
+			}
+	}
+	for (int i = 0; ret == 0 && i < n; i++)
+		for (int j = i + 1; c[i].ok && ret == 0 && j < n; j++)
+			if (c[j].ok && !memcmp(c[i].sb.member_uuid,
+					       c[j].sb.member_uuid,
+					       RC_UUID_SIZE)) {
+				snprintf(err, len, "%s and %s both hold member "
+					 "%u of the array (a copy of one over "
+					 "the other?): which one is the member "
+					 "cannot be told. Nothing was written; "
+					 "name only the device that is the "
+					 "member", c[i].dev->name,
+					 c[j].dev->name, c[i].sb.role);
+				ret = -EINVAL;
+			}
+	free(blk);
+	return ret;
+}
+
 /* Is candidate i, in the slot its superblock and the newest slot table
  * agree on, behind the others?  Every superblock update bumps events on
  * every member, written in slot order (super.c), so a crash during one
@@ -715,6 +798,8 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 	ret = cands_read(c, n, err, errlen);
 	if (ret == 0)
 		ret = pick_array(c, n, flags, uuid, err, errlen);
+	if (ret == 0)
+		ret = cands_identity(c, n, err, errlen);
 	if (ret < 0)
 		goto fail;
 	nb = newest(c, n);

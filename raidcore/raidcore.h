@@ -637,6 +637,14 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
 		  uint64_t *bad, uint64_t bad_cap,
 		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		  void *ctx);
+/*
+ * Does logical block lie in a stripe a scrub of this assembly found whose
+ * parity disagrees with data that verifies (which block is wrong cannot
+ * be told: an old or misdirected write on one member, with its table
+ * entry, reads as good)?  A repair above the array must not build on such
+ * a block: the other reading, from parity, may be the right one.
+ */
+bool rc_block_suspect(struct rc_array *a, uint64_t block);
 
 /* Scrubs stripes [first, first + count) (rc_info stripes), repairing when
  * asked; *rep counts those stripes alone.  Each stripe is handled under

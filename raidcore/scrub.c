@@ -66,6 +66,50 @@ static void count_row(struct rc_scrub_report *rep, const struct rc_stripe_map *m
 	rep->conflicts += v->conflicts;
 }
 
+#define RC_SUSPECT_MAX 4096
+
+/* Stripe s disagrees with itself: noted for rc_block_suspect. */
+static void suspect_note(struct rc_array *a, uint64_t s)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&a->suspect_lock);
+	if (!a->suspect && !a->suspect_all)
+		a->suspect = malloc(RC_SUSPECT_MAX * sizeof(*a->suspect));
+	if (!a->suspect || a->nsuspect == RC_SUSPECT_MAX) {
+		a->suspect_all = true;
+	} else {
+		for (i = a->nsuspect; i > 0 && a->suspect[i - 1] > s; i--)
+			;
+		if (i == 0 || a->suspect[i - 1] != s) {
+			memmove(&a->suspect[i + 1], &a->suspect[i],
+				(a->nsuspect - i) * sizeof(*a->suspect));
+			a->suspect[i] = s;
+			a->nsuspect++;
+		}
+	}
+	pthread_mutex_unlock(&a->suspect_lock);
+}
+
+bool rc_block_suspect(struct rc_array *a, uint64_t block)
+{
+	uint64_t s = block / a->stripe_blocks;
+	uint32_t lo = 0, hi, mid;
+	bool found;
+
+	pthread_mutex_lock(&a->suspect_lock);
+	for (hi = a->nsuspect; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (a->suspect[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	found = a->suspect_all || (lo < a->nsuspect && a->suspect[lo] == s);
+	pthread_mutex_unlock(&a->suspect_lock);
+	return found;
+}
+
 /*
  * The rows of one stripe whose columns are loaded: resolved, counted and,
  * when asked, repaired by verify.c's rules - never over a block that
@@ -99,10 +143,12 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		}
 		report_bad(a, map, rep, bl, r, &v);
 	}
-	if (mismatch)
+	if (mismatch) {
 		rc_log("stripe %llu: parity disagrees with data that verifies; "
 		       "which block is wrong cannot be told: not repaired",
 		       (unsigned long long)map->stripe);
+		suspect_note(a, map->stripe);
+	}
 	/* A member that does not keep what is written to it (a member kept
 	 * despite its errors, fail.c): its column of these rows is no
 	 * redundancy - a stripe that would not survive the loss of another

@@ -157,14 +157,27 @@ static bool sb_member_needed(struct rc_array *a, int slot)
 	return rc_array_needs(a, slot);
 }
 
-/* Copy 0 of sb, just written to slot, reads back as written. */
+/* Every copy of sb, just written to slot, reads back as written: the
+ * copies at the device's end too.  Reading back copy 0 only, a member
+ * whose last MiBs read as zeros (a dm-zero tail, a device that drops
+ * writes there) had its end copies "rewritten" at every check, fsck -y
+ * said "errors corrected" and the next check found them damaged again
+ * (a tester's find). */
 static bool sb_reads_back(struct rc_array *a, int slot, struct rc_sb *sb,
 			  uint8_t *blk, uint8_t *back)
 {
-	sb->sb_copy = 0;
-	rc_sb_encode(sb, blk);
-	return rc_io_member_read(a, slot, 0, 1, back) == 0 &&
-	       memcmp(blk, back, RC_BLOCK_SIZE) == 0;
+	uint64_t dev_blocks = a->m[slot].dev->size / RC_BLOCK_SIZE;
+	bool same = true;
+
+	for (uint32_t c = 0; same && c < RC_SB_COPIES; c++) {
+		sb->sb_copy = c;
+		rc_sb_encode(sb, blk);
+		same = rc_io_member_read(a, slot, rc_sb_copy_block(c,
+							dev_blocks),
+					 1, back) == 0 &&
+		       memcmp(blk, back, RC_BLOCK_SIZE) == 0;
+	}
+	return same;
 }
 
 /* Caller holds state_lock: slot lied (why); faulty unless needed. */

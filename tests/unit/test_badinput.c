@@ -233,6 +233,78 @@ static void test_duplicates(void **state)
 	tb_fini(&tb);
 }
 
+/* Copies superblock copy c of device from over device to's. */
+static void sb_copy(struct rc_testbed *tb, int from, int to, int c)
+{
+	uint8_t raw[RC_BLOCK_SIZE];
+
+	assert_int_equal(rc_dev_read(tb->mem[from], raw, RC_BLOCK_SIZE,
+				     sb_copy_off(tb, from, c)), 0);
+	assert_int_equal(rc_dev_write(tb->mem[to], raw, RC_BLOCK_SIZE,
+				      sb_copy_off(tb, to, c)), 0);
+}
+
+/*
+ * A device whose superblock names a member it is not: member 3's
+ * superblocks over member 2's (member 2 then claims member 3's slot, a
+ * tie at equal events), members 0's and 1's exchanged, and a whole copy
+ * of member 1 standing for member 2.  Each was placed by its superblock
+ * before (the first device named took the slot), every block of the
+ * misplaced one failed its checks, and a repair wrote that judgment over
+ * the data.  Now refused, nothing written; the real members still
+ * assemble, and a copy named alone with the others stands in.
+ */
+static void test_mislabelled_members(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	uint8_t **snap;
+
+	setup_raid5(&tb, 4);
+	snap = tb_snapshot(&tb);
+	for (int c = 0; c < RC_SB_COPIES; c++)
+		sb_copy(&tb, 3, 2, c);
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL,
+		       "says member 3, but its checksum tables were written "
+		       "for member 2");
+	/* Without the mislabelled device: degraded, every block intact. */
+	tb_devs(&tb, devs, false, 0);
+	rc_dev_close(devs[2]);
+	devs[2] = NULL;
+	a = expect_degraded(&tb, devs);
+	assert_int_equal(rc_array_close(a), 0);
+
+	tb_restore(&tb, snap);
+	for (int c = 0; c < RC_SB_COPIES; c++) {
+		uint8_t raw[RC_BLOCK_SIZE];
+
+		assert_int_equal(rc_dev_read(tb.mem[0], raw, RC_BLOCK_SIZE,
+					     sb_copy_off(&tb, 0, c)), 0);
+		sb_copy(&tb, 1, 0, c);
+		assert_int_equal(rc_dev_write(tb.mem[1], raw, RC_BLOCK_SIZE,
+					      sb_copy_off(&tb, 1, c)), 0);
+	}
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL, "swapped or copied");
+
+	/* A whole copy of member 1 (a dd clone) in member 2's place. */
+	tb_restore(&tb, snap);
+	{
+		uint8_t *img = malloc(DEV_BYTES);
+
+		assert_non_null(img);
+		assert_int_equal(rc_dev_read(tb.mem[1], img, DEV_BYTES, 0), 0);
+		assert_int_equal(rc_dev_write(tb.mem[2], img, DEV_BYTES, 0), 0);
+		free(img);
+	}
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL, "both hold member 1");
+	tb_snapshot_free(&tb, snap);
+	tb_fini(&tb);
+}
+
 static void test_stale_member(void **state)
 {
 	struct rc_testbed tb;
@@ -353,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_newer_format),
 		cmocka_unit_test(test_two_arrays),
 		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_mislabelled_members),
 		cmocka_unit_test(test_stale_member),
 		cmocka_unit_test(test_wrong_order),
 		cmocka_unit_test(test_too_many_missing),

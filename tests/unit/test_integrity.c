@@ -1265,6 +1265,41 @@ static void test_old_image_half(void **state)
  * versions with no error (testers' RAID 1 and 5); with its data only
  * dropped, kept with the array calling itself redundant.
  */
+/*
+ * A member whose superblock copies at its end are not kept (writes there
+ * acknowledged and lost: a dm-zero tail, a device dropping writes there):
+ * the first superblock update reads every copy back and faults it.  Copy 0
+ * alone was read back: the end copies were found damaged and "rewritten"
+ * at every check, for ever, the member kept active (a tester's find).
+ */
+static void test_sb_tail_lost(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_member_status st;
+	struct rc_array *a;
+	uint8_t buf[RC_BLOCK_SIZE];
+	uint64_t blocks;
+
+	(void)state;
+	a = level_filled(&tb, RC_RAID5, 3, 16384, 0, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_fault_lose_writes(tb.fault[1], DEV_BYTES - RC_SB_TAIL_BLOCKS *
+			     RC_BLOCK_SIZE, RC_SB_TAIL_BLOCKS * RC_BLOCK_SIZE,
+			     RC_FAULT_PERSISTENT);
+	tb_pattern(buf, 5, 9);
+	assert_int_equal(rc_write(a, 5, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	for (uint64_t b = 0; b < blocks; b++) {
+		assert_int_equal(rc_read(a, b, 1, buf), 0);
+		assert_true(tb_check(buf, b, b == 5 ? 9 : 1));
+	}
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 static void test_lost_writes_found(void **state)
 {
 	static const struct {
@@ -1571,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_stale_one_behind_clean),
 		cmocka_unit_test(test_old_image_half),
 		cmocka_unit_test(test_lost_writes_found),
+		cmocka_unit_test(test_sb_tail_lost),
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_probe_torn_copies),
 		cmocka_unit_test(test_shrunk_offline),

@@ -1,0 +1,75 @@
+#!/bin/bash
+# A member that holds an old or wrong copy of a metadata block which its
+# checksum entry vouches for (a lost write of the block and of its table
+# entry; array_block.py zeroes an inode table block on one member of a
+# RAID 5 and makes its entry agree), while parity still holds the inodes.
+# Phase 2 sees the parity disagree with data that verifies and cannot
+# tell which block is wrong; Phase 3 then read the zeroed inodes as free
+# and -p and -y removed every entry naming them (a tester's find: 31 of
+# 60 files gone, the root made anew on another member).  Now the
+# filesystem repair is withheld (exit 4, NOT REPAIRED, nothing removed),
+# and the files are all there, read through parity without that member
+# (before, -y had removed their entries on every member).
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/fsck_lib.sh"
+t_setup
+
+t_images 4 32M
+t_mkfs 5 64K "${IMG_LIST[@]}"
+M=$T/mnt
+t_mount "$IMGS" "$M"
+mkdir "$M/d"
+t_pattern_files "$M/d" 40 3 5
+inos=$(stat -c %i "$M"/d/*)
+t_tree_sum "$M" >"$T/tree.before"
+t_umount "$M"
+
+# The home blocks on m0 of the files' inodes, where m0 holds data (at
+# RAID 5 a row's parity equals its one used inode block when the row's
+# other blocks are zeros): the last block holding an inode at its slot
+# (the filesystem journal's copies come first)
+m0=${IMG_LIST[0]}
+blocks=$("$PY" - "$m0" "${IMG_LIST[@]}" $inos <<'PY'
+import struct, sys
+path, imgs, inos = sys.argv[1], sys.argv[2:2 + 4], map(int, sys.argv[6:])
+f = open(path, "rb")
+sb = f.read(4096)
+chunk = struct.unpack_from("<I", sb, 84)[0]
+nblocks, data_off = struct.unpack_from("<QQ", sb, 96)
+want = {}
+for ino in inos:
+    want[ino] = None
+for d in range(nblocks):
+    if imgs[len(imgs) - 1 - d // chunk % len(imgs)] == path:
+        continue                # a parity block
+    f.seek((data_off + d) * 4096)
+    b = f.read(4096)
+    for ino in want:
+        slot = (ino % 16) * 256
+        if b[slot:slot + 2] == b"IN" and struct.unpack_from("<Q", b, slot + 24)[0] == ino:
+            want[ino] = d
+print(" ".join(sorted({str(d) for d in want.values() if d is not None})))
+PY
+)
+[ -n "$blocks" ] || t_fail "no inode block of d's files on $(basename "$m0")"
+AB="$PY $TESTS_DIR/array_block.py"
+for blk in $blocks; do
+	$AB fill "$blk" 0 "$m0" || t_fail "array_block.py fill"
+done
+t_log "inode blocks $blocks zeroed on $(basename "$m0"), their entries made to agree"
+
+t_sums "${IMG_LIST[@]}" >"$T/sums.before"
+for mode in -p -y; do
+	f_rc 4 "$mode" -f "$IMGS"
+	grep -q "NOT REPAIRED: .* stripes whose parity disagrees" "$T/out" ||
+		{ cat "$T/out"; t_fail "fsck $mode: no NOT REPAIRED"; }
+	grep -q "removed$\|made anew$\|: cleared$" "$T/out" &&
+		{ cat "$T/out"; t_fail "fsck $mode repaired over the suspect blocks"; }
+done
+t_log "without $(basename "$m0"): every file, read through parity"
+mv "$m0" "$m0.away"
+t_mount "${IMG_LIST[1]}:${IMG_LIST[2]}:${IMG_LIST[3]}" "$M" -o ro,degraded=allow
+t_tree_sum "$M" >"$T/tree.after"
+t_umount "$M"
+cmp -s "$T/tree.before" "$T/tree.after" || t_fail "files differ through parity"
+t_log "ok"
