@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <libmount.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
 
@@ -58,6 +60,22 @@ bool ctl_json_has(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) && v;
 }
 
+/*
+ * A daemon that is stopped or stuck never answers, and one whose listen
+ * queue is full never accepts: every wait on its socket has a limit
+ * (ms, 0: none), so raidfsctl says so and exits 5 instead of hanging -
+ * one stopped daemon of any array blocked every command naming a mount
+ * point, which asks every socket whom it serves (a tester's find).
+ */
+static void sock_limit(int fd, unsigned ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+			      .tv_usec = (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 int ctl_connect_path(const char *path, struct ctl_conn *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -68,8 +86,10 @@ int ctl_connect_path(const char *path, struct ctl_conn *c)
 	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		return -errno;
+	sock_limit(c->fd, CTL_ANSWER_MS);       /* connect waits by SNDTIMEO */
 	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int ret = -errno;
+		int ret = errno == EAGAIN || errno == EINPROGRESS ?
+			  -ETIMEDOUT : -errno;
 
 		close(c->fd);
 		c->fd = -1;
@@ -96,15 +116,19 @@ static int recv_packet(struct ctl_conn *c, char **buf, size_t *len)
 	if (n <= 0 || n > CTL_MSG_MAX) {
 		free(*buf);
 		*buf = NULL;
-		return n < 0 ? -errno : n == 0 ? -ECONNRESET : -EMSGSIZE;
+		return n < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno) :
+		       n == 0 ? -ECONNRESET : -EMSGSIZE;
 	}
 	*len = (size_t)n;
 	return 0;
 }
 
-/* Sends r; 0 with the reply's errno in *err, or -errno of the exchange. */
+/* Sends r; 0 with the reply's errno in *err, or -errno of the exchange
+ * (-ETIMEDOUT: no answer within ms).  Later receives (events) wait as
+ * long as it takes. */
 static int exchange(struct ctl_conn *c, const struct ctl_request *r, int *err,
-		    json_object **result, char *msg, size_t msglen)
+		    json_object **result, char *msg, size_t msglen,
+		    unsigned ms)
 {
 	char *pkt = ctl_request_encode(r), *buf;
 	size_t len;
@@ -112,10 +136,13 @@ static int exchange(struct ctl_conn *c, const struct ctl_request *r, int *err,
 
 	if (!pkt)
 		return -ENOMEM;
-	ret = send(c->fd, pkt, strlen(pkt), MSG_NOSIGNAL) < 0 ? -errno : 0;
+	sock_limit(c->fd, ms);
+	ret = send(c->fd, pkt, strlen(pkt), MSG_NOSIGNAL) < 0 ?
+	      (errno == EAGAIN ? -ETIMEDOUT : -errno) : 0;
 	free(pkt);
 	if (!ret)
 		ret = recv_packet(c, &buf, &len);
+	sock_limit(c->fd, 0);
 	if (ret)
 		return ret;
 	ret = ctl_reply_decode(buf, len, err, msg, msglen, result);
@@ -132,11 +159,15 @@ int ctl_call(struct ctl_conn *c, const struct ctl_request *r,
 	     json_object **result, char *msg, size_t msglen)
 {
 	json_object *res = NULL;
-	int err = 0, ret = exchange(c, r, &err, &res, msg, msglen);
+	int err = 0, ret = exchange(c, r, &err, &res, msg, msglen,
+				    CTL_REPLY_MS);
 
 	if (ret) {
 		fprintf(stderr, CTL_PROG ": %s: %s\n", c->where, ret == -EPROTO ?
 			"the daemon speaks another protocol version" :
+			ret == -ETIMEDOUT ? "the daemon did not answer within "
+			"30 s (stopped, or stuck in I/O); the request may "
+			"still be carried out when it goes on" :
 			strerror(-ret));
 		return CTL_EXIT_COMM;
 	}
@@ -227,13 +258,35 @@ static int path_real(const char *path, char *real)
  * attributes it cached while the daemon lived (a daemon killed after it
  * served the mount looked alive and merely socketless); FUSE sends every
  * statfs to the daemon, and a dead connection fails it with ENOTCONN. */
+/*
+ * A killed daemon's mount fails at once with ENOTCONN; a stopped or stuck
+ * one's holds the caller until it answers, so the question is asked by a
+ * child, given CTL_ANSWER_MS (a FUSE request's wait is killable): no
+ * answer is "not known dead", and the control socket then says why.
+ */
 bool ctl_mount_dead(const char *mp)
 {
 	struct statfs sf;
 	struct stat st;
+	pid_t pid = fork();
+	int status = 0;
+	unsigned waited = 0;
 
-	return (statfs(mp, &sf) && errno == ENOTCONN) ||
-	       (stat(mp, &st) && errno == ENOTCONN);
+	if (pid == 0)
+		_exit((statfs(mp, &sf) && errno == ENOTCONN) ||
+		      (stat(mp, &st) && errno == ENOTCONN));
+	if (pid < 0)
+		return false;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (waited >= CTL_ANSWER_MS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return false;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	return WIFEXITED(status) && WEXITSTATUS(status) == 1;
 }
 
 char **ctl_mounts_list(void)
@@ -300,18 +353,25 @@ static int mount_of(const char *path, char *mp, size_t len)
 	return ret;
 }
 
-/* Asks the socket at path whom it serves; true when mp. */
-static bool socket_serves(const char *path, const char *mp, struct ctl_conn *c)
+/* Asks the socket at path whom it serves; true when mp.  *mute: it did
+ * not answer in time. */
+static bool socket_serves(const char *path, const char *mp, struct ctl_conn *c,
+			  bool *mute)
 {
 	struct ctl_request r = { .cmd = CTL_IDENTIFY };
 	json_object *res = NULL, *v;
 	char msg[256];
-	int err;
+	int err, ret;
 	bool yes = false;
 
-	if (ctl_connect_path(path, c))
+	ret = ctl_connect_path(path, c);
+	if (ret) {
+		*mute |= ret == -ETIMEDOUT;
 		return false;
-	if (!exchange(c, &r, &err, &res, msg, sizeof(msg)) && !err &&
+	}
+	ret = exchange(c, &r, &err, &res, msg, sizeof(msg), CTL_ANSWER_MS);
+	*mute |= ret == -ETIMEDOUT;
+	if (!ret && !err &&
 	    json_object_object_get_ex(res, "mountpoint", &v) &&
 	    !strcmp(json_object_get_string(v), mp))
 		yes = true;
@@ -355,6 +415,7 @@ int ctl_connect(const char *target, struct ctl_conn *c)
 	uint8_t uuid[16];
 	char mp[PATH_MAX];
 	char **socks;
+	bool mute = false;
 	int ret;
 
 	c->fd = -1;
@@ -386,12 +447,18 @@ int ctl_connect(const char *target, struct ctl_conn *c)
 	socks = ctl_sockets_list();
 	for (size_t i = 0; socks && socks[i]; i++) {
 		if (c->fd < 0)
-			socket_serves(socks[i], mp, c);
+			socket_serves(socks[i], mp, c, &mute);
 		free(socks[i]);
 	}
 	free(socks);
 	if (c->fd >= 0)
 		return CTL_EXIT_OK;
+	if (mute) {
+		fprintf(stderr, CTL_PROG ": %s: a raidfs daemon did not answer "
+			"within %u s (stopped, or stuck in I/O): it may be the "
+			"one serving it\n", target, CTL_ANSWER_MS / 1000);
+		return CTL_EXIT_COMM;
+	}
 	fprintf(stderr, CTL_PROG ": %s: mounted, but its daemon has no control "
 		"socket in " CTL_RUN_DIR "\n", target);
 	return CTL_EXIT_NOT_MOUNTED;

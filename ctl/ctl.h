@@ -32,6 +32,11 @@ enum ctl_exit {
 	CTL_EXIT_COMM = 5,         /* the daemon did not answer as expected */
 };
 
+/* How long a daemon may take (client.c sock_limit): to accept and say
+ * whom it serves, and to answer a request.  Events wait without limit. */
+#define CTL_ANSWER_MS 2000u
+#define CTL_REPLY_MS 30000u
+
 struct ctl_conn {
 	int fd;
 	char where[4096];          /* for messages: the mount point or uuid */

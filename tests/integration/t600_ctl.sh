@@ -6,7 +6,8 @@
 # file is intact and the array survives losing another member afterwards
 # (and says DegradedArray when mounted so); a former member added back
 # catches up on what was written while it was away, and a catch-up
-# interrupted by umount resumes from its checkpoint.
+# interrupted by umount resumes from its checkpoint.  A stopped daemon
+# makes raidfsctl exit 5, not hang.
 # An online scrub finds and repairs bit rot put on a member, is stopped and
 # resumed.  The events reach the configured program in order, also past a program
 # that hangs (killed at its timeout, I/O unaffected); `events -f` follows;
@@ -342,6 +343,23 @@ seqs = [json.loads(l)["seq"] for l in open(sys.argv[1])]
 assert len(seqs) == 1024, len(seqs)
 assert seqs == list(range(seqs[0], seqs[0] + 1024)), "not in order"
 ' "$T/events.json" || t_fail "history: $(wc -l <"$T/events.json") events"
+t_umount "$M"
+
+# A stopped daemon (or one stuck in I/O) never answers: raidfsctl by
+# mount point asked it whom it serves without a limit and hung, with
+# every other command naming a mount point (a tester's find)
+t_log "the daemon stopped: raidfsctl says it does not answer (exit 5), no hang"
+t_mount "$T/m0.img:$T/m3.img:$T/m4.img" "$M"
+pid=${T_PID_OF[$M]}
+kill -STOP "$pid"
+start=$SECONDS
+rc=0
+timeout 20 "$CTL" status "$M" >"$T/out" 2>"$T/err" || rc=$?
+kill -CONT "$pid"
+[ "$rc" = 5 ] || t_fail "status of a stopped daemon's mount: exit $rc, $(cat "$T/err")"
+[ $((SECONDS - start)) -lt 15 ] || t_fail "status took $((SECONDS - start)) s"
+grep -q "did not answer within 2 s" "$T/err" || t_fail "status: $(cat "$T/err")"
+"$CTL" status "$M" >"$T/out" || t_fail "status once it goes on: $(cat "$T/out")"
 t_umount "$M"
 
 t_log "the daemon killed: raidfsctl and a new mount say the mount is dead"
