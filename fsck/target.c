@@ -17,15 +17,21 @@
  *
  * Without --rebuild, fsck -y gives each slot that is not active, in this
  * order: its own device when a rebuild onto it was interrupted (resumed),
- * its former member when SOURCE names it (left out as stale: rebuilt in
- * full), a device in SOURCE on which nothing at all is found (no raidfs
+ * its former member when SOURCE names it and the slot ran without it
+ * (left out as stale: rebuilt in full), a device in SOURCE on which
+ * nothing at all is found (no raidfs
  * superblock, no libblkid signature, and zeros wherever it is sampled:
  * a member wiped whole, a new disk or image), the array's spare.  Data
  * without a signature (a file of someone's, an encrypted volume, a disk
  * with old contents) counted as nothing until 2026-12-06, and a typo
  * in SOURCE naming it had fsck -y rebuild over it (a tester's find).  A device that holds anything else is never taken
  * without --rebuild: a typo in a member path must not overwrite someone's
- * disk.  -n and -p say what -y would do.
+ * disk.  Its former member left out as stale is taken when the slot ran
+ * without it (it returns), never when the slot was active at the last
+ * update (an old copy of the member, or a disk that lost writes): an old
+ * copy named by mistake was rebuilt over (a tester's find); --rebuild
+ * names it when it is the member's own disk, as mdadm writes a non-fresh
+ * device only on --add or --re-add.  -n and -p say what -y would do.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -268,28 +274,6 @@ static bool planned(const struct fsck *f, const char *path)
 	return false;
 }
 
-/* The device of SOURCE that is slot's stale former member and that the
- * assembly took as a spare (it holds it: opening it again would fail),
- * or NULL. */
-static const char *stale_spare(const struct fsck *f, int slot)
-{
-	struct rc_member_status st;
-
-	for (int i = 0; i < f->ndevs; i++) {
-		const struct fsck_dev *d = &f->devs[i];
-
-		if (d->ret || d->shrunk || !is_ours(f, &d->p) ||
-		    d->p.role != (uint32_t)slot)
-			continue;
-		for (uint32_t s = f->info.members;
-		     s < f->info.members + f->info.spares; s++)
-			if (!rc_array_member_status(f->array, (int)s, &st) &&
-			    st.name[0] && source_same_device(st.name, d->path))
-				return d->path;
-	}
-	return NULL;
-}
-
 /* The device of SOURCE that is slot's other side of a split brain (the
  * assembly left it out: rc_array_split_member), or NULL. */
 static const char *split_dev(const struct fsck *f, int slot)
@@ -305,24 +289,41 @@ static const char *split_dev(const struct fsck *f, int slot)
 	return NULL;
 }
 
-/* A device of SOURCE for slot: its stale former member, else a blank one;
- * never a split brain's other side, whose writes a rebuild would destroy. */
-static const char *candidate_find(struct fsck *f, int slot,
-				  enum fsck_rebuild_kind *kind)
+/* The device of SOURCE that is slot's former member, left out as stale
+ * (not a split brain's other side), or NULL; *returns: it left when the
+ * slot went missing (rc_array_may_return), not an older copy of it. */
+static const char *stale_named(const struct fsck *f, int slot, bool *returns)
 {
-	const char *held = stale_spare(f, slot);
-
 	for (int i = 0; i < f->ndevs; i++) {
 		const struct fsck_dev *d = &f->devs[i];
 
 		if (d->ret == 0 && !d->shrunk && is_ours(f, &d->p) &&
 		    d->p.role == (uint32_t)slot && !planned(f, d->path) &&
-		    d->path != held &&
-		    !rc_array_split_member(f->array, d->p.member_uuid) &&
-		    candidate_check(f, d->path, false, d->ret) == 0) {
-			*kind = FSCK_RB_STALE;
+		    !rc_array_split_member(f->array, d->p.member_uuid)) {
+			*returns = rc_array_may_return(f->array, &d->p);
 			return d->path;
 		}
+	}
+	return NULL;
+}
+
+/* A device of SOURCE for slot: its stale former member when it is the
+ * device that left the slot, else a blank one.  Never an older copy of
+ * the member (its writes stop before the slot went missing, or the slot
+ * was active at the last update: st->stale_copy), which may be a backup
+ * named by mistake: only --rebuild takes it; nor a split brain's other
+ * side, whose writes a rebuild would destroy. */
+static const char *candidate_find(struct fsck *f, int slot,
+				  const struct rc_member_status *st,
+				  enum fsck_rebuild_kind *kind)
+{
+	bool returns = false;
+	const char *old = stale_named(f, slot, &returns);
+
+	if (old && returns && !st->stale_copy &&
+	    candidate_check(f, old, false, 0) == 0) {
+		*kind = FSCK_RB_STALE;
+		return old;
 	}
 	for (int i = 0; i < f->ndevs; i++) {
 		const struct fsck_dev *d = &f->devs[i];
@@ -344,7 +345,6 @@ static void plan_say(const struct fsck *f, const struct fsck_rebuild *e,
 	const char *does = f->o.mode == FSCK_MODE_YES ? "rebuilding it" :
 			   "fsck -y rebuilds it";
 	const char *gone = st->state == RC_MEMBER_FAULTY ? "faulty" : "missing";
-	const char *held;
 
 	switch (e->kind) {
 	case FSCK_RB_RESUME:
@@ -363,13 +363,8 @@ static void plan_say(const struct fsck *f, const struct fsck_rebuild *e,
 			 e->slot, gone, e->path, does);
 		break;
 	default:
-		if ((held = stale_spare(f, e->slot)))
-			fsck_msg("  slot %d is %s; %s is its former member "
-				 "(left out as stale, taken as a spare): %s "
-				 "in full", e->slot, gone, held, does);
-		else
-			fsck_msg("  slot %d is %s: %s onto a spare", e->slot,
-				 gone, does);
+		fsck_msg("  slot %d is %s: %s onto a spare", e->slot, gone,
+			 does);
 		break;
 	}
 }
@@ -382,7 +377,8 @@ static void implicit_plan(struct fsck *f)
 	struct fsck_rebuild e;
 
 	for (uint32_t s = 0; s < f->info.members; s++) {
-		const char *split;
+		const char *split, *old;
+		bool returns = false;
 
 		if (rc_array_member_status(f->array, (int)s, &st) ||
 		    st.state == RC_MEMBER_ACTIVE)
@@ -399,10 +395,20 @@ static void implicit_plan(struct fsck *f)
 			f->status |= FSCK_UNCORRECTED;
 			f->split = true;
 		}
+		if (!split && (old = stale_named(f, (int)s, &returns)) &&
+		    (st.stale_copy || !returns)) {
+			fsck_msg("  slot %u: %s is its former member, left out "
+				 "as stale (an old copy of it, or a disk that "
+				 "lost writes): not rebuilt over without "
+				 "--rebuild %s, so that a copy named by mistake "
+				 "is kept", s, old, old);
+			f->status |= FSCK_UNCORRECTED;
+		}
 		e = (struct fsck_rebuild){ .slot = (int)s };
 		if (st.state == RC_MEMBER_REBUILDING)
 			e.kind = FSCK_RB_RESUME;
-		else if (!(e.path = candidate_find(f, (int)s, &e.kind)) && spares)
+		else if (!(e.path = candidate_find(f, (int)s, &st, &e.kind)) &&
+			 spares)
 			e.kind = FSCK_RB_SPARE;
 		else if (!e.path) {
 			f->unplanned++;

@@ -77,6 +77,8 @@ struct rc_member {
 	 * record names; state_lock), and what the last catch-up rebuilt
 	 * (commit_lock). */
 	bool catchup;
+	bool stale_copy;                /* assembly: a device given for the
+					   slot was an old copy (stale_leave) */
 	uint64_t resync_stripes, resync_regions, resync_last_region;
 	/* fail.c: faulted for what it held, not by request: it returns only
 	 * by a full rebuild (RC_SLOT_DAMAGED; state_lock) */

@@ -14,9 +14,9 @@
  * of the chosen array for the slot table: a device whose slot is not active
  * there, or whose uuid is not in it, is stale and left out, even if its own
  * superblock claims otherwise.  A device active in its slot there whose own
- * superblock is behind (cand_is_stale) is stale too: it becomes a spare,
- * to be rebuilt in place.  Nothing is written before every check has
- * passed.
+ * superblock is behind (cand_is_stale) is stale too: left out and not
+ * written, until an administrator adds it (stale_leave).  Nothing is
+ * written before every check has passed.
  *
  * Superblocks are read straight from the devices (rc_sb_read_best): until
  * the members are chosen there is no array for io.c to work for.
@@ -38,8 +38,8 @@ struct cand {
 					   none (RC_ASSEMBLE_CATCHUP) */
 	uint32_t left;                  /* slot + 1 it was left out of as
 					   stale (said by left_say) */
-	uint32_t stale;                 /* slot + 1 it was taken from as
-					   stale, to a spare (stale_to_spare;
+	uint32_t stale;                 /* slot + 1 it was left out of as
+					   stale, not written (stale_leave;
 					   its name in stale_name) */
 	const char *stale_name;
 };
@@ -306,9 +306,6 @@ static bool found_stale(const struct rc_array *a, const uint8_t *uuid)
 	return false;
 }
 
-/* A stale member is left out of its slot and becomes a spare under a new
- * member uuid (nothing written yet): the slot reads through reconstruction
- * and the recovery thread rebuilds it in place, like any spare. */
 /* c's device joins the spares as a new device (a new member uuid): it is
  * rebuilt in full into the first slot that needs one. */
 static bool take_as_spare(struct rc_array *a, struct cand *c)
@@ -341,37 +338,61 @@ static bool cand_old_image(const struct cand *c)
 	return (c->dmg.old & 0x3) == 0x3 || (c->dmg.old & 0xc) == 0xc;
 }
 
-static void stale_to_spare(struct rc_array *a, struct cand *c, uint32_t s)
+/*
+ * A stale member is left out of its slot, and not written: the slot reads
+ * through reconstruction, and the device is rebuilt only when an
+ * administrator adds it (raidfsctl add, fsck --rebuild), as mdadm kicks a
+ * non-fresh device and writes it only on --add or --re-add.  It was taken
+ * as a spare and rebuilt at once: an old copy of a member named by mistake
+ * (m3.img.bak for m3.img) was overwritten, and the real member, named at
+ * the next mount, no longer had a slot (a tester's find).
+ */
+static void stale_leave(struct rc_array *a, struct cand *c, uint32_t s)
 {
 	if (cand_old_image(c))
 		rc_log("%s: stale: its superblock copies %s are older than the "
 		       "copies at its other end: part of it holds an older "
-		       "image of member %u (copied back over it?); left out "
-		       "of reads%s", c->dev->name,
-		       (c->dmg.old & 0x3) == 0x3 ? "0 and 1, at its start," :
-		       "2 and 3, at its end,", s,
-		       a->nspares < RC_MAX_SPARES ? ", taken as a spare to "
-		       "rebuild the slot in place" : "");
+		       "image of member %u (copied back over it?)",
+		       c->dev->name, (c->dmg.old & 0x3) == 0x3 ?
+		       "0 and 1, at its start," : "2 and 3, at its end,", s);
 	else
 		rc_log("%s: stale: its superblock is %llu updates behind the "
 		       "newest (events %llu, newest %llu): an old copy of "
-		       "member %u, or a disk that lost writes; left out of "
-		       "reads%s", c->dev->name,
+		       "member %u, or a disk that lost writes", c->dev->name,
 		       (unsigned long long)(a->sb.events - c->sb.events),
 		       (unsigned long long)c->sb.events,
-		       (unsigned long long)a->sb.events, s,
-		       a->nspares < RC_MAX_SPARES ? ", taken as a spare to "
-		       "rebuild the slot in place" : "");
-	/* Counted as the writes it lost, on the device (its counts go with
-	 * it into the slot it is rebuilt into: rebuild.c) or, when it is no
-	 * spare, on the slot; and recorded: the next fsck checks in full. */
+		       (unsigned long long)a->sb.events, s);
+	rc_log("%s: left out and not written: slot %u runs without it. If it "
+	       "is the member's own disk, rebuild it in full (raidfsctl add "
+	       "%s on the mount, or fsck.raidfs -y --rebuild %s)",
+	       c->dev->name, s, c->dev->name, c->dev->name);
+	/* Counted as the writes it lost, on the slot; and recorded: the
+	 * next fsck checks in full. */
 	atomic_store(&a->errors_seen, true);
+	atomic_fetch_add(&a->m[s].write_errors, 1);
+	a->m[s].stale_copy = true;
 	c->stale = s + 1;
 	c->stale_name = c->dev->name;
-	if (take_as_spare(a, c))
-		a->spare_sb[a->nspares - 1].err_write++;
-	else
-		atomic_fetch_add(&a->m[s].write_errors, 1);
+}
+
+/* A stale member named in a list of paths (RC_ASSEMBLE_NO_FOREIGN) may
+ * be a mistyped path too: an old copy of the member (m3.img.bak for
+ * m3.img).  The assembly is refused, nothing written, as for another
+ * array's member; the caller's degraded=allow runs without it. */
+static int stale_named(const struct cand *c, int n, unsigned flags,
+		       char *err, size_t len)
+{
+	for (int i = 0; i < n && (flags & RC_ASSEMBLE_NO_FOREIGN); i++)
+		if (c[i].stale) {
+			snprintf(err, len, "%s is an old copy of member %u "
+				 "(stale, above): a mistyped path? Nothing was "
+				 "written. To run without it (degraded), add "
+				 "-o degraded=allow; if it is the member's own "
+				 "disk, rebuild it then (raidfsctl add)",
+				 c[i].stale_name, c[i].stale - 1);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 /*
@@ -545,7 +566,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				   (cand_is_stale(c, n, i, t) ||
 				    found_stale(a, sl->uuid) ||
 				    cand_old_image(&c[i]))) {
-				stale_to_spare(a, &c[i], s);
+				stale_leave(a, &c[i], s);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev) {
@@ -818,7 +839,9 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 	a->g.chunk_blocks = a->sb.chunk_blocks;
 	a->g.member_blocks = a->sb.member_blocks;
 	a->g.layout = a->sb.layout;
-	ret = check_missing(a, flags, err, errlen);
+	ret = stale_named(c, n, flags, err, errlen);
+	if (ret == 0)
+		ret = check_missing(a, flags, err, errlen);
 	if (ret == -ENODEV)
 		left_name(c, n, err, errlen);
 	if (ret < 0)

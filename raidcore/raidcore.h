@@ -230,6 +230,14 @@ struct rc_probe {
 };
 
 /*
+ * Is a former member of a slot the array runs without (its superblock read
+ * as p) the device that left it: its events within the write-intent
+ * record's, which began when the slot went missing?  An older copy of the
+ * member is not (its writes stop before), nor is any without a record.
+ */
+bool rc_array_may_return(struct rc_array *a, const struct rc_probe *p);
+
+/*
  * 0 when dev carries a raidfs superblock (the better of its two copies);
  * -ENODATA when it does not; -EBADMSG when both copies are damaged;
  * -EPROTONOSUPPORT for a newer format.  Reads only.
@@ -315,6 +323,10 @@ struct rc_member_status {
 				      was away (rc_member_readd) */
 	uint64_t resync_regions;   /* the last catch-up (so far): write-intent */
 	uint64_t resync_stripes;   /* regions and stripes rebuilt, 0: none */
+	bool stale_copy;           /* a device given for this slot, active at
+				      the last update, was behind it: an old
+				      copy of the member, or a disk that lost
+				      writes; left out, not written */
 };
 
 struct rc_info {

@@ -136,6 +136,7 @@ int rc_array_member_status(struct rc_array *a, int slot,
 	st->state = m->dev ? m->state : RC_MEMBER_MISSING;
 	st->rebuild_done = m->rebuild_pos;
 	st->catchup = m->catchup;
+	st->stale_copy = m->stale_copy;
 	st->resync_regions = m->resync_regions;
 	st->resync_stripes = m->resync_stripes;
 	if (m->dev)

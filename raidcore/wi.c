@@ -188,6 +188,15 @@ bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb)
 	return yes;
 }
 
+bool rc_array_may_return(struct rc_array *a, const struct rc_probe *p)
+{
+	struct rc_sb sb;
+
+	memcpy(sb.array_uuid, p->array_uuid, RC_UUID_SIZE);
+	sb.events = p->events;
+	return rc_wi_covers(a, &sb);
+}
+
 void rc_wi_note(struct rc_array *a, uint64_t s)
 {
 	struct rc_wi *w = &a->wi;

@@ -272,6 +272,13 @@ static int opt_apply(const char *opt, size_t len, struct config_opts *o,
 	const char *eq = memchr(opt, '=', len);
 	int ret = 0;
 
+	/* a flag given a value: ro=1 was an unknown option, ignored, and
+	 * the array mounted read-write (a tester's find) */
+	if (!r && eq && opt_rule_find(opt, (size_t)(eq - opt))) {
+		err_set(err, errlen, "bad value in option %.*s: %.*s takes "
+			"no value", (int)len, opt, (int)(eq - opt), opt);
+		return -EINVAL;
+	}
 	if (!r)
 		return list_append(&o->ignored, opt, len);
 	if (eq) {

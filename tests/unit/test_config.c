@@ -115,6 +115,13 @@ static const struct opts_case opts_cases[] = {
 	{ "cache=lots", -EINVAL, false, false, CONFIG_DEGRADED_ALLOW, 0, NULL, NULL },
 	{ "cache=99999999999999G", -EINVAL, false, false, CONFIG_DEGRADED_ALLOW,
 	  0, NULL, NULL },
+	/* a flag given a value: ro=1 was ignored as unknown, and the array
+	 * mounted read-write (a tester's find) */
+	{ "ro=1", -EINVAL, false, false, CONFIG_DEGRADED_ALLOW, 0, NULL, NULL },
+	{ "allow_other=yes", -EINVAL, false, false, CONFIG_DEGRADED_ALLOW, 0,
+	  NULL, NULL },
+	{ "nofail=0", -EINVAL, false, false, CONFIG_DEGRADED_ALLOW, 0, NULL,
+	  NULL },
 };
 
 static void assert_str_or_null(const char *got, const char *want)
