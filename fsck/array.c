@@ -99,6 +99,10 @@ int fsck_array_open(struct fsck *f, bool rdonly)
 	free(paths);
 	if (ret) {
 		fsck_err("cannot assemble the array: %s", err);
+		/* not checked: exit 8 alone, whatever phase 1 found of the
+		 * members (a shrunk one said 12, a blank one 8: a tester's
+		 * find) */
+		f->status &= ~FSCK_UNCORRECTED;
 		return ret;
 	}
 	f->array = sa.array;

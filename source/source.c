@@ -184,9 +184,11 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
 			return -EROFS;
 		}
 		/* no such path, or one no member can be (a directory,
-		 * /dev/null): a typo, as the rest of this check */
+		 * /dev/null, a symbolic link loop): a typo, as the rest of
+		 * this check */
 		if (named && (ret == -ENOENT || ret == -ENOTDIR ||
-			      ret == -EISDIR || ret == -EINVAL)) {
+			      ret == -EISDIR || ret == -EINVAL ||
+			      ret == -ELOOP || ret == -ENAMETOOLONG)) {
 			devs[i] = NULL;
 			err_set(err, errlen, "member %s: %s: a mistyped path? "
 				"Nothing was written. To run without it "
@@ -353,7 +355,10 @@ static int members_filter_uuid(const struct config_source *src,
 		err_set(err, errlen, "%s names array %s, but no member holds "
 			"it", src->config_path ? src->config_path : "SOURCE",
 			want);
-	return -EINVAL;
+	/* none there at all is members missing (nofail: not mounted, exit
+	 * 0, as with one member there; it exited 32: a tester's find);
+	 * another array's members are a wrong SOURCE */
+	return got[0] ? -EINVAL : -ENODEV;
 }
 
 static int array_assemble(const struct config_source *src,

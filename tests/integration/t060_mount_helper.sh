@@ -114,4 +114,31 @@ grep " $M " /proc/mounts | grep -q ' ro,' || t_fail "ro from fstab"
 pid=$(t_daemon_pid "$M") || t_fail "no daemon"
 T_PIDS+=("$pid")
 wait_umounted "$pid"
+
+# A configuration file naming the array by uuid (as mkfs -C writes it),
+# every member absent (external disks unplugged): with nofail, not
+# mounted and exit 0, as with one member there (it exited 32: a tester's
+# find); without nofail, 32
+t_log "nofail: every member of a uuid configuration absent: exit 0"
+uuid=$("$PY" - "${IMG_LIST[0]}" <<'PY'
+import sys, uuid
+with open(sys.argv[1], "rb") as f:
+    sb = f.read(4096)
+print(uuid.UUID(bytes=sb[40:56]))
+PY
+)
+cat >"$T/gone.conf" <<CONF
+array {
+	uuid = "$uuid"
+	members = { "$T/gone/m0.img", "$T/gone/m1.img", "$T/gone/m2.img" }
+}
+CONF
+rc=0
+"$RAIDFS_BIN/mount.raidfs" "$T/gone.conf" "$M" -o defaults,nofail >"$T/out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || t_fail "nofail, every member absent: exit $rc: $(cat "$T/out")"
+grep -q "not mounted (nofail)" "$T/out" || t_fail "nofail: $(cat "$T/out")"
+t_is_mounted "$M" && t_fail "mounted with no member"
+rc=0
+"$RAIDFS_BIN/mount.raidfs" "$T/gone.conf" "$M" -o defaults >"$T/out" 2>&1 || rc=$?
+[ "$rc" = 32 ] || t_fail "no nofail, every member absent: exit $rc"
 exit 0

@@ -129,6 +129,12 @@ refused_32 "$T/m0.img:$T/swap.img:$T/m2.img:$T/m3.img" \
 refused_32 "$T/m0.img:$T/tiny:$T/m2.img:$T/m3.img" \
 	"tiny is too small to be a member (2 bytes), not a raidfs member: a mistyped path?" \
 	"a small file in SOURCE"
+# a symbolic link loop (it mounted degraded: a tester's find)
+ln -sf "$T/loop.b" "$T/loop.a"
+ln -sf "$T/loop.a" "$T/loop.b"
+T_TYPO_CHECK=1 refused_32 "$T/m0.img:$T/loop.a:$T/m2.img:$T/m3.img" \
+	"loop.a: Too many levels of symbolic links: a mistyped path? Nothing was written" \
+	"a symbolic link loop in SOURCE"
 t_sums "$T"/*.img >"$T/sums.after"
 cmp -s "$T/sums.before" "$T/sums.after" || t_fail "the refused mount wrote"
 : >"$T/daemon.log"

@@ -44,3 +44,18 @@ t_mount "$SRC" "$T/mnt" -o ro
 t_tree_sum "$T/mnt" >"$T/tree.after"
 diff "$T/tree.before" "$T/tree.after" || t_fail "contents differ after rebuild"
 t_umount "$T/mnt"
+
+# An array that cannot be assembled is not checked: exit 8 alone, whether
+# the member it lacks shrank (it said 12) or is blank (8): a tester's find
+t_log "not assemblable: exit 8 for a shrunk member as for a blank one"
+truncate -s 24M "$T/r0a.img" "$T/r0b.img"
+"$RAIDFS_BIN/mkfs.raidfs" -q -f -l 0 "$T/r0a.img" "$T/r0b.img" >/dev/null 2>&1 || t_fail "mkfs raid0"
+truncate -s 20M "$T/r0b.img"
+for mode in -n -y; do
+	rc=0; "$FSCK" $mode "$T/r0a.img:$T/r0b.img" >"$T/out" 2>&1 || rc=$?
+	[ $rc -eq 8 ] || { cat "$T/out"; t_fail "fsck $mode, a RAID 0 member shrunk: exit $rc, want 8"; }
+done
+truncate -s 24M "$T/r0b.img"
+dd if=/dev/zero of="$T/r0b.img" bs=1M count=24 conv=notrunc status=none
+rc=0; "$FSCK" -n "$T/r0a.img:$T/r0b.img" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 8 ] || { cat "$T/out"; t_fail "fsck -n, a RAID 0 member blank: exit $rc, want 8"; }
