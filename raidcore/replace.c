@@ -16,6 +16,9 @@
  *           each batch dst is flushed and the checkpoint records pos in
  *           the superblocks (the spare entry's rebuild_pos), at the
  *           rebuild's pace (rc_rebuild_pace).
+ *   verify  blocks sampled across dst read back against slot's checksum
+ *           entries (copy_verify): a device that does not keep what it is
+ *           given is dropped, src keeps the slot.
  *   swap    dst's checksum table written from slot's entries, sealed as
  *           dst's, while the array serves; then under commit_lock a
  *           checkpoint (nothing left in the rings), the table blocks that
@@ -234,6 +237,59 @@ static void slot_take(struct rc_array *a)
 	__atomic_store_n(&a->repl.dst, NULL, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Before src is let go, dst must be shown to keep what was copied: blocks
+ * sampled across the device (VERIFY_SAMPLES stripes, a row each, where
+ * the slot's column holds data) read back from dst and checked against
+ * the slot's checksum entries, after a checkpoint has put every committed
+ * write in place (on dst too).  A device that returns zeros or drops
+ * writes (a dm-zero target, a disk losing its writes) took the whole copy
+ * and the swap let the good member go: the array said redundant, and the
+ * next member lost took every file with it (a tester's find).  Then the
+ * replacement is abandoned: src keeps the slot.
+ */
+#define VERIFY_SAMPLES 256
+
+static int copy_verify(struct rc_array *a, const char *dstname,
+		       uint8_t *blk)
+{
+	int slot = a->repl.slot, ret;
+	uint64_t bad = 0, seen = 0;
+
+	rc_commit_lock(a);
+	ret = rc_journal_checkpoint(a, false);
+	for (uint32_t i = 0; ret == 0 && i < VERIFY_SAMPLES; i++) {
+		uint64_t s = (a->stripes - 1) * i / (VERIFY_SAMPLES - 1);
+		uint32_t r = (i * 37u) % a->g.chunk_blocks;
+		struct rc_stripe_map map;
+
+		rc_geom_stripe(&a->g, s, &map);
+		for (uint32_t c = 0; c < map.ncols; c++) {
+			uint64_t mb = map.col[c].offset + r, want;
+
+			if ((int)map.col[c].member != slot ||
+			    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM)
+				continue;
+			seen++;
+			if (rc_dev_read(a->repl.dst, blk, RC_BLOCK_SIZE,
+					rc_abs(a, mb) * RC_BLOCK_SIZE) < 0 ||
+			    rc_block_csum(blk, rc_abs(a, mb)) != want)
+				bad++;
+		}
+	}
+	pthread_mutex_unlock(&a->commit_lock);
+	if (ret == 0 && bad) {
+		rc_log("replacement of slot %d: %llu of %llu blocks sampled on "
+		       "%s do not read back as copied (the device returns "
+		       "zeros or drops writes): abandoned, the slot keeps its "
+		       "device", slot, (unsigned long long)bad,
+		       (unsigned long long)seen, dstname);
+		atomic_store(&a->repl.failed, true);
+		ret = -EIO;
+	}
+	return ret;
+}
+
 /* The swap queues ReplaceFinished under the state_lock that makes dst the
  * slot's: nobody sees the slot replaced before the event is on its way. */
 static int replace_swap(struct rc_array *a, const char *dstname,
@@ -403,6 +459,8 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 		rc_event_emit(a, RC_EV_REPLACE_STARTED, a->repl.slot, dst, src,
 			      atomic_load(&a->repl.pos), a->stripes, 0);
 	ret = copy_run(a, may_yield, buf, &lost, &p);
+	if (ret == 0)
+		ret = copy_verify(a, dst, buf);
 	free(buf);
 	pos = atomic_load(&a->repl.pos);
 	if (ret == 0) {

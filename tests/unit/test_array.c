@@ -1942,6 +1942,65 @@ static void test_replace_online(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A replacement onto a device that drops the writes of its data region
+ * (acknowledged, not kept) is abandoned before the swap: the old device
+ * keeps the slot, the array stays redundant, every block reads back.  The
+ * copy was never read back: the old member was let go and the next
+ * member lost took every file with it (a tester's find).
+ */
+static void test_replace_onto_liar(void **state)
+{
+	struct ev_log l = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_fault *ctl;
+	struct rc_dev *dst;
+	struct model m;
+	uint64_t seed = 53;
+
+	(void)state;
+	tb_init(&tb, 5, DEV_BYTES);               /* RAID 5 of 4, one new */
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	tb.n = 5;
+	a = tb_assemble(&tb, 1u << 4, 0);
+	rc_array_set_event_handler(a, ev_record, &l);
+	model_init(&m, a);
+	write_random(a, &m, &seed, 60);
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 4), NULL, &dst, &ctl), 0);
+	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
+					      RC_FAULT_PERSISTENT), 0);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_member_replace_online(a, 1, dst), 0);
+	for (int i = 0; i < 1500; i++) {
+		rc_array_info(a, &info);
+		if (!info.replacing)
+			break;
+		usleep(20000);
+	}
+	rc_array_info(a, &info);
+	assert_false(info.replacing);
+	assert_false(info.degraded);
+	slot_is(a, 1, "mem1");
+	verify_all(a, &m);
+	rc_array_set_event_handler(a, NULL, NULL);
+	while (l.n > 0 && l.kind[l.n - 1] != RC_EV_REPLACE_FINISHED)
+		l.n--;
+	assert_true(l.n > 0);
+	assert_int_equal(l.err[l.n - 1], -ENODEV);
+	assert_int_equal(rc_array_close(a), 0);
+	/* the old member holds its slot for good: without member 0 too,
+	 * every block reads */
+	a = tb_assemble(&tb, 1u << 0 | 1u << 4, 0);
+	verify_all(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* A replacement interrupted by close resumes from its checkpoint; one
  * whose old device fails becomes an ordinary rebuild onto the new one. */
 static void test_replace_resume_and_fail(void **state)
@@ -2260,6 +2319,7 @@ int main(void)
 		cmocka_unit_test(test_rebuild_survivor_errors_kept),
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
+		cmocka_unit_test(test_replace_onto_liar),
 		cmocka_unit_test(test_rebuild_speed_limit),
 		cmocka_unit_test(test_scrub_state_kept),
 		cmocka_unit_test(test_superblock_write_fails),
