@@ -249,19 +249,38 @@ static int cmd_add(struct rc_array *a, struct ctl_events *ev, const char *path,
 	return spare_add(a, path, dev, msg, len);
 }
 
+/* Is there a slot with no device, that a new spare is rebuilt into?  One
+ * being rebuilt onto another device already is not: "rebuilding onto
+ * it" was said of a device that only became a spare (a tester's find). */
+static bool slot_waits(struct rc_array *a, const struct rc_info *info)
+{
+	struct rc_member_status st;
+
+	for (uint32_t s = 0; s < info->members; s++)
+		if (!rc_array_member_status(a, (int)s, &st) &&
+		    (st.state == RC_MEMBER_MISSING ||
+		     st.state == RC_MEMBER_FAULTY))
+			return true;
+	return false;
+}
+
 static int spare_add(struct rc_array *a, const char *path, struct rc_dev *dev,
 		     char *msg, size_t len)
 {
 	struct rc_info info;
+	bool waits;
 	int ret;
 
 	rc_array_info(a, &info);
+	/* before the add: the recovery thread may take it into the slot
+	 * at once */
+	waits = info.spares == 0 && slot_waits(a, &info);
 	ret = rc_spare_add(a, dev);           /* owns dev now */
 	if (ret && device_refused(ret, &info, path, msg, len) <= 0)
 		return ret;
 	if (ret)
 		return say(msg, len, ret, "%s: %s", path, strerror(-ret));
-	return say(msg, len, 0, info.degraded ? "%s added: rebuilding onto it" :
+	return say(msg, len, 0, waits ? "%s added: rebuilding onto it" :
 		   "%s added as a spare", path);
 }
 

@@ -163,7 +163,8 @@ expect_rc 1 "$CTL" fail "$M" 0
 grep -q "cannot run without it" "$T/err" || t_fail "fail beyond redundancy: $(cat "$T/err")"
 "$CTL" remove "$M" 2 >/dev/null || t_fail "remove 2"
 "$CTL" status "$M" | grep -q " 2  missing" || t_fail "slot 2 not missing after remove"
-"$CTL" add "$M" "$T/m4.img" >/dev/null || t_fail "add m4"
+"$CTL" add "$M" "$T/m4.img" >"$T/out" || t_fail "add m4"
+grep -q "m4.img added: rebuilding onto it" "$T/out" || t_fail "add m4: $(cat "$T/out")"
 wait_state rebuilding
 wait_state clean
 "$CTL" status "$M" | grep -q "m4.img" || t_fail "m4 not in the array"
