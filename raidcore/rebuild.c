@@ -514,8 +514,12 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
 
 	why[0] = 0;
 	if (catchup) {
+		/* what it held elsewhere is trusted, as md's --re-add does:
+		 * a device that came back damaged there (zeros) is found
+		 * only by a scrub (a tester's find) */
 		snprintf(why, len, "catch-up: %llu regions (%llu stripes) "
-			 "resynced of %llu regions",
+			 "resynced of %llu regions; the rest of it was not "
+			 "read: a scrub verifies it (raidfsctl scrub start)",
 			 (unsigned long long)m->resync_regions,
 			 (unsigned long long)m->resync_stripes,
 			 (unsigned long long)a->wi.nregions);
