@@ -264,17 +264,28 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			 * one left a suffix one update behind, as a crash
 			 * during the update leaves them (assembly keeps
 			 * such members, held to their journal). */
-			if (rc_array_suspend_locked(a, (int)i,
-						    "superblock write failed"))
+			/* why: a device that shrank under a scrub was said to
+			 * have failed a superblock write only, with no slot
+			 * (a tester's find) */
+			char why[96] = "superblock write failed";
+
+			if (rc_io_size_check(a, (int)i))
+				snprintf(why, sizeof(why), "it shrank from %llu "
+					 "to %llu blocks", (unsigned long long)
+					 (a->m[i].dev->size / RC_BLOCK_SIZE),
+					 (unsigned long long)
+					 (atomic_load(&a->m[i].shrunk_to) /
+					  RC_BLOCK_SIZE));
+			if (rc_array_suspend_locked(a, (int)i, why))
 				return false;
-			rc_log("%s: superblock write failed; marking it faulty",
-			       a->m[i].dev->name);
+			rc_log("member %u (%s) is faulty: %s; the array goes on "
+			       "degraded", i, a->m[i].dev->name, why);
 			a->m[i].state = RC_MEMBER_FAULTY;
 			a->m[i].damaged = true;
 			/* told, as every fault (it went unannounced: no Fail
 			 * event, no alert; a tester's report) */
 			rc_event_emit(a, RC_EV_FAIL, (int)i, a->m[i].dev->name,
-				      "superblock write failed", 0, 0, 0);
+				      why, 0, 0, 0);
 			return false;
 		}
 		if (!sb_reads_back(a, (int)i, sb, blk, back) &&
