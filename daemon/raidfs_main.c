@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <libmount.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,14 +383,39 @@ static int mountpoint_resolve(const char *path, char **abs)
 	return *abs ? 0 : -errno;
 }
 
+/* A relative member path made absolute, now, in the directory it was
+ * given in: the daemon leaves it (fuse_daemonize), and raidfsctl could
+ * not name such a member by its path (a tester's find). */
+static int path_absolute(char **path)
+{
+	char cwd[PATH_MAX], *abs;
+
+	if ((*path)[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return 0;
+	if (asprintf(&abs, "%s/%s", cwd, *path) < 0)
+		return -ENOMEM;
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
 /* SOURCE, then -o over what a configuration file said. */
 static int config_load(struct daemon_state *s, const struct daemon_args *a)
 {
 	char err[CONFIG_ERR_MAX] = "";
+	int ret = 0;
 
 	if (source_load(a->source, a->opts, &s->src, &s->o, err, sizeof(err))) {
 		rfs_log(LOG_ERR, "%s", err);
 		return -EINVAL;
+	}
+	for (int i = 0; ret == 0 && i < s->src.nmembers; i++)
+		ret = path_absolute(&s->src.members[i]);
+	for (int i = 0; ret == 0 && i < s->src.nspares; i++)
+		ret = path_absolute(&s->src.spares[i]);
+	if (ret) {
+		rfs_log(LOG_ERR, "%s", strerror(-ret));
+		return ret;
 	}
 	if (s->o.ignored)
 		rfs_log(LOG_WARNING, "ignoring unknown options: %s",

@@ -71,4 +71,23 @@ rc=0
 "$RAIDFS_BIN/fsck.raidfs" -y -f "$T/m0.img:$T/m1.img:$T/m2.img:$T/m4.img" >"$T/fsck.out" 2>&1 || rc=$?
 [ $rc -ge 8 ] || t_fail "fsck -y through the images exited $rc: $(cat "$T/fsck.out")"
 t_umount "$M"
+
+# Members given by relative paths (the daemon leaves the directory they
+# were given in): raidfsctl names one by its path, absolute or relative
+# (no path matched: a tester's find)
+t_log "members given by relative paths: named by their paths in raidfsctl"
+for l in "${loops[@]}"; do losetup -d "$l"; done
+T_LOOPS=()
+(cd "$T" && "$RAIDFS_BIN/raidfs" m0.img:m1.img:m2.img:m4.img "$M") >>"$T/daemon.log" 2>&1 ||
+	t_fail "mount by relative paths"
+T_MOUNTS+=("$M")
+"$CTL" status "$M" | grep -q " $T/m1.img\$" || t_fail "status shows no absolute path: $("$CTL" status "$M")"
+(cd "$T" && "$CTL" fail mnt ./m1.img) >"$T/out" 2>&1 || t_fail "fail ./m1.img: $(cat "$T/out")"
+wait_state degraded
+"$CTL" fail "$M" "$T/m2.img" >"$T/out" 2>&1 && t_fail "failed beyond redundancy"
+grep -q "cannot run without it" "$T/out" || t_fail "fail by absolute path: $(cat "$T/out")"
+pid=$(t_daemon_pid "$M") || t_fail "no daemon"
+T_PIDS+=("$pid")
+t_umount_idle "$M" || t_fail "umount"
+t_wait_gone "$pid"
 exit 0
