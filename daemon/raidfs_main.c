@@ -498,23 +498,38 @@ out:
  * degraded, or be refused as a typo: a check of a new fstab line or
  * configuration file should say so, and said nothing).
  */
-static void fake_report(const struct daemon_state *s,
-			const struct daemon_args *a)
+/* The exit status the mount would have for a path that is not there:
+ * refused as a typo in a list of paths the daemon checks (source.c), else
+ * run without it.  "would run degraded or be refused" with exit 0 was
+ * said where the mount then refused with 32 (a tester's find). */
+static int fake_report(const struct daemon_state *s,
+		       const struct daemon_args *a)
 {
+	bool named = !s->src.config_path && !s->src.has_uuid &&
+		     !s->o.degraded_given && !s->o.degraded_wait_s &&
+		     !s->o.nofail;
+	int n = s->src.nmembers + s->src.nspares, gone = 0;
 	struct stat st;
 
-	if (mount_helper_announce(a))
-		return;
-	for (int i = 0; i < s->src.nmembers + s->src.nspares; i++) {
+	for (int i = 0; named && i < n; i++)
+		gone += stat(i < s->src.nmembers ? s->src.members[i] :
+			     s->src.spares[i - s->src.nmembers], &st) != 0;
+	if (!gone && mount_helper_announce(a))
+		return MNT_EX_SUCCESS;
+	for (int i = 0; i < n; i++) {
 		const char *p = i < s->src.nmembers ? s->src.members[i] :
 			       s->src.spares[i - s->src.nmembers];
 
-		if (stat(p, &st))
-			fprintf(stderr, "%s: %s %s: %s: the mount would run "
-				"without it (degraded) or be refused\n",
-				DAEMON_HELPER_PROG, i < s->src.nmembers ?
-				"member" : "spare", p, strerror(errno));
+		if (!stat(p, &st))
+			continue;
+		fprintf(stderr, "%s: %s %s: %s: %s\n", DAEMON_HELPER_PROG,
+			i < s->src.nmembers ? "member" : "spare", p,
+			strerror(errno), named ? "a mistyped path? the mount "
+			"would be refused, unless -o degraded=allow" :
+			"the mount would run without it (degraded), if the "
+			"level's redundancy allows");
 	}
+	return gone ? MNT_EX_FAIL : MNT_EX_SUCCESS;
 }
 
 /* Mounts what a command line asked for and serves it; the exit status. */
@@ -534,7 +549,7 @@ static int daemon_main(const struct daemon_args *a)
 	s.o.typo_check = true;  /* and refuses a mistyped member path */
 	status = MNT_EX_SUCCESS;
 	if (a->fake) {
-		fake_report(&s, a);
+		status = fake_report(&s, a);
 		goto out_src;
 	}
 	status = MNT_EX_FAIL;

@@ -72,11 +72,20 @@ rc=0
 "$OURS" "$T/syntax.conf" "$M" -f >"$T/fake.out" 2>&1 || rc=$?
 [ $rc -ne 0 ] || t_fail "mount.raidfs -f of a file with a syntax error: exit 0"
 grep -q "would mount" "$T/fake.out" && t_fail "-f: $(cat "$T/fake.out")"
-"$OURS" "$T/m0.img:$T/m1.img:$T/nosuch.img" "$M" -f >"$T/fake.out" 2>&1 \
-	|| t_fail "mount.raidfs -f with a member missing"
-grep -q "would mount" "$T/fake.out" || t_fail "-f: $(cat "$T/fake.out")"
-grep -q "member $T/nosuch.img: No such file or directory" "$T/fake.out" \
+# a path that is not there: refused as a typo, as the mount would (-f
+# said "would mount" and exited 0: a tester's find); with degraded=allow
+# it would run degraded
+rc=0
+"$OURS" "$T/m0.img:$T/m1.img:$T/nosuch.img" "$M" -f >"$T/fake.out" 2>&1 || rc=$?
+[ $rc -eq 32 ] || t_fail "mount.raidfs -f with a mistyped member: exit $rc"
+grep -q "would mount" "$T/fake.out" && t_fail "-f: $(cat "$T/fake.out")"
+grep -q "member $T/nosuch.img: No such file or directory: a mistyped path? the mount would be refused" "$T/fake.out" \
 	|| t_fail "-f does not name the missing member: $(cat "$T/fake.out")"
+"$OURS" "$T/m0.img:$T/m1.img:$T/nosuch.img" "$M" -f -o degraded=allow >"$T/fake.out" 2>&1 \
+	|| t_fail "mount.raidfs -f with a member missing, degraded=allow"
+grep -q "would mount" "$T/fake.out" || t_fail "-f: $(cat "$T/fake.out")"
+grep -q "member $T/nosuch.img: No such file or directory: the mount would run without it" "$T/fake.out" \
+	|| t_fail "-f, degraded=allow: $(cat "$T/fake.out")"
 t_is_mounted "$M" && t_fail "mount.raidfs -f mounted"
 
 t_log "fstab: configuration file as SOURCE, mount -T FILE DIR"
