@@ -762,6 +762,66 @@ static char *path_dirname(const char *path)
 	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
 }
 
+/*
+ * libconfuse takes a section left open at the end of the file as closed:
+ * a file cut short, or a '}' forgotten, mounted (a tester's find).  The
+ * braces outside strings and comments must pair up; 0, or the line of
+ * the first '{' left open (-1: a '}' with none open, at *line).
+ */
+static int braces_open_at(FILE *f, int *line)
+{
+	int c, d = 0, quote = 0, depth = 0, first = 0, n = 1;
+
+	while ((c = fgetc(f)) != EOF) {
+		if (c == '\n') {
+			n++;
+		} else if (quote) {
+			if (c == '\\' && (d = fgetc(f)) != EOF)
+				n += d == '\n';
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'') {
+			quote = c;
+		} else if (c == '#' ||
+			   (c == '/' && (d = fgetc(f)) == '/')) {
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			n += c == '\n';
+		} else if (c == '/' && d == '*') {
+			for (c = 0; (d = fgetc(f)) != EOF &&
+				    !(c == '*' && d == '/'); c = d)
+				n += d == '\n';
+		} else if (c == '/') {
+			if (d != EOF)
+				ungetc(d, f);
+		} else if (c == '{') {
+			first = depth++ ? first : n;
+		} else if (c == '}' && --depth < 0) {
+			*line = n;
+			return -1;
+		}
+	}
+	return depth > 0 ? first : 0;
+}
+
+static int braces_check(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	int line = 0, open;
+
+	if (!f)
+		return 0;       /* cfg_parse says why */
+	open = braces_open_at(f, &line);
+	fclose(f);
+	if (open > 0)
+		err_set(err, errlen, "%s:%d: a section opened here is not "
+			"closed (a closing brace is missing)", path, open);
+	else if (open < 0)
+		err_set(err, errlen, "%s:%d: a closing brace closes no "
+			"section", path, line);
+	return open ? -EINVAL : 0;
+}
+
 static int source_file_parse(const char *path, struct config_source *src,
 			     struct config_opts *o, char *err, size_t errlen)
 {
@@ -772,6 +832,9 @@ static int source_file_parse(const char *path, struct config_source *src,
 
 	if (!cfg)
 		goto out;
+	ret = braces_check(path, err, errlen);
+	if (ret)
+		goto out_cfg;
 	cfg_errbuf = msg;
 	cfg_errlen = sizeof(msg);
 	ret = cfg_parse(cfg, path);

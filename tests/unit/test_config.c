@@ -426,6 +426,45 @@ static void test_config_file_good(void **state)
 	config_opts_free(&o);
 }
 
+/* A section left open at the end of the file (libconfuse takes it as
+ * closed: a file cut short mounted, a tester's find), or a '}' closing
+ * none: an error naming the line.  Braces in strings and comments do not
+ * count. */
+static void test_config_file_braces(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "array {\n  members = { \"/a\", \"/b\" }\n", ":1: a section opened here is not closed" },
+		{ "# {\narray {\n  members = { \"/a\" }\n}\noptions {\n  ro = true\n",
+		  ":5: a section opened here is not closed" },
+		{ "array {\n  members = { \"/a\" }\n}\n}\n", ":4: a closing brace closes no section" },
+		{ "array { // {\n  members = { \"/a{\" } /* { */\n}\n", NULL },
+	};
+	struct config_source src;
+	struct config_opts o;
+	char err[CONFIG_ERR_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *path = text_write("braces.conf", cases[i].text);
+		int ret;
+
+		err[0] = 0;
+		config_opts_init(&o);
+		ret = config_source_parse(path, &src, &o, err, sizeof(err));
+		print_message("case %zu -> %d %s\n", i, ret, err);
+		if (cases[i].want) {
+			assert_int_equal(ret, -EINVAL);
+			assert_non_null(strstr(err, cases[i].want));
+		} else {
+			assert_int_equal(ret, 0);
+			config_source_free(&src);
+		}
+		config_opts_free(&o);
+	}
+}
+
 /* logfile=: a path of any length, never empty; in a file, relative to it. */
 static void test_opts_logfile(void **state)
 {
@@ -708,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_opts_logfile),
 		cmocka_unit_test(test_opts_program),
 		cmocka_unit_test(test_config_file_good),
+		cmocka_unit_test(test_config_file_braces),
 		cmocka_unit_test(test_config_file_minimal),
 		cmocka_unit_test(test_config_file_malformed),
 		cmocka_unit_test(test_source_uuid),
