@@ -600,6 +600,22 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 	for (int i = 0; i < n; i++)
 		if (c[i].ok)
 			leave_out(&c[i], "no longer in the array's slot table");
+	/* an online replacement whose target was not given ends here: said,
+	 * not dropped in silence (a tester's find) */
+	for (uint32_t s = t->members; s < t->members + t->nspares &&
+	     s < RC_SB_SLOTS; s++) {
+		const struct rc_slot *sl = &t->slots[s];
+		char u[37];
+
+		if (!(sl->flags & RC_SLOT_F_REPLACING) || a->repl.dst)
+			continue;
+		uuid_unparse(sl->uuid, u);
+		rc_log("the online replacement of slot %u (its target, member "
+		       "%s, was not given) is cancelled: the slot keeps its "
+		       "device. To go on with it, name the target in SOURCE "
+		       "(beside the member it replaces) until it finishes",
+		       sl->flags & RC_SLOT_F_TARGET, u);
+	}
 	/* writes below the recorded position go on reaching the target */
 	if (a->repl.dst)
 		a->repl.src = a->m[a->repl.slot].dev;
