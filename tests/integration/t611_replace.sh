@@ -126,6 +126,13 @@ umount "$M" || t_fail "umount of the dead mount"
 "$RAIDFS_BIN/fsck.raidfs" -n "$T/x0.img:$T/x1.img:$T/y.img" >"$T/out" 2>&1 || true
 grep -q "slot 1: an online replacement onto .*y.img was under way" "$T/out" ||
 	{ cat "$T/out"; t_fail "fsck -n did not tell the replacement"; }
+# a mount without the target says the replacement is cancelled (it was
+# dropped in silence: a tester's find); read-only, it writes nothing
+: >"$T/daemon.log"
+t_mount "$T/x0.img:$T/x1.img" "$M" -o ro
+grep -q "the online replacement of slot 1 .* is cancelled" "$T/daemon.log" ||
+	t_fail "no word of the cancelled replacement: $(cat "$T/daemon.log")"
+t_umount "$M"
 t_mount "$T/x0.img:$T/x1.img:$T/y.img" "$M"
 "$CTL" set "$M" rebuild-speed-max=0 rebuild-speed-min=0 >/dev/null || t_fail "set"
 wait_state clean
