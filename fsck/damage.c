@@ -29,6 +29,7 @@ struct damage {
 	uint64_t last_ino;
 	/* the run of bad blocks being gathered */
 	uint64_t run_ino, run_start, run_len;
+	const char *what;               /* what a run is (run_flush) */
 };
 
 static void run_flush(struct damage *d)
@@ -38,10 +39,11 @@ static void run_flush(struct damage *d)
 	if (!d->run_len)
 		return;
 	fs_repair_path(d->r, d->run_ino, path, sizeof(path));
-	fsck_msg("  %s: bytes %llu-%llu unreadable (%llu blocks)", path,
+	fsck_msg("  %s: bytes %llu-%llu %s (%llu blocks)", path,
 		 (unsigned long long)(d->run_start * FS_BLOCK_SIZE),
 		 (unsigned long long)((d->run_start + d->run_len) *
 				      FS_BLOCK_SIZE - 1),
+		 d->what ? d->what : "unreadable",
 		 (unsigned long long)d->run_len);
 	d->ranges++;
 	if (d->run_ino != d->last_ino)
@@ -83,20 +85,44 @@ static int extent_read(void *arg, uint64_t ino, uint64_t lblk, uint64_t pblk,
 	return 0;
 }
 
+/* A file's blocks in stripes whose members disagree (rc_block_suspect). */
+static int extent_suspect(void *arg, uint64_t ino, uint64_t lblk,
+			  uint64_t pblk, uint32_t len)
+{
+	struct damage *d = arg;
+
+	for (uint32_t i = 0; i < len; i++)
+		if (rc_block_suspect(d->f->array, pblk + i))
+			bad_block(d, ino, lblk + i);
+	return 0;
+}
+
 /*
  * Nothing unreadable.  "No data lost" only when nothing else was seen
  * either: stripes whose parity disagrees may hold a wrong block that
  * verifies, and a block -n verified against redundancy only has no
- * checksum recorded yet.
+ * checksum recorded yet.  The files with data there are named: a member
+ * that lost a write and its checksum entry reads back an older version
+ * with no error (a tester's find: RAID 1 served it, fsck named nothing).
  */
-static void damage_none(struct fsck *f)
+static void damage_none(struct fsck *f, struct fs_repair *r)
 {
+	struct damage d = { .f = f, .r = r,
+			    .what = "in doubt: the members disagree there, and "
+				    "one reading may be an older version" };
+
+	if (f->mismatches && r)
+		fs_repair_extents(r, extent_suspect, &d);
+	run_flush(&d);
 	if (f->mismatches)
-		fsck_msg("  no block is unreadable, but in %llu stripes the "
-			 "parity disagrees with data that verifies: one of their "
-			 "blocks may hold an older version (a lost write), and "
-			 "they have no working redundancy (phase 2)",
-			 (unsigned long long)f->mismatches);
+		fsck_msg("  no block is unreadable, but in %llu stripes %s: "
+			 "one of their blocks may hold an older version (a lost "
+			 "write), and they have no working redundancy (phase "
+			 "2)%s", (unsigned long long)f->mismatches,
+			 f->info.level == RC_RAID1 || f->info.level == RC_RAID10 ?
+			 "the copies disagree, each verifying" :
+			 "the parity disagrees with data that verifies",
+			 d.ranges ? "; the files above have data there" : "");
 	else if (f->unverified)
 		fsck_msg("  every file reads; %llu blocks have no valid checksum "
 			 "and were verified against redundancy only (fsck -y "
@@ -261,7 +287,7 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 				 "that damage were not seen; no block is "
 				 "unreadable");
 		else
-			damage_none(f);
+			damage_none(f, r);
 		return 0;
 	}
 	if (posix_memalign((void **)&d.buf, 4096, READ_CHUNK * FS_BLOCK_SIZE))

@@ -144,9 +144,11 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		report_bad(a, map, rep, bl, r, &v);
 	}
 	if (mismatch) {
-		rc_log("stripe %llu: parity disagrees with data that verifies; "
-		       "which block is wrong cannot be told: not repaired",
-		       (unsigned long long)map->stripe);
+		rc_log("stripe %llu: %s; which block is wrong cannot be told: "
+		       "not repaired", (unsigned long long)map->stripe,
+		       a->g.level == RC_RAID1 || a->g.level == RC_RAID10 ?
+		       "its copies disagree, each verifying" :
+		       "parity disagrees with data that verifies");
 		suspect_note(a, map->stripe);
 	}
 	/* A member that does not keep what is written to it (a member kept
