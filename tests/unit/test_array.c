@@ -1853,6 +1853,26 @@ static void slot_is(struct rc_array *a, int slot, const char *name)
 	assert_string_equal(st.name, name);
 }
 
+/* A level of n members and one new device (the last), written, flushed,
+ * its events recorded in l. */
+static struct rc_array *replace_bed(struct rc_testbed *tb, enum rc_level lv,
+				    int n, struct ev_log *l, struct model *m,
+				    uint64_t *seed, int writes)
+{
+	struct rc_array *a;
+
+	tb_init(tb, n + 1, DEV_BYTES);
+	tb->n = n;
+	tb_create(tb, lv, 16384, 0);
+	tb->n = n + 1;
+	a = tb_assemble(tb, 1u << n, 0);
+	rc_array_set_event_handler(a, ev_record, l);
+	model_init(m, a);
+	write_random(a, m, seed, writes);
+	assert_int_equal(rc_flush(a), 0);
+	return a;
+}
+
 /* raidfsctl replace's refusals: each closes the device, writes nothing. */
 static void replace_refusals(struct rc_testbed *tb, struct rc_array *a)
 {
@@ -1884,15 +1904,7 @@ static void test_replace_online(void **state)
 	struct model m;
 	uint64_t seed = 31;
 
-	tb_init(&tb, 6, DEV_BYTES);               /* RAID 6 of 5, one new */
-	tb.n = 5;
-	tb_create(&tb, RC_RAID6, 16384, 0);
-	tb.n = 6;
-	a = tb_assemble(&tb, 1u << 5, 0);
-	rc_array_set_event_handler(a, ev_record, &l);
-	model_init(&m, a);
-	write_random(a, &m, &seed, 40);
-	assert_int_equal(rc_flush(a), 0);
+	a = replace_bed(&tb, RC_RAID6, 5, &l, &m, &seed, 40);
 	replace_refusals(&tb, a);
 	/* the copy's first reads of slot 1's data region fail */
 	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_READ, 5u << 19,
@@ -1961,15 +1973,7 @@ static void test_replace_onto_liar(void **state)
 	uint64_t seed = 53;
 
 	(void)state;
-	tb_init(&tb, 5, DEV_BYTES);               /* RAID 5 of 4, one new */
-	tb.n = 4;
-	tb_create(&tb, RC_RAID5, 16384, 0);
-	tb.n = 5;
-	a = tb_assemble(&tb, 1u << 4, 0);
-	rc_array_set_event_handler(a, ev_record, &l);
-	model_init(&m, a);
-	write_random(a, &m, &seed, 60);
-	assert_int_equal(rc_flush(a), 0);
+	a = replace_bed(&tb, RC_RAID5, 4, &l, &m, &seed, 60);
 	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 4), NULL, &dst, &ctl), 0);
 	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
 					      RC_FAULT_PERSISTENT), 0);
