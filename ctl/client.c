@@ -162,12 +162,16 @@ int ctl_call(struct ctl_conn *c, const struct ctl_request *r,
 	int err = 0, ret = exchange(c, r, &err, &res, msg, msglen,
 				    CTL_REPLY_MS);
 
+	if (ret == -ETIMEDOUT) {
+		fprintf(stderr, CTL_PROG ": %s: the daemon did not answer "
+			"within %u s (stopped, or stuck in I/O); the request "
+			"may still be carried out when it goes on\n", c->where,
+			CTL_REPLY_MS / 1000);
+		return CTL_EXIT_COMM;
+	}
 	if (ret) {
 		fprintf(stderr, CTL_PROG ": %s: %s\n", c->where, ret == -EPROTO ?
 			"the daemon speaks another protocol version" :
-			ret == -ETIMEDOUT ? "the daemon did not answer within "
-			"30 s (stopped, or stuck in I/O); the request may "
-			"still be carried out when it goes on" :
 			strerror(-ret));
 		return CTL_EXIT_COMM;
 	}

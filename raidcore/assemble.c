@@ -265,13 +265,17 @@ static int cands_identity(struct cand *c, int n, char *err, size_t len)
 			if (c[j].ok && !memcmp(c[i].sb.member_uuid,
 					       c[j].sb.member_uuid,
 					       RC_UUID_SIZE)) {
-				snprintf(err, len, "%s and %s both hold member "
-					 "%u of the array (a copy of one over "
-					 "the other?): which one is the member "
+				char who[32] = "a spare";
+
+				if (c[i].sb.role < RC_MAX_MEMBERS)
+					snprintf(who, sizeof(who), "member %u",
+						 c[i].sb.role);
+				snprintf(err, len, "%s and %s both hold %s of "
+					 "the array (a copy of one over the "
+					 "other?): which one is the real one "
 					 "cannot be told. Nothing was written; "
-					 "name only the device that is the "
-					 "member", c[i].dev->name,
-					 c[j].dev->name, c[i].sb.role);
+					 "name only the real one",
+					 c[i].dev->name, c[j].dev->name, who);
 				ret = -EINVAL;
 			}
 	free(blk);
