@@ -42,8 +42,6 @@ struct cand {
 					   stale, not written (stale_leave;
 					   its name in stale_name) */
 	const char *stale_name;
-	bool copy;                      /* stale by its superblocks: an
-					   old copy (stale_named) */
 };
 
 static void leave_out(struct cand *c, const char *why)
@@ -381,28 +379,6 @@ static void stale_leave(struct rc_array *a, struct cand *c, uint32_t s)
 	c->stale_name = c->dev->name;
 }
 
-/* A stale member named in a list of paths (RC_ASSEMBLE_NO_FOREIGN) may
- * be a mistyped path too: an old copy of the member (m3.img.bak for
- * m3.img).  The assembly is refused, nothing written, as for another
- * array's member; the caller's degraded=allow runs without it.  Not one
- * replay found short of records (a member that lost writes before a
- * crash): the array runs without it, as without any failed member. */
-static int stale_named(const struct cand *c, int n, unsigned flags,
-		       char *err, size_t len)
-{
-	for (int i = 0; i < n && (flags & RC_ASSEMBLE_NO_FOREIGN); i++)
-		if (c[i].stale && c[i].copy) {
-			snprintf(err, len, "%s is an old copy of member %u "
-				 "(stale, above): a mistyped path? Nothing was "
-				 "written. To run without it (degraded), add "
-				 "-o degraded=allow; if it is the member's own "
-				 "disk, rebuild it then (raidfsctl add)",
-				 c[i].stale_name, c[i].stale - 1);
-			return -EINVAL;
-		}
-	return 0;
-}
-
 /*
  * Was c never in sync with its slot?  Its own superblock, at its last
  * update, has the slot rebuilding in full (not a catch-up): c left in the
@@ -575,10 +551,6 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				    found_stale(a, sl->uuid) ||
 				    cand_old_image(&c[i]))) {
 				stale_leave(a, &c[i], s);
-				/* by its superblocks an old copy: maybe a
-				 * typo; found by replay short of records, a
-				 * disk that lost writes as well */
-				c[i].copy = !found_stale(a, sl->uuid);
 			} else if ((sl->state == RC_MEMBER_ACTIVE ||
 				    sl->state == RC_MEMBER_REBUILDING) &&
 				   c[i].sb.role == s && !a->m[s].dev) {
@@ -867,9 +839,7 @@ static int assemble_once(struct rc_dev **devs, int n, unsigned flags,
 	a->g.chunk_blocks = a->sb.chunk_blocks;
 	a->g.member_blocks = a->sb.member_blocks;
 	a->g.layout = a->sb.layout;
-	ret = stale_named(c, n, flags, err, errlen);
-	if (ret == 0)
-		ret = check_missing(a, flags, err, errlen);
+	ret = check_missing(a, flags, err, errlen);
 	if (ret == -ENODEV)
 		left_name(c, n, err, errlen);
 	if (ret < 0)
