@@ -531,6 +531,8 @@ bool rc_io_may_write(struct rc_array *a);
  * called on every member I/O error, at checkpoints and by the recovery
  * thread. */
 bool rc_io_size_check(struct rc_array *a, int slot);
+/* "it shrank from A to B blocks": slot's device at open, and shrunk_to. */
+void rc_io_shrunk_why(struct rc_array *a, int slot, char *msg, size_t len);
 /* Is dev the replacement target, and has it shrunk since it was given
  * (an image truncated: what was copied is gone)?  Then the replacement
  * has failed (repl.failed, logged once).  Checked before every write to

@@ -63,14 +63,11 @@ void rc_member_set_failed(struct rc_array *a, int slot, const char *why)
 static void member_fault(struct rc_array *a, int slot, const char *why,
 			 bool damaged)
 {
-	uint64_t to = atomic_load(&a->m[slot].shrunk_to);
 	bool changed = false, suspended = false;
 	char msg[160];
 
 	if (atomic_load(&a->m[slot].shrunk) && a->m[slot].dev) {
-		snprintf(msg, sizeof(msg), "it shrank from %llu to %llu blocks",
-			 (unsigned long long)(a->m[slot].dev->size / RC_BLOCK_SIZE),
-			 (unsigned long long)(to / RC_BLOCK_SIZE));
+		rc_io_shrunk_why(a, slot, msg, sizeof(msg));
 		why = msg;
 	}
 	pthread_mutex_lock(&a->state_lock);

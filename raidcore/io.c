@@ -33,6 +33,7 @@
  * against or to guard yet.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -173,6 +174,14 @@ bool rc_io_still_shrunk(struct rc_array *a, int slot)
 
 	dev_release(a, slot, e);
 	return ret;
+}
+
+void rc_io_shrunk_why(struct rc_array *a, int slot, char *msg, size_t len)
+{
+	snprintf(msg, len, "it shrank from %llu to %llu blocks",
+		 (unsigned long long)(a->m[slot].dev->size / RC_BLOCK_SIZE),
+		 (unsigned long long)(atomic_load(&a->m[slot].shrunk_to) /
+				      RC_BLOCK_SIZE));
 }
 
 bool rc_io_size_check(struct rc_array *a, int slot)

@@ -270,12 +270,8 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			char why[96] = "superblock write failed";
 
 			if (rc_io_size_check(a, (int)i))
-				snprintf(why, sizeof(why), "it shrank from %llu "
-					 "to %llu blocks", (unsigned long long)
-					 (a->m[i].dev->size / RC_BLOCK_SIZE),
-					 (unsigned long long)
-					 (atomic_load(&a->m[i].shrunk_to) /
-					  RC_BLOCK_SIZE));
+				rc_io_shrunk_why(a, (int)i, why,
+						     sizeof(why));
 			if (rc_array_suspend_locked(a, (int)i, why))
 				return false;
 			rc_log("member %u (%s) is faulty: %s; the array goes on "

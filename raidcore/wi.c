@@ -176,25 +176,27 @@ void rc_wi_fini(struct rc_array *a)
 	pthread_mutex_destroy(&a->wi.lock);
 }
 
-bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb)
+/* A member of array uuid last updated at events: left within the record. */
+static bool covers(struct rc_array *a, const uint8_t *uuid, uint64_t events)
 {
 	bool yes;
 
 	pthread_mutex_lock(&a->wi.lock);
 	yes = a->wi.recording && a->sb.wi.epoch &&
-	      !memcmp(sb->array_uuid, a->sb.array_uuid, RC_UUID_SIZE) &&
-	      sb->events >= a->sb.wi.base_events && sb->events < a->sb.events;
+	      !memcmp(uuid, a->sb.array_uuid, RC_UUID_SIZE) &&
+	      events >= a->sb.wi.base_events && events < a->sb.events;
 	pthread_mutex_unlock(&a->wi.lock);
 	return yes;
 }
 
+bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb)
+{
+	return covers(a, sb->array_uuid, sb->events);
+}
+
 bool rc_array_may_return(struct rc_array *a, const struct rc_probe *p)
 {
-	struct rc_sb sb;
-
-	memcpy(sb.array_uuid, p->array_uuid, RC_UUID_SIZE);
-	sb.events = p->events;
-	return rc_wi_covers(a, &sb);
+	return covers(a, p->array_uuid, p->events);
 }
 
 void rc_wi_note(struct rc_array *a, uint64_t s)
