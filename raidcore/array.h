@@ -677,6 +677,21 @@ void rc_csum_fini(struct rc_array *a);
  * (*csum set), RC_ENTRY_ZERO (never written), RC_ENTRY_UNKNOWN (its table
  * block failed its seal or could not be read), or -ENOMEM. */
 enum { RC_ENTRY_SUM = 0, RC_ENTRY_ZERO = 1, RC_ENTRY_UNKNOWN = 2 };
+/*
+ * The read-back of a copy: RC_SAMPLES blocks sampled across slot's column
+ * (one row of stripes spread evenly), those its entries record as
+ * written, read from dev - the slot's device after a rebuild, or the
+ * device a replacement copies onto - and checked against the entries.
+ * *seen counts the blocks checked; returns how many did not read back (a
+ * read error counts).  What is on the media is read, not a cache: the
+ * caller has flushed the copy.  blk: a block-sized buffer.  A device that
+ * returns zeros or drops writes is caught here, not at the next member
+ * loss (replace.c copy_verify, rebuild.c rebuild_batch).
+ */
+#define RC_SAMPLES 256
+uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
+			       struct rc_dev *dev, uint8_t *blk,
+			       uint64_t *seen);
 int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 		  uint64_t *csum);
 /* The seed of slot's table seals (its array's and its own uuid). */
@@ -805,6 +820,8 @@ struct rc_row {
 					   disagrees: nobody can be blamed */
 	bool vouched[RC_MAX_MEMBERS];   /* known by the layer above's word
 					   (rc_array_set_vouch), not the row's */
+	bool blamed[RC_MAX_MEMBERS];    /* with a mismatch: a data block that
+					   verifies, but P and Q both name it */
 	uint32_t conflicts;             /* blocks whose evidence disagrees */
 };
 /*

@@ -261,6 +261,36 @@ int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 	return ret;
 }
 
+uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
+			       struct rc_dev *dev, uint8_t *blk,
+			       uint64_t *seen)
+{
+	uint64_t bad = 0;
+
+	*seen = 0;
+	for (uint32_t i = 0; i < RC_SAMPLES; i++) {
+		uint64_t s = (a->stripes - 1) * i / (RC_SAMPLES - 1);
+		uint32_t r = (i * 37u) % a->g.chunk_blocks;
+		struct rc_stripe_map map;
+
+		rc_geom_stripe(&a->g, s, &map);
+		for (uint32_t c = 0; c < map.ncols; c++) {
+			uint64_t mb = map.col[c].offset + r, want;
+
+			if ((int)map.col[c].member != slot ||
+			    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM ||
+			    want == RC_CSUM_POISON)
+				continue;
+			(*seen)++;
+			if (rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+					rc_abs(a, mb) * RC_BLOCK_SIZE) < 0 ||
+			    rc_block_csum(blk, rc_abs(a, mb)) != want)
+				bad++;
+		}
+	}
+	return bad;
+}
+
 /* Caller holds csum_lock. */
 static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e)
 {

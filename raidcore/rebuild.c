@@ -529,6 +529,35 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
 			 why[0] ? "; " : "", "some blocks could not be rebuilt");
 }
 
+/*
+ * Before the slot is said in sync, its device must be shown to keep what
+ * it was given (rc_csum_sample_verify): a spare that returns zeros or
+ * drops writes was reported in sync, the array redundant, until a later
+ * checkpoint's read-back or the next member loss found it (a tester's
+ * find).  It is failed instead; the array stays degraded.  A catch-up is
+ * not sampled: what it did not resync is trusted as md's --re-add trusts
+ * it, and its RebuildFinished says a scrub verifies it.
+ */
+static int rebuild_readback(struct rc_array *a, int slot)
+{
+	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
+	uint64_t bad, seen;
+	char why[200];
+
+	if (!blk)
+		return -ENOMEM;
+	bad = rc_csum_sample_verify(a, slot, a->m[slot].dev, blk, &seen);
+	free(blk);
+	if (bad == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%llu of %llu blocks sampled after its "
+		 "rebuild do not read back as written (the device returns "
+		 "zeros or drops writes)", (unsigned long long)bad,
+		 (unsigned long long)seen);
+	rc_member_set_faulty(a, slot, why);
+	return -EIO;
+}
+
 /* The last batch puts the slot in sync and queues RebuildFinished under
  * the same state_lock (the handler is a leaf): nobody sees the array
  * redundant before the event is on its way (*finished). */
@@ -544,6 +573,8 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
 		ret = rc_tables_put(a, slot, member_put, NULL);
+	if (ret == 0 && *s1 == a->stripes && !a->m[slot].catchup)
+		ret = rebuild_readback(a, slot);
 	if (ret == 0 && *s1 == a->stripes) {
 		char why[160];
 

@@ -239,7 +239,7 @@ static void slot_take(struct rc_array *a)
 
 /*
  * Before src is let go, dst must be shown to keep what was copied: blocks
- * sampled across the device (VERIFY_SAMPLES stripes, a row each, where
+ * sampled across the device (RC_SAMPLES stripes, a row each, where
  * the slot's column holds data) read back from dst and checked against
  * the slot's checksum entries, after a checkpoint has put every committed
  * write in place (on dst too).  A device that returns zeros or drops
@@ -248,8 +248,6 @@ static void slot_take(struct rc_array *a)
  * next member lost took every file with it (a tester's find).  Then the
  * replacement is abandoned: src keeps the slot.
  */
-#define VERIFY_SAMPLES 256
-
 static int copy_verify(struct rc_array *a, const char *dstname,
 		       uint8_t *blk)
 {
@@ -258,25 +256,8 @@ static int copy_verify(struct rc_array *a, const char *dstname,
 
 	rc_commit_lock(a);
 	ret = rc_journal_checkpoint(a, false);
-	for (uint32_t i = 0; ret == 0 && i < VERIFY_SAMPLES; i++) {
-		uint64_t s = (a->stripes - 1) * i / (VERIFY_SAMPLES - 1);
-		uint32_t r = (i * 37u) % a->g.chunk_blocks;
-		struct rc_stripe_map map;
-
-		rc_geom_stripe(&a->g, s, &map);
-		for (uint32_t c = 0; c < map.ncols; c++) {
-			uint64_t mb = map.col[c].offset + r, want;
-
-			if ((int)map.col[c].member != slot ||
-			    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM)
-				continue;
-			seen++;
-			if (rc_dev_read(a->repl.dst, blk, RC_BLOCK_SIZE,
-					rc_abs(a, mb) * RC_BLOCK_SIZE) < 0 ||
-			    rc_block_csum(blk, rc_abs(a, mb)) != want)
-				bad++;
-		}
-	}
+	if (ret == 0)
+		bad = rc_csum_sample_verify(a, slot, a->repl.dst, blk, &seen);
 	pthread_mutex_unlock(&a->commit_lock);
 	if (ret == 0 && bad) {
 		rc_log("replacement of slot %d: %llu of %llu blocks sampled on "

@@ -49,9 +49,11 @@ static void count_row(struct rc_scrub_report *rep, const struct rc_stripe_map *m
 		uint8_t s = state[c][r];
 
 		/* and an entry saying "never written" that the row proves
-		 * false: a table that lies (-n said clean, a tester's find) */
+		 * false: a table that lies (-n said clean, a tester's find);
+		 * or a parity block P and Q named though it verified */
 		rep->csum_errors += s == BLK_BAD ||
-				    (s == BLK_ZERO && v->fix[c] != RC_FIX_NONE);
+				    ((s == BLK_ZERO || s == BLK_OK) &&
+				     v->fix[c] != RC_FIX_NONE);
 		rep->read_errors += s == BLK_EIO;
 		rep->unverified += s == BLK_UNKNOWN;
 		if (!v->known[c] && s != BLK_ABSENT && s != BLK_OK)
@@ -121,7 +123,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		      bool repair, struct rc_scrub_report *rep,
 		      struct bad_list *bl, uint8_t **cols, uint8_t **state)
 {
-	bool mismatch = false;
+	bool mismatch = false, named = false;
 	struct rc_row v;
 	uint32_t lost, u, unheld = 0;
 	int ret;
@@ -136,6 +138,8 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		rep->repaired -= u < rep->repaired ? u : rep->repaired;
 		unheld += u;
 		mismatch |= v.mismatch;
+		for (uint32_t c = 0; c < map->ncols; c++)
+			named |= v.blamed[c];
 		lost = rc_row_report_lost(a, map, r, &v, ~0ull);
 		if (lost) {
 			atomic_fetch_add(&a->unrecoverable, lost);
@@ -144,11 +148,16 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		report_bad(a, map, rep, bl, r, &v);
 	}
 	if (mismatch) {
-		rc_log("stripe %llu: %s; which block is wrong cannot be told: "
-		       "not repaired", (unsigned long long)map->stripe,
+		rc_log("stripe %llu: %s: not repaired",
+		       (unsigned long long)map->stripe,
 		       a->g.level == RC_RAID1 || a->g.level == RC_RAID10 ?
-		       "its copies disagree, each verifying" :
-		       "parity disagrees with data that verifies");
+		       "its copies disagree, each verifying; which is wrong "
+		       "cannot be told" :
+		       named ? "P and Q name a data block that verifies "
+			       "against its own entry (above); which to "
+			       "believe cannot be told" :
+		       "parity disagrees with data that verifies; which block "
+		       "is wrong cannot be told");
 		suspect_note(a, map->stripe);
 	}
 	/* A member that does not keep what is written to it (a member kept

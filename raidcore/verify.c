@@ -395,6 +395,12 @@ static void decide(struct resolve *rs, uint32_t c, bool trusted)
 			return;
 		}
 		break;                                  /* the evidence disagrees */
+	case BLK_OK:            /* a parity block P and Q named (located_fix) */
+		if (trusted) {
+			out->fix[c] = RC_FIX_WRITE;
+			return;
+		}
+		break;
 	case BLK_UNKNOWN:
 	case BLK_ZERO:                                  /* a claim found false */
 		if (unwritten) {
@@ -549,6 +555,73 @@ static bool redundancy_claim_false(const struct resolve *rs)
 	return zero && written;
 }
 
+/*
+ * With redundancy to spare beyond the columns already failed (RAID 6 with
+ * every column established), P and Q together can name the one column
+ * that makes the row disagree, as md's raid6check and raidz2 do: the
+ * column whose reconstruction from the others makes the row consistent
+ * with the redundancy still left over.  A single wrong column is always
+ * found, and only it: rebuilt from the others, any other column differs
+ * from the row's redundancy by a nonzero multiple of the error.  Returns
+ * the column, -1 when no single column explains the row, -ENOMEM.  The
+ * cells are left as they were; a ZERO column's media is read, for decide.
+ */
+static int locate_column(struct resolve *rs, bool *failed, uint8_t *pq)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	uint8_t *save = rc_buf_alloc(RC_BLOCK_SIZE);
+	int found = -1, nfound = 0;
+
+	if (!save)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		if (failed[c])
+			continue;
+		memcpy(save, cell(rs, c), RC_BLOCK_SIZE);
+		failed[c] = true;
+		if (parity_recover(rs, failed) &&
+		    parity_consistent(rs, failed, pq)) {
+			found = (int)c;
+			nfound++;
+		}
+		failed[c] = false;
+		memcpy(cell(rs, c), save, RC_BLOCK_SIZE);
+	}
+	free(save);
+	if (nfound != 1)
+		return -1;
+	if (rs->st[found] == BLK_ZERO && !rs->media[found]) {
+		int ret = reread_media(rs, (uint32_t)found);
+
+		if (ret)
+			return ret;
+	}
+	return found;
+}
+
+/*
+ * The row disagrees, and P and Q name column z.  A "never written" claim
+ * or a parity block is rebuilt from the columns that verify (1).  A data
+ * block that verifies against its own entry is not: its entry vouches
+ * for it, the redundancy against it, and a data block and its entry can
+ * have been rewritten together (a later write of both lost elsewhere): it
+ * is reported, with the column named (2).  The other columns stand either
+ * way (with the named column taken as wrong, the row is consistent): a
+ * "never written" claim among them still reads as zeros.
+ */
+static int located_fix(struct resolve *rs, bool *failed, uint32_t *nfailed,
+		       uint32_t z)
+{
+	if (rs->st[z] == BLK_OK && z < rs->mp->ndata) {
+		rs->out->blamed[z] = true;
+		return 2;
+	}
+	failed[z] = true;
+	rs->out->known[z] = false;
+	(*nfailed)++;
+	return parity_recover(rs, failed) ? 1 : 0;
+}
+
 static int resolve_parity(struct resolve *rs, uint8_t *pq)
 {
 	const struct rc_stripe_map *mp = rs->mp;
@@ -577,9 +650,25 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 		return 0;
 	trusted = nfailed < rs->a->nred;
 	if (!parity_consistent(rs, failed, pq)) {
-		ret = suspect_zero(rs, failed, &nfailed, pq);
+		if (nfailed + 1 < rs->a->nred) {
+			/* redundancy to spare: a column is named, not guessed
+			 * (suspect_zero's lone-ZERO guess could take a
+			 * never-written block for the wrong one) */
+			ret = locate_column(rs, failed, pq);
+			if (ret >= 0)
+				ret = located_fix(rs, failed, &nfailed,
+						  (uint32_t)ret);
+			else if (ret == -1)
+				ret = 0;
+		} else {
+			ret = suspect_zero(rs, failed, &nfailed, pq);
+		}
 		if (ret < 0)
 			return ret;
+		if (ret == 2) {
+			rs->out->mismatch = true;
+			return 0;
+		}
 		if (ret == 0) {
 			rs->out->mismatch = true;
 			for (uint32_t c = 0; c < mp->ncols; c++)
@@ -722,6 +811,10 @@ static const char *fix_what(uint8_t state, uint8_t fix)
 					      "valid checksum entry)" :
 		       state == BLK_ZERO ? "rewritten from redundancy (its "
 					   "table said never written)" :
+		       state == BLK_OK ? "parity rewritten from the data: it "
+					 "verified against its own entry, but "
+					 "the data and the other parity both "
+					 "disagree with it" :
 					   "rewritten from redundancy";
 	case RC_FIX_ENTRY:
 		return state == BLK_ZERO ? "checksum entry re-derived: its "
@@ -830,6 +923,12 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		    state[c][r] != BLK_OK)
 			rc_log_block(a, slot, at, unknown_why(a, mp, state, r,
 							      c, v));
+		if (v->blamed[c])
+			rc_log_block(a, slot, at, "verifies against its "
+				     "checksum entry, but P and Q both name "
+				     "it as the column that is wrong: it and "
+				     "its entry may have been rewritten "
+				     "together; not repaired");
 		/* A repair is a write: the first activates the array
 		 * (activate.c), unless a commit holds commit_lock, which
 		 * under a stripe lock cannot be waited for - the repair
@@ -853,9 +952,12 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		/* Its table said "never written" where the row proves data:
 		 * the member lost a write of its table.  That is its fault,
 		 * counted so that fsck looks (an entry of a commit a crash
-		 * interrupted is replayed from the journal, never left so). */
+		 * interrupted is replayed from the journal, never left so).
+		 * So is a parity block P and Q named though it verified: its
+		 * entry was written with the wrong content. */
 		if ((v->fix[c] == RC_FIX_ENTRY || v->fix[c] == RC_FIX_WRITE) &&
-		    state[c][r] == BLK_ZERO && !block_is_zero(R)) {
+		    ((state[c][r] == BLK_ZERO && !block_is_zero(R)) ||
+		     state[c][r] == BLK_OK)) {
 			atomic_fetch_add(&a->m[slot].csum_errors, 1);
 			rc_member_note_error(a, slot, RC_ERR_CSUM);
 		}

@@ -2005,6 +2005,48 @@ static void test_replace_onto_liar(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * The same device taking a failed slot by a rebuild (md's --add): its
+ * rebuild is not said in sync, the slot not redundant, on the word of
+ * writes it did not keep.  The sampled read-back fails it at the end of
+ * the rebuild; the array stays degraded and every block reads.  Before,
+ * RebuildFinished said in sync and the array redundant (a tester's find,
+ * U1 h4) until a later checkpoint's read-back caught it.
+ */
+static void test_rebuild_onto_liar(void **state)
+{
+	struct ev_log l = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rc_member_status ms;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_fault *ctl;
+	struct rc_dev *dst;
+	struct model m;
+	uint64_t seed = 59;
+
+	(void)state;
+	a = replace_bed(&tb, RC_RAID5, 4, &l, &m, &seed, 60);
+	assert_int_equal(rc_member_fail(a, 1), 0);
+	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 4), NULL, &dst, &ctl), 0);
+	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
+					      RC_FAULT_PERSISTENT), 0);
+	assert_int_equal(rc_member_replace(a, 1, dst, NULL, NULL), -EIO);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	assert_int_equal(rc_array_member_status(a, 1, &ms), 0);
+	assert_int_not_equal(ms.state, RC_MEMBER_ACTIVE);
+	verify_all(a, &m);
+	rc_array_set_event_handler(a, NULL, NULL);
+	while (l.n > 0 && l.kind[l.n - 1] != RC_EV_REBUILD_FINISHED)
+		l.n--;
+	assert_true(l.n > 0);
+	assert_int_equal(l.err[l.n - 1], -EIO);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* A replacement interrupted by close resumes from its checkpoint; one
  * whose old device fails becomes an ordinary rebuild onto the new one. */
 static void test_replace_resume_and_fail(void **state)
@@ -2324,6 +2366,7 @@ int main(void)
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_replace_onto_liar),
+		cmocka_unit_test(test_rebuild_onto_liar),
 		cmocka_unit_test(test_rebuild_speed_limit),
 		cmocka_unit_test(test_scrub_state_kept),
 		cmocka_unit_test(test_superblock_write_fails),

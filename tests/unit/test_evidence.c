@@ -13,6 +13,8 @@
  *     "never written"): the read returns the data, not zeros;
  *   - a data block changed with its entry changed to match (a lost write of
  *     both): scrub reports the parity mismatch and writes nothing at all;
+ *     at RAID 6, P and Q name the column, and a parity block so named is
+ *     rewritten;
  *   - the same, then a write to another column of that row: the write
  *     path does not take the stale claim as the old data either;
  *   - an old image of it put back while the array runs: never taken as
@@ -506,6 +508,27 @@ static void test_old_image_put_back_online(void **state)
 	}
 }
 
+/* Member m's data-region block mb becomes blk, behind the array's back,
+ * with a table entry that matches it and its table block resealed. */
+static void reseal_block(struct rc_testbed *tb, int m, uint64_t mb,
+			 const uint8_t *blk)
+{
+	uint8_t table[BS];
+	uint64_t abs, tblk;
+	struct rc_sb sb;
+
+	sb_of(tb, m, &sb);
+	abs = sb.data_offset + mb;
+	tblk = sb.csum_offset + mb / RC_CSUM_PER_BLOCK;
+	assert_int_equal(rc_dev_write(tb->mem[m], blk, BS, abs * BS), 0);
+	assert_int_equal(rc_dev_read(tb->mem[m], table, BS, tblk * BS), 0);
+	rc_csum_set(table, (uint32_t)(mb % RC_CSUM_PER_BLOCK),
+		    rc_block_csum(blk, abs));
+	rc_csum_block_seal(table, rc_table_seed(sb.array_uuid, sb.member_uuid),
+			   tblk);
+	assert_int_equal(rc_dev_write(tb->mem[m], table, BS, tblk * BS), 0);
+}
+
 /* A data block rewritten together with its entry (both writes of a later
  * version lost elsewhere, say): every block verifies, parity disagrees.
  * Nobody can be blamed, so nothing is written; it is reported. */
@@ -516,9 +539,8 @@ static void test_unattributable_mismatch(void **state)
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct rc_info info;
-	uint8_t table[BS], blk[BS];
-	uint64_t hash, abs;
-	struct rc_sb sb;
+	uint8_t blk[BS];
+	uint64_t hash;
 
 	tb_init(&tb, c->members, DEV_BYTES);
 	tb_create(&tb, c->level, c->chunk, 0);
@@ -526,17 +548,9 @@ static void test_unattributable_mismatch(void **state)
 	fill_half(a);
 	rc_array_info(a, &info);
 	assert_int_equal(rc_array_close(a), 0);
-	/* member 0, data-region block 0 (data of stripe 0): new content and
-	 * a table entry that matches it, table block resealed */
-	sb_of(&tb, 0, &sb);
-	abs = sb.data_offset;
+	/* member 0, data-region block 0 (data of stripe 0) */
 	tb_pattern(blk, 12345, 9);
-	assert_int_equal(rc_dev_write(tb.mem[0], blk, BS, abs * BS), 0);
-	assert_int_equal(rc_dev_read(tb.mem[0], table, BS, sb.csum_offset * BS), 0);
-	rc_csum_set(table, 0, rc_block_csum(blk, abs));
-	rc_csum_block_seal(table, rc_table_seed(sb.array_uuid, sb.member_uuid),
-			   sb.csum_offset);
-	assert_int_equal(rc_dev_write(tb.mem[0], table, BS, sb.csum_offset * BS), 0);
+	reseal_block(&tb, 0, 0, blk);
 	a = tb_assemble(&tb, 0, 0);
 	/* a read-write assembly writes nothing until its first write (the
 	 * scrub's repair would be it): activate now, so that the superblock
@@ -552,6 +566,92 @@ static void test_unattributable_mismatch(void **state)
 	assert_true(info.errors);
 	assert_int_equal(rc_array_close(a), 0);
 	tb_fini(&tb);
+}
+
+/*
+ * RAID 6: P and Q together name the one wrong column of a row (as md's
+ * raid6check and raidz2), where RAID 5 can only see that the row
+ * disagrees.  Row 0 of stripe 0 holds two written data blocks and one
+ * never written; then, behind the array's back, with its entry resealed
+ * to match (so it verifies):
+ *   - data column 0 changed: P and Q name it, but its entry vouches for
+ *     it: reported, nothing written.  The never-written block is not
+ *     taken for the wrong one (it was: rebuilt from the bad column, it
+ *     read as garbage - U2 D6);
+ *   - P changed: P and Q name P, the data verifies: P is rewritten, and
+ *     the row is clean after.
+ */
+static void test_raid6_locates_column(void **state)
+{
+	const struct cfg *c = &cfgs[4];         /* RAID 6 x 5 */
+	static const uint8_t zero[BS];
+
+	for (int what = 0; what < 2; what++) {
+		struct rc_scrub_report r;
+		struct rc_stripe_map map;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		uint8_t buf[BS], blk[BS];
+		uint32_t cb, v;
+		uint64_t hash;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		assert_int_equal(info.level, RC_RAID6);
+		{
+			struct rc_geom g = {
+				.level = info.level, .layout = info.layout,
+				.members = info.members,
+				.chunk_blocks = info.chunk_blocks,
+				.member_blocks = info.chunk_blocks };
+			rc_geom_stripe(&g, 0, &map);
+		}
+		cb = info.chunk_blocks;
+		for (uint64_t b = 0; b < 2; b++) {      /* columns 0 and 1 */
+			tb_pattern(buf, b * cb, 1);
+			assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
+		}
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		v = what == 0 ? 0 : map.ndata;          /* data 0, or P */
+		tb_pattern(blk, 777, 5);
+		reseal_block(&tb, (int)map.col[v].member, map.col[v].offset, blk);
+		a = tb_assemble(&tb, 0, 0);
+		assert_int_equal(rc_array_clear_errors(a, false), 0);
+		hash = tb_media_hash(&tb);
+		assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+		assert_int_equal(rc_read(a, 2ull * cb, 1, buf), 0);
+		if (memcmp(buf, zero, BS))
+			fail_msg("case %d: the never-written block of the row "
+				 "was rewritten", what);
+		assert_int_equal(rc_read(a, cb, 1, buf), 0);
+		assert_true(tb_check(buf, cb, 1));
+		assert_int_equal(rc_read(a, 0, 1, buf), 0);
+		if (what == 0) {
+			assert_int_equal(r.parity_mismatches, 1);
+			assert_int_equal(r.repaired, 0);
+			assert_int_equal(r.entries_fixed, 0);
+			assert_true(tb_media_hash(&tb) == hash);
+			assert_memory_equal(buf, blk, BS);
+		} else {
+			assert_int_equal(r.parity_mismatches, 0);
+			assert_int_equal(r.repaired, 1);
+			assert_int_equal(r.csum_errors, 1);
+			assert_int_equal(r.unrecoverable, 0);
+			assert_true(tb_check(buf, 0, 1));
+			scrub_clean(a);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		if (what == 1) {
+			a = tb_assemble(&tb, 0, 0);
+			scrub_clean(a);
+			assert_int_equal(rc_array_close(a), 0);
+		}
+		tb_fini(&tb);
+	}
 }
 
 /*
@@ -700,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_blank_member_online),
 		cmocka_unit_test(test_lost_table_write),
 		cmocka_unit_test(test_unattributable_mismatch),
+		cmocka_unit_test(test_raid6_locates_column),
 		cmocka_unit_test(test_tables_healed_online),
 		cmocka_unit_test(test_lost_table_write_then_rmw),
 		cmocka_unit_test(test_old_image_put_back_online),
