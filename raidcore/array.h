@@ -688,6 +688,17 @@ enum { RC_ENTRY_SUM = 0, RC_ENTRY_ZERO = 1, RC_ENTRY_UNKNOWN = 2 };
  * returns zeros or drops writes is caught here, not at the next member
  * loss (replace.c copy_verify, rebuild.c rebuild_batch).
  */
+/*
+ * The scrub's look at the media under slot's data-region blocks
+ * [mb0, mb0 + span): the table blocks that begin there (so a pass checks
+ * each once) read and their seals checked.  The cache serves reads, so a table block damaged on the
+ * media while the array runs was seen only at the next mount (a tester's
+ * find); one so found is counted on the member and, with repair, written
+ * home again from its cached copy (it is then dirty: the scrub's closing
+ * rc_commit_tables writes it).  Returns how many were counted.
+ */
+uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
+			     uint64_t span, bool repair);
 #define RC_SAMPLES 256
 uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
 			       struct rc_dev *dev, uint8_t *blk,

@@ -292,6 +292,76 @@ uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
 }
 
 /* Caller holds csum_lock. */
+static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e);
+
+/*
+ * Table block idx of slot fails its seal on the media.  Not cached: it
+ * is loaded, which finds that as any load does (entries unknown, a heal
+ * set).  Cached, clean and fully known: the media was damaged under the
+ * running array - counted on the member, and with repair written home
+ * again from the copy, which was verified when it was loaded.  Cached
+ * unknown (already found, a heal pending) or dirty (to be written
+ * anyway): nothing more.  Returns whether it was counted here.
+ */
+static bool table_damaged(struct rc_array *a, int slot, uint64_t idx,
+			  bool repair)
+{
+	struct rc_csum_entry *e;
+	bool counted = false;
+
+	pthread_mutex_lock(&a->csum_lock);
+	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, idx)));
+	if (!e) {
+		entry_get(a, slot, idx);
+	} else if (!e->unknown && !e->dirty) {
+		atomic_fetch_add(&a->m[slot].csum_errors, 1);
+		rc_member_note_error(a, slot, RC_ERR_CSUM);
+		rc_log_block(a, slot, table_block(a, idx), repair ?
+			     "checksum table block fails its seal on the "
+			     "media (damaged while the array ran): written "
+			     "again from the copy in memory" :
+			     "checksum table block fails its seal on the "
+			     "media (damaged while the array ran): the copy "
+			     "in memory is used; a repairing scrub writes it "
+			     "again");
+		if (repair)
+			entry_mark_dirty(a, e);
+		counted = true;
+	}
+	pthread_mutex_unlock(&a->csum_lock);
+	return counted;
+}
+
+uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
+			     uint64_t span, bool repair)
+{
+	/* the table blocks that begin in the span: over a pass, each once */
+	uint64_t first = (mb0 + RC_CSUM_PER_BLOCK - 1) / RC_CSUM_PER_BLOCK;
+	uint64_t end = (mb0 + span + RC_CSUM_PER_BLOCK - 1) / RC_CSUM_PER_BLOCK;
+	uint32_t n = end > first ? (uint32_t)(end - first) : 0, damaged = 0;
+	uint8_t *buf = n ? rc_buf_alloc((size_t)n * RC_BLOCK_SIZE) : NULL;
+	uint64_t seed = rc_csum_seed(a, slot);
+
+	if (!buf || rc_io_member_read(a, slot, table_block(a, first), n,
+				      buf) < 0)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = table_block(a, first + i);
+		uint8_t *b = buf + (size_t)i * RC_BLOCK_SIZE;
+
+		if (rc_csum_block_ok(b, seed, at))
+			continue;
+		/* once more alone: a write home may have been under way */
+		if (rc_io_member_read(a, slot, at, 1, b) == 0 &&
+		    rc_csum_block_ok(b, seed, at))
+			continue;
+		damaged += table_damaged(a, slot, first + i, repair);
+	}
+out:
+	free(buf);
+	return damaged;
+}
+
 static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e)
 {
 	if (e->dirty)

@@ -176,6 +176,34 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 }
 
 /*
+ * The table blocks on the media under the rows a batch read, of every
+ * member it read: one damaged while the array ran is counted as a
+ * checksum error and, with repair, written again (rc_csum_media_check).
+ * Run after the stripe locks are let go: a repair activates the array.
+ */
+static int scrub_tables(struct rc_array *a, uint64_t row0, uint64_t nrows,
+			const uint8_t *how, bool repair,
+			struct rc_scrub_report *rep)
+{
+	uint64_t nr = a->g.chunk_blocks;
+	bool write = repair && !a->rdonly;
+	uint32_t found = 0;
+	int ret = 0;
+
+	for (uint32_t m = 0; m < a->g.members; m++)
+		if (how[m] != RC_LOADED_ABSENT)
+			found += rc_csum_media_check(a, (int)m, row0 * nr,
+						     nrows * nr, write);
+	rep->csum_errors += found;
+	if (found) {
+		atomic_store(&a->errors_seen, true);
+		if (write)
+			ret = rc_array_activate(a);
+	}
+	return ret;
+}
+
+/*
  * k consecutive stripes at once: the member rows they lie in, one large
  * read per member, all members in parallel, so scrub runs at the speed
  * of reading the members.  At RAID 10 the first and last rows may hold
@@ -215,6 +243,8 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	for (uint64_t i = k; i-- > 0;)
 		rc_stripe_unlock(a, st[i]);
 	rc_state_free(state, a->g.members);
+	if (ret == 0)
+		ret = scrub_tables(a, row0, nrows, how, repair, rep);
 	return ret;
 }
 
