@@ -192,11 +192,14 @@ static int bc_load(struct fs *fs, struct fs_buf *b, enum fs_buf_kind kind,
 		__atomic_store_n(&fs->suspect_first, b->blk, __ATOMIC_RELAXED);
 	if (!err && type && !b->verified) {
 		err = fs_bhdr_check(b->data, (enum fs_btype)type, b->blk);
-		if (err)
+		if (err && fs_meta_reconsider(fs->bdev, b->blk,
+					      (enum fs_btype)type, b->data) == 0)
+			err = 0;
+		else if (err)
 			fs_log(LOG_ERR, "metadata block %llu (type %d) "
 			       "fails its checksum",
 			       (unsigned long long)b->blk, type);
-		else
+		if (!err)
 			b->verified = true;
 	}
 	pthread_mutex_unlock(&b->lock);

@@ -59,6 +59,13 @@ struct fs_bdev_ops {
 	 * data that verifies, rc_block_suspect)?  A repair must not build
 	 * on what it read there.  Without it nothing is suspect. */
 	bool (*suspect)(struct fs_bdev *b, uint64_t block);
+	/* Optional: block as read (in buf) fails the caller's own check,
+	 * proves; another reading the device's redundancy gives that
+	 * proves itself replaces it in buf (and on the device): 0.
+	 * raidcore: rc_block_reconsider.  Without it, -ENODATA. */
+	int (*reconsider)(struct fs_bdev *b, uint64_t block,
+			  bool (*proves)(void *ctx, const void *data),
+			  void *ctx, void *buf);
 };
 
 struct fs_bdev {
@@ -95,6 +102,15 @@ static inline uint64_t fs_bdev_dropped(struct fs_bdev *b)
 static inline bool fs_bdev_suspect(struct fs_bdev *b, uint64_t block)
 {
 	return b->ops->suspect && b->ops->suspect(b, block);
+}
+
+static inline int fs_bdev_reconsider(struct fs_bdev *b, uint64_t block,
+				     bool (*proves)(void *ctx,
+						    const void *data),
+				     void *ctx, void *buf)
+{
+	return b->ops->reconsider ?
+	       b->ops->reconsider(b, block, proves, ctx, buf) : -ENODATA;
 }
 
 static inline bool fs_bdev_dropped_in(struct fs_bdev *b, uint64_t since,

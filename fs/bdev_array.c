@@ -53,6 +53,13 @@ static bool array_suspect(struct fs_bdev *b, uint64_t block)
 	return rc_block_suspect(array_of(b), block);
 }
 
+static int array_reconsider(struct fs_bdev *b, uint64_t block,
+			    bool (*proves)(void *ctx, const void *data),
+			    void *ctx, void *buf)
+{
+	return rc_block_reconsider(array_of(b), block, proves, ctx, buf);
+}
+
 static void array_close(struct fs_bdev *b)
 {
 	free(b);
@@ -67,6 +74,7 @@ static const struct fs_bdev_ops array_ops = {
 	.dropped = array_dropped,
 	.dropped_in = array_dropped_in,
 	.suspect = array_suspect,
+	.reconsider = array_reconsider,
 };
 
 /* raidcore's question about a block it cannot verify (rc_array_set_vouch). */

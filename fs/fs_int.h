@@ -125,6 +125,18 @@ int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
  * (one at least) pass their checksums?  raidcore's word for a block it
  * cannot verify (rc_array_set_vouch, bdev_array.c); file data never does. */
 bool fs_block_proves(const void *block, uint64_t blk);
+/*
+ * Metadata block blk of type, read into buf, fails its checksum though
+ * the device verified it (the block and the device's own checksum
+ * rewritten together: a lost write of both, damage resealed).  The
+ * device's redundancy may still hold it as written (fs_bdev_reconsider:
+ * a RAID 5 row rebuilt without it, a RAID 6 row whose P and Q name it, a
+ * mirror's other copy); that reading replaces buf only when it proves
+ * itself, and the device writes it back.  0 then (logged), else
+ * -ENODATA.
+ */
+int fs_meta_reconsider(struct fs_bdev *bdev, uint64_t blk,
+		       enum fs_btype type, void *buf);
 /* An inode table block: every slot free or a sound inode of its number,
  * one in use at least. */
 bool fs_inode_block_proves(const void *block);

@@ -79,8 +79,10 @@ static int jsb_read(struct fs_bdev *bdev, const struct fs_jgeom *g,
 	err = fs_bdev_read(bdev, g->jsb_blk, 1, blk);
 	if (err)
 		return err;
-	if (fs_bhdr_check(blk, FS_BT_JSB, g->jsb_blk) ||
-	    fs_le64(jsb->h.owner) != g->id) {
+	if (fs_bhdr_check(blk, FS_BT_JSB, g->jsb_blk) &&
+	    fs_meta_reconsider(bdev, g->jsb_blk, FS_BT_JSB, blk) < 0)
+		err = -EUCLEAN;
+	if (err || fs_le64(jsb->h.owner) != g->id) {
 		fs_log(LOG_ERR, "journal superblock is damaged");
 		return -EUCLEAN;
 	}

@@ -107,6 +107,32 @@ int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk)
 	return 0;
 }
 
+struct meta_proof {
+	enum fs_btype type;
+	uint64_t blk;
+};
+
+static bool meta_proves(void *ctx, const void *data)
+{
+	const struct meta_proof *p = ctx;
+
+	return fs_bhdr_check(data, p->type, p->blk) == 0;
+}
+
+int fs_meta_reconsider(struct fs_bdev *bdev, uint64_t blk,
+		       enum fs_btype type, void *buf)
+{
+	struct meta_proof p = { .type = type, .blk = blk };
+	int err = fs_bdev_reconsider(bdev, blk, meta_proves, &p, buf);
+
+	if (err == 0)
+		fs_log(LOG_WARNING, "metadata block %llu (type %d) failed its "
+		       "checksum as read; the array's redundancy gave a copy "
+		       "that holds: taken, and written back",
+		       (unsigned long long)blk, type);
+	return err;
+}
+
 bool fs_block_proves(const void *block, uint64_t blk)
 {
 	const struct fs_bhdr *h = block;

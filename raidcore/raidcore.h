@@ -254,6 +254,21 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf);
 int rc_write(struct rc_array *a, uint64_t block, uint32_t count,
 	     const void *buf);
 /*
+ * The layer above found block wrong as read though it verified against
+ * its checksum entry (its own check fails: the block and its entry were
+ * rewritten together - a lost write of both, or damage resealed).  The
+ * other reading the array's redundancy gives - the column rebuilt from
+ * the others, or the one other copy of a mirror - is offered to proves;
+ * when it proves itself and the block as read (the caller's copy, in
+ * out) does not, it is written over the block (its entry with it; in a
+ * read-only array only served), copied to out, and 0 returned.  -ENODATA when there is no such reading
+ * (the block is dirty in the cache, the row cannot rebuild it, nothing
+ * else proves itself).  proves runs under a stripe lock: no I/O, no lock.
+ */
+int rc_block_reconsider(struct rc_array *a, uint64_t block,
+			bool (*proves)(void *ctx, const void *data), void *ctx,
+			void *out);
+/*
  * rc_write with flags.  RC_WRITE_FRESH: the caller promises that, until
  * the next rc_flush returns, nothing it keeps depends on what
  * [block, block + count) held before nor on this write (blocks allocated

@@ -462,3 +462,125 @@ int rc_read(struct rc_array *a, uint64_t block, uint32_t count, void *buf)
 		rc_member_wake(a);
 	return ret;
 }
+
+/*
+ * The one other reading the row gives of column col (row r): the copy of
+ * a mirror that proves itself, alone among the copies that differ from
+ * cur; or the column rebuilt from the others.  true when cand holds it.
+ */
+static bool other_reading(struct rc_array *a, const struct rc_stripe_map *mp,
+			  uint8_t **cols, uint8_t **state, uint32_t col,
+			  const uint8_t *cur, uint8_t *cand,
+			  bool (*proves)(void *ctx, const void *data), void *ctx)
+{
+	int f[RC_MAX_MEMBERS], nf = 0, found = 0;
+
+	if (a->g.level == RC_RAID1 || a->g.level == RC_RAID10) {
+		for (uint32_t c = 0; c < mp->ncols; c++) {
+			uint8_t s = state[c][0];
+
+			if (s == BLK_ABSENT || s == BLK_EIO || s == BLK_ZERO ||
+			    !memcmp(cols[c], cur, RC_BLOCK_SIZE) ||
+			    (found && !memcmp(cols[c], cand, RC_BLOCK_SIZE)) ||
+			    !proves(ctx, cols[c]))
+				continue;
+			memcpy(cand, cols[c], RC_BLOCK_SIZE);
+			found++;
+		}
+		return found == 1;
+	}
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		if (c == col || (state[c][0] != BLK_OK && state[c][0] != BLK_ZERO))
+			f[nf++] = (int)c;
+	if (nf > (int)a->nred ||
+	    a->par->recover((int)mp->ndata, (int)a->nred, RC_BLOCK_SIZE,
+			    (void *const *)cols, f, nf) != 0)
+		return false;
+	memcpy(cand, cols[col], RC_BLOCK_SIZE);
+	return memcmp(cand, cur, RC_BLOCK_SIZE) != 0 && proves(ctx, cand);
+}
+
+int rc_block_reconsider(struct rc_array *a, uint64_t block,
+			bool (*proves)(void *ctx, const void *data), void *ctx,
+			void *out)
+{
+	uint8_t *cols[RC_MAX_MEMBERS] = { 0 }, **state = NULL, *cur = NULL;
+	bool copy = a->g.level == RC_RAID1 || a->g.level == RC_RAID10;
+	bool held = false, writable;
+	uint8_t *cand = NULL;
+	struct rc_stripe_map mp;
+	struct rc_stripe *st;
+	uint64_t stripe;
+	uint32_t col, r;
+	int ret = -ENODATA;
+
+	if (block >= a->sb.array_blocks)
+		return -EINVAL;
+	if (a->nred == 0 || rc_array_suspended(a))
+		return -ENODATA;
+	rc_geom_locate(&a->g, block, &stripe, &col, &r);
+	rc_geom_stripe(&a->g, stripe, &mp);
+	st = rc_stripe_lock(a, stripe);
+	/* what was read came from the cache: the media is not its source */
+	if (rc_stripe_block_dirty(st, col * a->g.chunk_blocks + r))
+		goto out;
+	state = rc_state_alloc(mp.ncols, 1);
+	cur = rc_buf_alloc(RC_BLOCK_SIZE);
+	cand = rc_buf_alloc(RC_BLOCK_SIZE);
+	for (uint32_t c = 0; c < mp.ncols; c++)
+		if (!(cols[c] = rc_buf_alloc(RC_BLOCK_SIZE)))
+			ret = -ENOMEM;
+	if (!state || !cur || !cand || ret == -ENOMEM) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	rc_stripe_load(a, &mp, r, 1, cols, state);
+	/* the block as the caller read it: a column that verifies holds it
+	 * (for a mirror, any copy), and the caller's check fails on it */
+	memcpy(cur, out, RC_BLOCK_SIZE);
+	for (uint32_t c = 0; c < mp.ncols; c++)
+		if ((c == col || copy) && state[c][0] == BLK_OK &&
+		    !memcmp(cols[c], cur, RC_BLOCK_SIZE))
+			held = true;
+	if (!held || proves(ctx, cur) ||
+	    !other_reading(a, &mp, cols, state, col, cur, cand, proves, ctx))
+		goto out;
+	memcpy(out, cand, RC_BLOCK_SIZE);
+	ret = 0;
+	writable = !a->rdonly && rc_array_activate_try(a) == 0;
+	for (uint32_t c = 0; c < mp.ncols; c++) {
+		const struct rc_col *k = &mp.col[c];
+		uint64_t mb = k->offset + r, at = rc_abs(a, mb);
+
+		/* the columns holding the reading that fails: this one, or
+		 * every copy of a mirror that holds it */
+		if (copy ? state[c][0] == BLK_ABSENT ||
+			   memcmp(cols[c], cur, RC_BLOCK_SIZE) : c != col)
+			continue;
+		atomic_fetch_add(&a->m[k->member].csum_errors, 1);
+		rc_member_note_error(a, (int)k->member, RC_ERR_CSUM);
+		if (!writable ||
+		    rc_io_member_write(a, (int)k->member, at, 1, cand) < 0) {
+			rc_log_block(a, (int)k->member, at, "verifies against "
+				     "its checksum entry, but the layer above "
+				     "proves another reading the redundancy "
+				     "gives: served, not written");
+			continue;
+		}
+		rc_csum_update(a, (int)k->member, mb, rc_block_csum(cand, at));
+		atomic_fetch_add(&a->m[k->member].repaired, 1);
+		rc_log_block(a, (int)k->member, at, "verified against its "
+			     "checksum entry, but the layer above proves "
+			     "another reading the redundancy gives, not it: "
+			     "rewritten with that reading (the block and its "
+			     "entry had been rewritten together)");
+	}
+out:
+	rc_stripe_unlock(a, st);
+	for (uint32_t c = 0; c < mp.ncols; c++)
+		free(cols[c]);
+	rc_state_free(state, mp.ncols);
+	free(cur);
+	free(cand);
+	return ret;
+}

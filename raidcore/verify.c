@@ -488,6 +488,82 @@ static void resolve_beyond(struct resolve *rs, const bool *failed)
 	}
 }
 
+/* The logical block of data column c in this row. */
+static uint64_t row_lblock(const struct resolve *rs, uint32_t c)
+{
+	return rs->mp->stripe * rs->a->stripe_blocks +
+	       (uint64_t)c * rs->a->g.chunk_blocks + rs->row;
+}
+
+/*
+ * The layer above's word on data column c of a row that disagrees, every
+ * column established (nothing failed): c as read does not prove itself
+ * (rc_array_set_vouch: the filesystem's metadata checks), c rebuilt from
+ * the others does.  Then c is the column that is wrong, whatever its
+ * entry says: it and its entry were rewritten together.  The cells are
+ * left as they were.  save: a block of scratch.
+ */
+static bool above_names(struct resolve *rs, bool *failed, uint32_t c,
+			uint8_t *save)
+{
+	struct rc_array *a = rs->a;
+	uint64_t lb = row_lblock(rs, c);
+	bool named;
+
+	if (!a->vouch_fn || c >= rs->mp->ndata || rs->st[c] != BLK_OK ||
+	    a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)))
+		return false;
+	memcpy(save, cell(rs, c), RC_BLOCK_SIZE);
+	failed[c] = true;
+	named = parity_recover(rs, failed) &&
+		a->vouch_fn(a->vouch_ctx, lb, cell(rs, c));
+	failed[c] = false;
+	memcpy(cell(rs, c), save, RC_BLOCK_SIZE);
+	return named;
+}
+
+/* Column z, established until now, is taken as the wrong one: rebuilt
+ * from the others (1), or 0 when it cannot be. */
+static int take_as_wrong(struct resolve *rs, bool *failed, uint32_t *nfailed,
+			 uint32_t z)
+{
+	failed[z] = true;
+	rs->out->known[z] = false;
+	(*nfailed)++;
+	return parity_recover(rs, failed) ? 1 : 0;
+}
+
+/*
+ * A row that disagrees with nothing failed and no column to spare for
+ * naming one (RAID 5; RAID 6 where P and Q named none): the one data
+ * column the layer above names (above_names), if exactly one, is rebuilt
+ * (1); 0 when none is named, -ENOMEM.  Before it, such a row took its
+ * lone "never written" column for the lost write (suspect_zero), rebuilt
+ * it from the wrong column, and wrote that: a filesystem bitmap block
+ * never written, read as zeros, came back as garbage (a test's find).
+ */
+static int named_above(struct resolve *rs, bool *failed, uint32_t *nfailed)
+{
+	uint8_t *save;
+	int found = -1, n = 0;
+
+	if (!rs->a->vouch_fn || *nfailed)
+		return 0;
+	save = rc_buf_alloc(RC_BLOCK_SIZE);
+	if (!save)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < rs->mp->ndata; c++)
+		if (above_names(rs, failed, c, save)) {
+			found = (int)c;
+			n++;
+		}
+	free(save);
+	if (n != 1)
+		return 0;
+	rs->out->vouched[found] = true;
+	return take_as_wrong(rs, failed, nfailed, (uint32_t)found);
+}
+
 /*
  * The row does not add up.  The likely cause is a false "never written"
  * claim (a lost table write): the ZERO column whose media makes the row
@@ -613,13 +689,21 @@ static int located_fix(struct resolve *rs, bool *failed, uint32_t *nfailed,
 		       uint32_t z)
 {
 	if (rs->st[z] == BLK_OK && z < rs->mp->ndata) {
-		rs->out->blamed[z] = true;
-		return 2;
+		uint8_t *save = rc_buf_alloc(RC_BLOCK_SIZE);
+		bool named;
+
+		if (!save)
+			return -ENOMEM;
+		named = above_names(rs, failed, z, save);
+		free(save);
+		if (!named) {
+			rs->out->blamed[z] = true;
+			return 2;
+		}
+		/* the layer above proves what P and Q say */
+		rs->out->vouched[z] = true;
 	}
-	failed[z] = true;
-	rs->out->known[z] = false;
-	(*nfailed)++;
-	return parity_recover(rs, failed) ? 1 : 0;
+	return take_as_wrong(rs, failed, nfailed, z);
 }
 
 static int resolve_parity(struct resolve *rs, uint8_t *pq)
@@ -661,7 +745,9 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 			else if (ret == -1)
 				ret = 0;
 		} else {
-			ret = suspect_zero(rs, failed, &nfailed, pq);
+			ret = named_above(rs, failed, &nfailed);
+			if (ret == 0)
+				ret = suspect_zero(rs, failed, &nfailed, pq);
 		}
 		if (ret < 0)
 			return ret;
@@ -961,7 +1047,13 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 			atomic_fetch_add(&a->m[slot].csum_errors, 1);
 			rc_member_note_error(a, slot, RC_ERR_CSUM);
 		}
-		rc_log_block(a, slot, at, v->vouched[c] ?
+		rc_log_block(a, slot, at, v->vouched[c] &&
+			     state[c][r] == BLK_OK ?
+			     "rewritten from redundancy: it verified against "
+			     "its own entry, but the filesystem's checksum "
+			     "fails on it and holds on what the row gives (it "
+			     "and its entry had been rewritten together)" :
+			     v->vouched[c] ?
 			     "checksum entry re-derived: no redundancy left "
 			     "to check it, and the filesystem vouches for the "
 			     "block (its own checksum holds)" :

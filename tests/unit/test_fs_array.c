@@ -289,12 +289,120 @@ static void test_write_over_lost_block(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * Metadata blocks rewritten on one member together with their raidcore
+ * checksum entries (a lost write of both, or damage resealed): raidcore
+ * verifies them, the filesystem's own checksums fail.  The array's
+ * redundancy still holds each as written - at RAID 5 the row rebuilt
+ * without it, at RAID 6 the row's P and Q name it - and the filesystem
+ * takes that reading when it proves itself (fs_bdev_reconsider), which
+ * raidcore writes back.  Before, the mount or the first lookup failed on
+ * them, and fsck could not tell which reading was right (U2 D6, D2).
+ * One block per row, so that every row keeps a reading to rebuild from.
+ */
+static void test_resealed_metadata(void **state)
+{
+	static const struct { enum rc_level level; int n; uint32_t sb; } lv[] = {
+		{ RC_RAID5, 4, 48 }, { RC_RAID6, 5, 48 },
+	};
+	struct fs_ctx ctx = { .uid = 0, .gid = 0, .umask = 022 };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(lv) / sizeof(lv[0]); k++) {
+		static uint8_t seen[1u << 16];
+		struct fs_check_report cr;
+		struct rc_member_status ms;
+		struct rc_stripe_map m;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct fs_bdev *b;
+		struct rc_info info;
+		uint64_t errs = 0;
+		uint32_t bad = 0;
+		uint8_t blk[4096];
+		struct fs *fs;
+
+		formatted(&tb, lv[k].n, lv[k].level, lv[k].sb);
+		fs = mount_array(&tb, 0, &a, &b);
+		write_files(fs, &ctx, 1);
+		unmount_array(fs, a, b);
+		a = tb_assemble(&tb, 0, RC_ASSEMBLE_RDONLY);
+		rc_array_info(a, &info);
+		struct rc_geom g = { .level = info.level, .layout = info.layout,
+				     .members = info.members,
+				     .chunk_blocks = info.chunk_blocks,
+				     .member_blocks = 1ull << 20 };
+		memset(seen, 0, sizeof(seen));
+		for (uint64_t lb = 1; lb < info.blocks; lb++) {
+			uint64_t stripe, row_key, mb, abs, tblk;
+			uint8_t table[4096];
+			uint32_t col, r;
+			const char *why;
+			struct rc_sb sb;
+			int mem;
+
+			assert_int_equal(rc_read(a, lb, 1, blk), 0);
+			if (fs_le32(((struct fs_bhdr *)blk)->magic) != FS_BLK_MAGIC ||
+			    !fs_block_proves(blk, lb))
+				continue;
+			rc_geom_locate(&g, lb, &stripe, &col, &r);
+			row_key = stripe * info.chunk_blocks + r;
+			if (row_key >= sizeof(seen) * 8 ||
+			    (seen[row_key / 8] >> (row_key % 8) & 1))
+				continue;
+			seen[row_key / 8] |= (uint8_t)(1u << (row_key % 8));
+			rc_geom_stripe(&g, stripe, &m);
+			mem = (int)m.col[col].member;
+			assert_int_equal(rc_dev_read(tb.mem[mem], table, 4096, 0), 0);
+			assert_int_equal(rc_sb_decode(table, &sb, &why), 0);
+			mb = m.col[col].offset + r;
+			abs = sb.data_offset + mb;
+			tblk = sb.csum_offset + mb / RC_CSUM_PER_BLOCK;
+			for (int i = 0; i < 64; i++)
+				blk[1024 + i] ^= 0xa5;
+			assert_int_equal(rc_dev_write(tb.mem[mem], blk, 4096,
+						      abs * 4096), 0);
+			assert_int_equal(rc_dev_read(tb.mem[mem], table, 4096,
+						     tblk * 4096), 0);
+			rc_csum_set(table, (uint32_t)(mb % RC_CSUM_PER_BLOCK),
+				    rc_block_csum(blk, abs));
+			rc_csum_block_seal(table, rc_table_seed(sb.array_uuid,
+								sb.member_uuid),
+					   tblk);
+			assert_int_equal(rc_dev_write(tb.mem[mem], table, 4096,
+						      tblk * 4096), 0);
+			bad++;
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		assert_true(bad >= 3);
+		/* mounted: every file reads, the whole tree checks */
+		fs = mount_array(&tb, 0, &a, &b);
+		check_files(fs, 1);
+		assert_int_equal(fs_check(fs, &cr), 0);
+		if (cr.errors)
+			fail_msg("level %d: %llu errors: %s", lv[k].level,
+				 (unsigned long long)cr.errors, cr.first_error);
+		for (int i = 0; i < lv[k].n; i++) {
+			assert_int_equal(rc_array_member_status(a, i, &ms), 0);
+			errs += ms.repaired;
+		}
+		assert_true(errs > 0);
+		unmount_array(fs, a, b);
+		/* the readings taken were written back: found good next time */
+		fs = mount_array(&tb, 0, &a, &b);
+		check_files(fs, 1);
+		unmount_array(fs, a, b);
+		tb_fini(&tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fs_on_raid5),
 		cmocka_unit_test(test_vouched_metadata),
 		cmocka_unit_test(test_write_over_lost_block),
+		cmocka_unit_test(test_resealed_metadata),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
