@@ -14,6 +14,8 @@ checks can tell.
     array_block.py sb-add OFF N MEMBER         N added to the u64 at byte
                                                OFF of every superblock copy
                                                (checksums resealed)
+    array_block.py save BLOCK FILE MEMBER      the block written to FILE
+    array_block.py restore BLOCK FILE MEMBER   FILE put back at the block
 
 Blocks are array blocks: at RAID 1, data-region block N of every member.
 """
@@ -145,10 +147,17 @@ def main():
                 sb_seal(b)
                 f.seek(blk * BS)
                 f.write(b)
+    elif op == "save":
+        with open(sys.argv[3], "wb") as f:
+            f.write(get(sys.argv[4], int(sys.argv[2])))
+    elif op == "restore":
+        with open(sys.argv[3], "rb") as f:
+            put(sys.argv[4], int(sys.argv[2]), f.read())
     elif op == "inode":
         print(inode_block(sys.argv[3], int(sys.argv[2])))
     else:
-        sys.exit("array_block.py: fill, copy or inode")
+        sys.exit("array_block.py: fill, copy, unwritten, sb-add, save, "
+                 "restore or inode")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
 #!/bin/bash
-# A member that holds an old or wrong copy of a metadata block which its
-# checksum entry vouches for (a lost write of the block and of its table
-# entry; array_block.py zeroes an inode table block on one member of a
-# RAID 5 and makes its entry agree), while parity still holds the inodes.
-# Phase 2 sees the parity disagree with data that verifies and cannot
-# tell which block is wrong; Phase 3 then read the zeroed inodes as free
-# and -p and -y removed every entry naming them (a tester's find: 31 of
-# 60 files gone, the root made anew on another member).  Now the
-# filesystem repair is withheld (exit 4, NOT REPAIRED, nothing removed),
-# and the files are all there, read through parity without that member
-# (before, -y had removed their entries on every member).
+# A member that holds a wrong copy of a metadata block which its checksum
+# entry vouches for (array_block.py zeroes an inode table block on one
+# member of a RAID 5 and makes its entry agree).
+#
+# With the row's parity damaged too (resealed), nothing holds the inodes
+# any more: Phase 2 sees the parity disagree with data that verifies and
+# cannot tell which block is wrong, and the filesystem cannot prove
+# either reading.  Phase 3 then read the zeroed inodes as free and -p and
+# -y removed every entry naming them (a tester's find: 31 of 60 files
+# gone, the root made anew on another member).  Now the filesystem repair
+# is withheld (exit 4, NOT REPAIRED, nothing removed).
+#
+# With the parity put back, the row's reading of the inode block proves
+# itself where the block as read does not: Phase 2 rewrites it (the
+# filesystem's word against the block's entry), exit 1, and every file
+# reads, with every member and without the damaged one.
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/fsck_lib.sh"
 t_setup
@@ -53,12 +58,15 @@ PY
 )
 [ -n "$blocks" ] || t_fail "no inode block of d's files on $(basename "$m0")"
 AB="$PY $TESTS_DIR/array_block.py"
+# the parity of a data-region block's row, as the python above finds it
+parity_of() { echo "${IMG_LIST[$((3 - $1 / (64 / 4) % 4))]}"; }
 for blk in $blocks; do
 	$AB fill "$blk" 0 "$m0" || t_fail "array_block.py fill"
+	$AB save "$blk" "$T/p$blk" "$(parity_of "$blk")" || t_fail "save"
+	$AB fill "$blk" 7 "$(parity_of "$blk")" || t_fail "array_block.py fill"
 done
-t_log "inode blocks $blocks zeroed on $(basename "$m0"), their entries made to agree"
+t_log "inode blocks $blocks zeroed on $(basename "$m0"), their parity garbled, entries made to agree"
 
-t_sums "${IMG_LIST[@]}" >"$T/sums.before"
 for mode in -p -y; do
 	f_rc 4 "$mode" -f "$IMGS"
 	grep -q "NOT REPAIRED: .* stripes whose parity disagrees" "$T/out" ||
@@ -66,6 +74,20 @@ for mode in -p -y; do
 	grep -q "removed$\|made anew$\|: cleared$" "$T/out" &&
 		{ cat "$T/out"; t_fail "fsck $mode repaired over the suspect blocks"; }
 done
+t_log "parity put back: the row's reading proves itself, and is taken"
+for blk in $blocks; do
+	$AB restore "$blk" "$T/p$blk" "$(parity_of "$blk")" || t_fail "restore"
+done
+f_rc 1 -p -f "$IMGS"
+grep -q "the filesystem's checksum fails on it and holds on what the row gives" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -p: the inode block not rewritten"; }
+grep -q "removed$\|made anew$\|: cleared$" "$T/out" &&
+	{ cat "$T/out"; t_fail "fsck -p repaired the filesystem"; }
+f_rc 0 -n -f "$IMGS"
+t_mount "$IMGS" "$M" -o ro
+t_tree_sum "$M" >"$T/tree.after"
+t_umount "$M"
+cmp -s "$T/tree.before" "$T/tree.after" || t_fail "files differ after the repair"
 t_log "without $(basename "$m0"): every file, read through parity"
 mv "$m0" "$m0.away"
 t_mount "${IMG_LIST[1]}:${IMG_LIST[2]}:${IMG_LIST[3]}" "$M" -o ro,degraded=allow
