@@ -83,7 +83,14 @@ static int prealloc(struct fs *fs, struct fs_inode *ip, uint64_t off,
 	struct fs_tx *tx;
 	int err = 0;
 
-	if (!keep_size && off + len > ip->d.size)
+	/* All the room first: one that fails half way (ENOSPC) left the
+	 * blocks it had taken in the file, its size unchanged - the space
+	 * gone until the file was removed (a tester's find).  btrfs checks
+	 * first as well; a writer that takes the room meanwhile can still
+	 * make a step fail. */
+	err = fs_space_reserve(fs, FS_WRITE_SLACK + fs_ext_holes(fs, ip, from, to),
+			       false);
+	if (!err && !keep_size && off + len > ip->d.size)
 		err = fs_file_prepare_grow(fs, ip);
 	if (!err && !keep_size && off + len > ip->d.size)
 		err = fs_zero_block_tail(fs, ip, ip->d.size);

@@ -11,7 +11,8 @@
 # failed with ENOSPC), and once no handle writes through the page cache
 # new data fills the filesystem to its last blocks.  On a large
 # filesystem the dirty limit raidfs sets is no lower than FUSE's WRITEs in
-# flight need.
+# flight need.  An fallocate larger than the free space fails with ENOSPC
+# and takes no block (it left the blocks it had taken in the file).
 . "$(dirname "$0")/lib.sh"
 t_setup
 FSCK=$RAIDFS_BIN/fsck.raidfs
@@ -50,6 +51,18 @@ free=$(df -B1 --output=avail "$T/mnt" | tail -1)
 bfree=$(stat -f -c '%f * %S' "$T/mnt")
 bfree=$((bfree))
 t_log "$((free >> 20)) MiB available, $((bfree >> 20)) MiB free"
+
+t_log "an fallocate larger than the free space fails and takes nothing"
+used0=$(stat -f -c '%f' "$T/mnt")
+fallocate -l $((bfree + (8 << 20))) "$T/mnt/toobig" 2>"$T/fa.err" &&
+	t_fail "fallocate beyond the free space succeeded"
+grep -q "No space left on device" "$T/fa.err" ||
+	{ cat "$T/fa.err"; t_fail "fallocate: not ENOSPC"; }
+[ "$(stat -c '%s %b' "$T/mnt/toobig")" = "0 0" ] ||
+	t_fail "the failed fallocate left $(stat -c '%s bytes, %b blocks' "$T/mnt/toobig")"
+rm -f "$T/mnt/toobig"
+[ "$(stat -f -c '%f' "$T/mnt")" = "$used0" ] ||
+	t_fail "free blocks $used0 before the failed fallocate, $(stat -f -c '%f' "$T/mnt") after"
 
 t_log "dd bs=1M until it fails"
 rc=0
