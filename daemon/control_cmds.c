@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "control.h"
@@ -76,11 +77,52 @@ static int member_resolve(struct rc_array *a, const char *member,
 	       slot;
 }
 
+/*
+ * MEMBER is the device an online replacement copies onto: failing or
+ * removing it cancels the replacement, as mdadm --fail of a replacement
+ * device does (it could not be stopped: a tester's find).  Waits up to
+ * 10 s for the copy to let it go.  1 when MEMBER is not that device.
+ */
+static int replace_target_cancel(struct rc_array *a, const char *member,
+				 char *msg, size_t len)
+{
+	struct rc_info info;
+	uint8_t uuid[RC_UUID_SIZE];
+	uint32_t slot;
+	int ret;
+
+	rc_array_info(a, &info);
+	if (!info.replacing ||
+	    !(uuid_parse(member, uuid) == 0 ?
+	      !memcmp(uuid, info.replace_uuid, RC_UUID_SIZE) :
+	      same_path(info.replace_dev, member)))
+		return 1;
+	slot = info.replace_slot;
+	ret = rc_replace_cancel(a);
+	if (ret)
+		return say(msg, len, ret, "the replacement of slot %u: %s",
+			   slot, strerror(-ret));
+	for (int i = 0; i < 1000 && info.replacing; i++) {
+		usleep(10000);
+		rc_array_info(a, &info);
+	}
+	return info.replacing ?
+	       say(msg, len, 0, "replacement of slot %u by %s cancelled: it "
+		   "stops before its next batch; the slot keeps its device",
+		   slot, member) :
+	       say(msg, len, 0, "replacement of slot %u by %s cancelled: the "
+		   "slot keeps its device, %s is let go", slot, member, member);
+}
+
 static int cmd_fail(struct rc_array *a, const char *member, char *msg,
 		    size_t len)
 {
 	struct rc_info info;
-	int slot = member_resolve(a, member, &info, msg, len), ret;
+	int slot = replace_target_cancel(a, member, msg, len), ret;
+
+	if (slot <= 0)
+		return slot;
+	slot = member_resolve(a, member, &info, msg, len);
 
 	if (slot < 0)
 		return slot;
@@ -104,7 +146,11 @@ static int cmd_remove(struct rc_array *a, const char *member, char *msg,
 		      size_t len)
 {
 	struct rc_info info;
-	int slot = member_resolve(a, member, &info, msg, len), ret;
+	int slot = replace_target_cancel(a, member, msg, len), ret;
+
+	if (slot <= 0)
+		return slot;
+	slot = member_resolve(a, member, &info, msg, len);
 
 	if (slot < 0)
 		return slot;

@@ -320,6 +320,10 @@ static void replace_finished(struct ctl_events *ev, const struct rc_event *rc,
 		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
 			   "stopped: the new device failed and is let go; slot "
 			   "%d keeps %s", rc->slot, rc->why);
+	else if (rc->err == -ECANCELED)
+		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
+			   "cancelled: the new device is let go; slot %d keeps "
+			   "%s", rc->slot, rc->why);
 	else
 		event_emit(ev, CTL_EV_REPLACE_FINISHED, rc->slot, rc->dev, pc, t,
 			   "stopped: a device failed (the old one: the new one "

@@ -176,6 +176,7 @@ struct rc_replace {
 	uint8_t uuid[RC_UUID_SIZE];     /* dst's member uuid (a spare's entry) */
 	atomic_uint_fast64_t pos;
 	atomic_bool failed;             /* a write to dst failed */
+	atomic_bool cancel;             /* rc_replace_cancel: stop, drop dst */
 	/* RC_EV_REPLACE_STARTED emitted for this replacement: by the request
 	 * (rc_member_replace_online), or, resumed at assembly, by the copy's
 	 * first run - once either way. */

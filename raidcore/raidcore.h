@@ -498,6 +498,14 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev);
  * table.
  */
 int rc_member_replace_online(struct rc_array *a, int slot, struct rc_dev *dev);
+/*
+ * Stops the online replacement (mdadm: failing the replacement device):
+ * the recovery thread lets the new device go before its next batch (it
+ * is closed, not kept as a spare) and the slot keeps its device;
+ * ReplaceFinished says -ECANCELED.  -ENOENT when none runs.  Returns at
+ * once; rc_array_info's replacing turns false when it is done.
+ */
+int rc_replace_cancel(struct rc_array *a);
 
 /*
  * The recovery thread's: a member kept despite its errors because the

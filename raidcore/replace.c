@@ -350,6 +350,23 @@ static void replace_drop(struct rc_array *a, bool keep)
 	rc_member_state_changed(a);
 }
 
+int rc_replace_cancel(struct rc_array *a)
+{
+	int ret = 0;
+
+	rc_commit_lock(a);
+	pthread_mutex_lock(&a->state_lock);
+	if (!a->repl.dst)
+		ret = -ENOENT;
+	else
+		atomic_store(&a->repl.cancel, true);
+	pthread_mutex_unlock(&a->state_lock);
+	pthread_mutex_unlock(&a->commit_lock);
+	if (ret == 0)
+		rc_member_nudge(a);
+	return ret;
+}
+
 /* Logged, and ReplaceFinished of slot at pos unless the swap told it
  * (done). */
 static void replace_told(struct rc_array *a, int slot, uint64_t pos,
@@ -358,7 +375,9 @@ static void replace_told(struct rc_array *a, int slot, uint64_t pos,
 	rc_log("replacement of slot %d (%s) by %s: %s", slot, src, dst,
 	       done && err == 0 ? "done, the old device is let go" :
 	       done ? "done, some blocks could not be copied" :
-	       err == -EINTR ? "interrupted: it resumes" : "stopped");
+	       err == -EINTR ? "interrupted: it resumes" :
+	       err == -ECANCELED ? "cancelled: the slot keeps its device, the "
+				   "new one is let go" : "stopped");
 	if (!done)
 		rc_event_emit(a, RC_EV_REPLACE_FINISHED, slot, dst, src, pos,
 			      a->stripes, err);
@@ -372,6 +391,8 @@ static int copy_check(struct rc_array *a, bool may_yield)
 		return -EINTR;
 	if (!src_serves(a))
 		return -ENXIO;
+	if (atomic_load(&a->repl.cancel))
+		return -ECANCELED;
 	if (atomic_load(&a->repl.failed) || rc_io_repl_shrunk(a, a->repl.dst))
 		return -EIO;
 	return may_yield && rebuild_waits(a) ? -EAGAIN : 0;
@@ -454,12 +475,13 @@ int rc_replace_run(struct rc_array *a, bool may_yield,
 	}
 	dst_failed = atomic_load(&a->repl.failed);
 	if (ret < 0 && ret != -ENOMEM && rc_replace_pending(a))
-		replace_drop(a, !dst_failed);
+		replace_drop(a, !dst_failed && ret != -ECANCELED);
 	if (lost)
 		rc_log("replacement of slot %d: %llu blocks could not be read "
 		       "from any member: they read as errors on %s too",
 		       slot, (unsigned long long)lost, dst);
-	replace_told(a, slot, pos, dst, src, ret < 0 && dst_failed ? -ENODEV :
+	replace_told(a, slot, pos, dst, src, ret == -ECANCELED ? ret :
+		     ret < 0 && dst_failed ? -ENODEV :
 		     ret < 0 || lost ? -EIO : 0, done);
 	return ret < 0 ? -EIO : 0;
 }

@@ -95,6 +95,23 @@ grep -q "ReplaceFinished slot=2 device=$T/n2.img.*the new device failed" "$T/eve
 	|| t_fail "no failed ReplaceFinished for n2.img: $(cat "$T/events")"
 grep -q "ReplaceFinished slot=2.*took slot" "$T/events" && t_fail "a shrunk target took slot 2"
 
+t_log "a replacement cancelled by naming its new device (remove, as mdadm --fail of it)"
+truncate -s 16M "$T/n3.img"
+"$CTL" set "$M" rebuild-speed-max=128K >/dev/null || t_fail "set"
+"$CTL" replace "$M" 2 "$T/n3.img" >/dev/null || t_fail "replace 2: $(cat "$T/out")"
+wait_state replacing
+"$CTL" remove "$M" "$T/n3.img" >"$T/out" 2>&1 ||
+	t_fail "remove of the replacement's device: $(cat "$T/out")"
+grep -q "replacement of slot 2 by .*n3.img cancelled" "$T/out" || t_fail "remove said: $(cat "$T/out")"
+"$CTL" set "$M" rebuild-speed-max=0 >/dev/null || t_fail "set"
+wait_state clean
+"$CTL" status "$M" | grep -Eq "^ +2  active .*/m2.img" || t_fail "slot 2: $("$CTL" status "$M")"
+"$CTL" status "$M" | grep -q "n3.img" && t_fail "n3.img still held: $("$CTL" status "$M")"
+"$CTL" events "$M" >"$T/events"
+grep -q "ReplaceFinished slot=2 device=$T/n3.img.*cancel" "$T/events" \
+	|| t_fail "no cancelled ReplaceFinished for n3.img: $(cat "$T/events")"
+expect_rc 1 "$CTL" remove "$M" "$T/n3.img"
+
 t_log "a missing member cannot be replaced: use add"
 "$CTL" fail "$M" 3 >/dev/null || t_fail "fail 3"
 expect_rc 1 "$CTL" replace "$M" 3 "$T/x1.img"
