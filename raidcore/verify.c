@@ -500,8 +500,9 @@ static uint64_t row_lblock(const struct resolve *rs, uint32_t c)
  * column established (nothing failed): c as read does not prove itself
  * (rc_array_set_vouch: the filesystem's metadata checks), c rebuilt from
  * the others does.  Then c is the column that is wrong, whatever its
- * entry says: it and its entry were rewritten together.  The cells are
- * left as they were.  save: a block of scratch.
+ * entry says: it and its entry were rewritten together, or (a "never
+ * written" claim, zeros) its first write and its table's were lost.  The
+ * cells are left as they were.  save: a block of scratch.
  */
 static bool above_names(struct resolve *rs, bool *failed, uint32_t c,
 			uint8_t *save)
@@ -510,7 +511,8 @@ static bool above_names(struct resolve *rs, bool *failed, uint32_t c,
 	uint64_t lb = row_lblock(rs, c);
 	bool named;
 
-	if (!a->vouch_fn || c >= rs->mp->ndata || rs->st[c] != BLK_OK ||
+	if (!a->vouch_fn || c >= rs->mp->ndata ||
+	    (rs->st[c] != BLK_OK && rs->st[c] != BLK_ZERO) ||
 	    a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)))
 		return false;
 	memcpy(save, cell(rs, c), RC_BLOCK_SIZE);
@@ -567,21 +569,28 @@ static int named_above(struct resolve *rs, bool *failed, uint32_t *nfailed)
 /*
  * The row does not add up.  The likely cause is a false "never written"
  * claim (a lost table write): the ZERO column whose media makes the row
- * consistent, if exactly one does, is it; failing that, with one ZERO
- * column and redundancy to spare, that column is reconstructed.  1 when a
- * suspect was found (it is added to failed[], its media kept), 0 when the
- * row cannot be explained, -ENOMEM.
+ * consistent with redundancy left over, if exactly one does, is it.  1
+ * when a suspect was found (it is added to failed[], its media kept), 0
+ * when the row cannot be explained, -ENOMEM.  Until 2026-12-07, failing
+ * that, a lone ZERO column was taken for a lost write and rebuilt - a
+ * guess, and it wrote: with a block elsewhere in the row rewritten with
+ * its entry, the never-written block got garbage, the bad block's row
+ * agreed with it from then on, and on a degraded RAID 6 the guess used
+ * the last redundancy, so a read of the missing member returned wrong
+ * data with no error (a tester's finds, U5 D1-D3).
  */
 static int suspect_zero(struct resolve *rs, bool *failed, uint32_t *nfailed,
 			uint8_t *pq)
 {
 	const struct rc_stripe_map *mp = rs->mp;
-	int found = -1, nfound = 0, nz = 0, ret;
+	int found = -1, nfound = 0, ret;
 
+	/* with no redundancy left over, any media "makes it consistent" */
+	if (*nfailed >= rs->a->nred)
+		return 0;
 	for (uint32_t z = 0; z < mp->ncols; z++) {
 		if (rs->st[z] != BLK_ZERO)
 			continue;
-		nz++;
 		ret = reread_media(rs, z);
 		if (ret)
 			return ret;
@@ -595,19 +604,12 @@ static int suspect_zero(struct resolve *rs, bool *failed, uint32_t *nfailed,
 		}
 		memset(cell(rs, z), 0, RC_BLOCK_SIZE);
 	}
-	if (nfound != 1) {
-		found = -1;
-		if (nz != 1 || *nfailed + 1 > rs->a->nred)
-			return 0;
-		for (uint32_t z = 0; z < mp->ncols; z++)
-			if (rs->st[z] == BLK_ZERO)
-				found = (int)z;
-	}
+	if (nfound != 1)
+		return 0;
 	failed[found] = true;
 	rs->out->known[found] = false;
 	(*nfailed)++;
-	if (nfound == 1)
-		memcpy(cell(rs, (uint32_t)found), rs->media[found], RC_BLOCK_SIZE);
+	memcpy(cell(rs, (uint32_t)found), rs->media[found], RC_BLOCK_SIZE);
 	return parity_recover(rs, failed) ? 1 : 0;
 }
 
@@ -1053,6 +1055,11 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 			     "its own entry, but the filesystem's checksum "
 			     "fails on it and holds on what the row gives (it "
 			     "and its entry had been rewritten together)" :
+			     v->vouched[c] && state[c][r] == BLK_ZERO ?
+			     "rewritten from redundancy: its table said never "
+			     "written, and the filesystem's checksum holds on "
+			     "what the row gives (its write and its table's "
+			     "were lost)" :
 			     v->vouched[c] ?
 			     "checksum entry re-derived: no redundancy left "
 			     "to check it, and the filesystem vouches for the "

@@ -1873,6 +1873,19 @@ static struct rc_array *replace_bed(struct rc_testbed *tb, enum rc_level lv,
 	return a;
 }
 
+/* replace_bed's spare device (the fifth) as one that acknowledges every
+ * write to its data region and keeps none. */
+static struct rc_dev *liar_dev(struct rc_testbed *tb)
+{
+	struct rc_fault *ctl;
+	struct rc_dev *dst;
+
+	assert_int_equal(rc_fault_wrap(tb_borrow(tb, 4), NULL, &dst, &ctl), 0);
+	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
+					      RC_FAULT_PERSISTENT), 0);
+	return dst;
+}
+
 /* raidfsctl replace's refusals: each closes the device, writes nothing. */
 static void replace_refusals(struct rc_testbed *tb, struct rc_array *a)
 {
@@ -1967,16 +1980,13 @@ static void test_replace_onto_liar(void **state)
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct rc_info info;
-	struct rc_fault *ctl;
 	struct rc_dev *dst;
 	struct model m;
 	uint64_t seed = 53;
 
 	(void)state;
 	a = replace_bed(&tb, RC_RAID5, 4, &l, &m, &seed, 60);
-	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 4), NULL, &dst, &ctl), 0);
-	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
-					      RC_FAULT_PERSISTENT), 0);
+	dst = liar_dev(&tb);
 	assert_int_equal(rc_array_start_recovery(a), 0);
 	assert_int_equal(rc_member_replace_online(a, 1, dst), 0);
 	for (int i = 0; i < 1500; i++) {
@@ -2020,7 +2030,6 @@ static void test_rebuild_onto_liar(void **state)
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct rc_info info;
-	struct rc_fault *ctl;
 	struct rc_dev *dst;
 	struct model m;
 	uint64_t seed = 59;
@@ -2028,9 +2037,7 @@ static void test_rebuild_onto_liar(void **state)
 	(void)state;
 	a = replace_bed(&tb, RC_RAID5, 4, &l, &m, &seed, 60);
 	assert_int_equal(rc_member_fail(a, 1), 0);
-	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 4), NULL, &dst, &ctl), 0);
-	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20, DEV_BYTES - (2u << 20),
-					      RC_FAULT_PERSISTENT), 0);
+	dst = liar_dev(&tb);
 	assert_int_equal(rc_member_replace(a, 1, dst, NULL, NULL), -EIO);
 	rc_array_info(a, &info);
 	assert_true(info.degraded);

@@ -396,16 +396,23 @@ static void write_block0_table_lost(struct rc_testbed *tb, int victim)
 				      sb.csum_offset * BS), 0);
 }
 
-/* The member holding logical block 0 (data column 0 of stripe 0). */
-static int block0_member(const struct rc_info *info)
+/* Where stripe 0's columns lie. */
+static void stripe0_map(const struct rc_info *info, struct rc_stripe_map *map)
 {
 	struct rc_geom g = { .level = info->level, .layout = info->layout,
 			     .members = info->members,
 			     .chunk_blocks = info->chunk_blocks,
 			     .member_blocks = info->chunk_blocks };
+
+	rc_geom_stripe(&g, 0, map);
+}
+
+/* The member holding logical block 0 (data column 0 of stripe 0). */
+static int block0_member(const struct rc_info *info)
+{
 	struct rc_stripe_map map;
 
-	rc_geom_stripe(&g, 0, &map);
+	stripe0_map(info, &map);
 	return (int)map.col[0].member;
 }
 
@@ -659,14 +666,7 @@ static void test_raid6_locates_column(void **state)
 		a = tb_assemble(&tb, 0, 0);
 		rc_array_info(a, &info);
 		assert_int_equal(info.level, RC_RAID6);
-		{
-			struct rc_geom g = {
-				.level = info.level, .layout = info.layout,
-				.members = info.members,
-				.chunk_blocks = info.chunk_blocks,
-				.member_blocks = info.chunk_blocks };
-			rc_geom_stripe(&g, 0, &map);
-		}
+		stripe0_map(&info, &map);
 		cb = info.chunk_blocks;
 		for (uint64_t b = 0; b < 2; b++) {      /* columns 0 and 1 */
 			tb_pattern(buf, b * cb, 1);
@@ -801,14 +801,7 @@ static void test_false_parity_claim_degraded(void **state)
 		tb_create(&tb, c->level, c->chunk, 0);
 		a = tb_assemble(&tb, 0, 0);
 		rc_array_info(a, &info);
-		{
-			struct rc_geom g = {
-				.level = info.level, .layout = info.layout,
-				.members = info.members,
-				.chunk_blocks = info.chunk_blocks,
-				.member_blocks = info.chunk_blocks };
-			rc_geom_stripe(&g, 0, &map);
-		}
+		stripe0_map(&info, &map);
 		pm = map.col[map.ndata].member;         /* P of stripe 0 */
 		sb_of(&tb, (int)pm, &sb);
 		assert_int_equal(rc_dev_read(tb.mem[pm], table, BS,
@@ -850,6 +843,84 @@ static void test_false_parity_claim_degraded(void **state)
 	}
 }
 
+/*
+ * A row that disagrees with nothing to name its wrong column by: nothing
+ * is guessed, nothing written.  Row 0 of stripe 0 holds two written data
+ * blocks and one never written, and one block is rewritten together with
+ * its entry:
+ *   - RAID 6 without data column 0's member, P rewritten: block 0, which
+ *     only P and Q can give, reads as an I/O error or right - never
+ *     wrong - and the never-written block is not written.  The lone
+ *     never-written column was taken for a lost write and solved for
+ *     with the bad P: block 0 read wrong with no error, and garbage went
+ *     into the never-written block (a tester's find, U5 D1);
+ *   - RAID 5, data column 1 rewritten, every member there: a repairing
+ *     scrub reports the mismatch and writes nothing (the guess rebuilt
+ *     the never-written block from the bad column, and the row agreed
+ *     with it from then on: U5 D3).
+ */
+static void test_no_lone_zero_guess(void **state)
+{
+	static const uint8_t zero[BS];
+
+	for (int what = 0; what < 2; what++) {
+		const struct cfg *c = &cfgs[what == 0 ? 4 : 3];
+		struct rc_scrub_report r;
+		struct rc_stripe_map map;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		uint8_t buf[BS], blk[BS];
+		uint32_t cb, v;
+		uint64_t hash;
+		int ret;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		stripe0_map(&info, &map);
+		cb = info.chunk_blocks;
+		for (uint64_t b = 0; b < 2; b++) {      /* columns 0 and 1 */
+			tb_pattern(buf, b * cb, 1);
+			assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
+		}
+		if (map.ndata > 3) {                    /* only column 2 unwritten */
+			for (uint64_t b = 3; b < map.ndata; b++) {
+				tb_pattern(buf, b * cb, 1);
+				assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
+			}
+		}
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		v = what == 0 ? map.ndata : 1;          /* P, or data 1 */
+		tb_pattern(blk, 777, 5);
+		reseal_block(&tb, (int)map.col[v].member, map.col[v].offset, blk);
+		a = tb_assemble(&tb, what == 0 ? 1u << map.col[0].member : 0, 0);
+		assert_int_equal(rc_array_clear_errors(a, false), 0);
+		hash = tb_media_hash(&tb);
+		if (what == 0) {
+			ret = rc_read(a, 0, 1, buf);
+			if (ret == 0 && !tb_check(buf, 0, 1))
+				fail_msg("block 0 read wrong, with no error");
+			assert_true(ret == 0 || ret == -EIO);
+		} else {
+			assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+			assert_int_equal(r.parity_mismatches, 1);
+			assert_int_equal(r.repaired, 0);
+		}
+		assert_true(tb_media_hash(&tb) == hash);
+		ret = rc_read(a, 2ull * cb, 1, buf);
+		assert_true(ret == 0 || ret == -EIO);
+		if (ret == 0 && memcmp(buf, zero, BS))
+			fail_msg("case %d: the never-written block reads "
+				 "garbage", what);
+		assert_true(tb_media_hash(&tb) == hash);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_unattributable_mismatch),
 		cmocka_unit_test(test_raid6_locates_column),
 		cmocka_unit_test(test_table_damaged_online),
+		cmocka_unit_test(test_no_lone_zero_guess),
 		cmocka_unit_test(test_tables_healed_online),
 		cmocka_unit_test(test_lost_table_write_then_rmw),
 		cmocka_unit_test(test_old_image_put_back_online),
