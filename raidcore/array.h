@@ -29,6 +29,36 @@
 
 struct rc_worker;
 
+/*
+ * Blocks a copy wrote (a rebuild onto its slot's device, an online
+ * replacement onto the new one): a uniform sample of at most RC_SAMPLES
+ * of them (reservoir sampling), what the copy's read-back checks
+ * (rc_csum_verify_blocks).  Samples spread over the whole device found
+ * almost nothing written on a mostly empty array, and a spare that
+ * dropped writes was said in sync (a tester's find, U5 D4).  Only the
+ * copy's thread touches it.
+ */
+#define RC_SAMPLES 256
+struct rc_sample {
+	uint64_t mb[RC_SAMPLES];        /* data-region blocks */
+	uint64_t offered;
+	uint64_t rng;
+};
+
+static inline void rc_sample_offer(struct rc_sample *s, uint64_t mb)
+{
+	uint64_t j;
+
+	if (s->offered < RC_SAMPLES) {
+		s->mb[s->offered++] = mb;
+		return;
+	}
+	s->rng = s->rng * 6364136223846793005ull + 1442695040888963407ull;
+	j = (s->rng >> 11) % ++s->offered;
+	if (j < RC_SAMPLES)
+		s->mb[j] = mb;
+}
+
 struct rc_member {
 	struct rc_dev *dev;             /* NULL when missing; changed under
 					   state_lock (__atomic stores), read
@@ -37,6 +67,9 @@ struct rc_member {
 	uint8_t uuid[RC_UUID_SIZE];
 	uint64_t rebuild_pos;           /* stripes current on a REBUILDING
 					   member; state_lock */
+	struct rc_sample sample;        /* what its rebuild wrote, sampled */
+	char stop_why[200];             /* why its rebuild stopped, if the
+					   rebuild's own check stopped it */
 	uint64_t jhead;                 /* next free ring block */
 	uint64_t jtail;                 /* ring block of the first live record */
 	uint64_t jused;                 /* ring blocks in use since the tail */
@@ -177,6 +210,7 @@ struct rc_replace {
 	atomic_uint_fast64_t pos;
 	atomic_bool failed;             /* a write to dst failed */
 	atomic_bool cancel;             /* rc_replace_cancel: stop, drop dst */
+	struct rc_sample sample;        /* what the copy wrote, sampled */
 	/* RC_EV_REPLACE_STARTED emitted for this replacement: by the request
 	 * (rc_member_replace_online), or, resumed at assembly, by the copy's
 	 * first run - once either way. */
@@ -679,31 +713,33 @@ void rc_csum_fini(struct rc_array *a);
  * block failed its seal or could not be read), or -ENOMEM. */
 enum { RC_ENTRY_SUM = 0, RC_ENTRY_ZERO = 1, RC_ENTRY_UNKNOWN = 2 };
 /*
- * The read-back of a copy: RC_SAMPLES blocks sampled across slot's column
- * (one row of stripes spread evenly), those its entries record as
- * written, read from dev - the slot's device after a rebuild, or the
- * device a replacement copies onto - and checked against the entries.
- * *seen counts the blocks checked; returns how many did not read back (a
- * read error counts).  What is on the media is read, not a cache: the
- * caller has flushed the copy.  blk: a block-sized buffer.  A device that
- * returns zeros or drops writes is caught here, not at the next member
- * loss (replace.c copy_verify, rebuild.c rebuild_batch).
+ * The read-back of a copy: the blocks sample holds (what it wrote to
+ * slot's column), those its entries record as written, read from dev -
+ * the slot's device after a rebuild, or the device a replacement copies
+ * onto - and checked against the entries; with tables, the table block
+ * of each on dev too (its seal, and the entry).  *seen counts the blocks
+ * checked; returns how many did not read back (a read error counts).
+ * What is on the media is read, not a cache: the caller has flushed the
+ * copy.  blk: a block-sized buffer.  A device that returns zeros or
+ * drops writes is caught here, not at the next member loss (replace.c
+ * copy_verify, rebuild.c rebuild_readback).
  */
+uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
+			       struct rc_dev *dev,
+			       const struct rc_sample *sample, bool tables,
+			       uint8_t *blk, uint64_t *seen);
 /*
  * The scrub's look at the media under slot's data-region blocks
  * [mb0, mb0 + span): the table blocks that begin there (so a pass checks
- * each once) read and their seals checked.  The cache serves reads, so a table block damaged on the
- * media while the array runs was seen only at the next mount (a tester's
- * find); one so found is counted on the member and, with repair, written
- * home again from its cached copy (it is then dirty: the scrub's closing
- * rc_commit_tables writes it).  Returns how many were counted.
+ * each once) read and their seals checked.  The cache serves reads, so a
+ * table block damaged on the media while the array runs was seen only at
+ * the next mount (a tester's find); one so found is counted on the
+ * member and, with repair, written home again from its cached copy (it
+ * is then dirty: the scrub's closing rc_commit_tables writes it).
+ * Returns how many were counted.
  */
 uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
 			     uint64_t span, bool repair);
-#define RC_SAMPLES 256
-uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
-			       struct rc_dev *dev, uint8_t *blk,
-			       uint64_t *seen);
 int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 		  uint64_t *csum);
 /* The seed of slot's table seals (its array's and its own uuid). */

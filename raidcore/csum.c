@@ -261,32 +261,45 @@ int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 	return ret;
 }
 
-uint64_t rc_csum_sample_verify(struct rc_array *a, int slot,
-			       struct rc_dev *dev, uint8_t *blk,
-			       uint64_t *seen)
+/* Table block tblk of slot on dev holds entry want for mblock. */
+static bool table_reads_back(struct rc_array *a, int slot, struct rc_dev *dev,
+			     uint64_t mblock, uint64_t want, uint8_t *blk)
 {
+	uint64_t tblk = table_block(a, mblock / RC_CSUM_PER_BLOCK);
+
+	return rc_dev_read(dev, blk, RC_BLOCK_SIZE, tblk * RC_BLOCK_SIZE) == 0 &&
+	       rc_csum_block_ok(blk, rc_csum_seed(a, slot), tblk) &&
+	       rc_csum_get(blk, (uint32_t)(mblock % RC_CSUM_PER_BLOCK)) == want;
+}
+
+uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
+			       struct rc_dev *dev,
+			       const struct rc_sample *sample, bool tables,
+			       uint8_t *blk, uint64_t *seen)
+{
+	uint64_t n = sample->offered < RC_SAMPLES ? sample->offered : RC_SAMPLES;
 	uint64_t bad = 0;
 
 	*seen = 0;
-	for (uint32_t i = 0; i < RC_SAMPLES; i++) {
-		uint64_t s = (a->stripes - 1) * i / (RC_SAMPLES - 1);
-		uint32_t r = (i * 37u) % a->g.chunk_blocks;
-		struct rc_stripe_map map;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t mb = sample->mb[i], want;
+		int kind = rc_csum_entry(a, slot, mb, &want);
 
-		rc_geom_stripe(&a->g, s, &map);
-		for (uint32_t c = 0; c < map.ncols; c++) {
-			uint64_t mb = map.col[c].offset + r, want;
-
-			if ((int)map.col[c].member != slot ||
-			    rc_csum_entry(a, slot, mb, &want) != RC_ENTRY_SUM ||
-			    want == RC_CSUM_POISON)
-				continue;
+		/* the slot's own table, reloaded from dev and failing its
+		 * seal: dev lost the table's writes */
+		if (tables && kind == RC_ENTRY_UNKNOWN) {
 			(*seen)++;
-			if (rc_dev_read(dev, blk, RC_BLOCK_SIZE,
-					rc_abs(a, mb) * RC_BLOCK_SIZE) < 0 ||
-			    rc_block_csum(blk, rc_abs(a, mb)) != want)
-				bad++;
+			bad++;
+			continue;
 		}
+		if (kind != RC_ENTRY_SUM || want == RC_CSUM_POISON)
+			continue;
+		(*seen)++;
+		if (rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+				rc_abs(a, mb) * RC_BLOCK_SIZE) < 0 ||
+		    rc_block_csum(blk, rc_abs(a, mb)) != want ||
+		    (tables && !table_reads_back(a, slot, dev, mb, want, blk)))
+			bad++;
 	}
 	return bad;
 }

@@ -296,6 +296,7 @@ static int repl_set(struct rc_array *a, int slot, struct rc_dev *dev,
 	atomic_store(&a->repl.pos, 0);
 	atomic_store(&a->repl.failed, false);
 	atomic_store(&a->repl.cancel, false);
+	memset(&a->repl.sample, 0, sizeof(a->repl.sample));
 	atomic_store(&a->repl.announced, true);
 	__atomic_store_n(&a->repl.dst, dev, __ATOMIC_SEQ_CST);
 	return 0;

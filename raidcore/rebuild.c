@@ -150,6 +150,8 @@ static int runs_put(struct rc_array *a, void *ctx, int slot, uint64_t block,
 	struct rc_io *last = pr->n ? &pr->io[pr->n - 1] : NULL;
 	int ret = 0;
 
+	rc_sample_offer(&a->m[slot].sample, block - rc_abs(a, 0));
+
 	if (last && last->member == slot && last->block + last->count == block &&
 	    (const uint8_t *)last->buf + (size_t)last->count * RC_BLOCK_SIZE ==
 	    (const uint8_t *)data) {
@@ -531,7 +533,8 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
 
 /*
  * Before the slot is said in sync, its device must be shown to keep what
- * it was given (rc_csum_sample_verify): a spare that returns zeros or
+ * it was given, blocks and tables (rc_csum_verify_blocks over what the
+ * rebuild wrote, sampled as it went): a spare that returns zeros or
  * drops writes was reported in sync, the array redundant, until a later
  * checkpoint's read-back or the next member loss found it (a tester's
  * find).  It is failed instead; the array stays degraded.  A catch-up is
@@ -546,14 +549,19 @@ static int rebuild_readback(struct rc_array *a, int slot)
 
 	if (!blk)
 		return -ENOMEM;
-	bad = rc_csum_sample_verify(a, slot, a->m[slot].dev, blk, &seen);
+	bad = rc_csum_verify_blocks(a, slot, a->m[slot].dev, &a->m[slot].sample,
+				    true, blk, &seen);
 	free(blk);
 	if (bad == 0)
 		return 0;
 	snprintf(why, sizeof(why), "%llu of %llu blocks sampled after its "
-		 "rebuild do not read back as written (the device returns "
-		 "zeros or drops writes)", (unsigned long long)bad,
-		 (unsigned long long)seen);
+		 "rebuild do not read back as written, or their checksum "
+		 "table does not (the device returns zeros or drops writes)",
+		 (unsigned long long)bad, (unsigned long long)seen);
+	snprintf(a->m[slot].stop_why, sizeof(a->m[slot].stop_why),
+		 "reached the end, but %llu of %llu blocks sampled do not "
+		 "read back as written: the device is failed",
+		 (unsigned long long)bad, (unsigned long long)seen);
 	rc_member_set_faulty(a, slot, why);
 	return -EIO;
 }
@@ -826,8 +834,10 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	if (ret == 0) {
 		bool catchup = a->m[slot].catchup;
 		bool finished = false;
-		char why[160];
+		char why[240];
 
+		memset(&a->m[slot].sample, 0, sizeof(a->m[slot].sample));
+		a->m[slot].stop_why[0] = 0;
 		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name,
 			      catchup ? "catch-up" : NULL,
 			      a->m[slot].rebuild_pos, a->stripes, 0);
@@ -835,6 +845,8 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 		rebuild_finished_why(a, slot, catchup, lost, why, sizeof(why));
 		if (catchup)
 			rc_log("slot %d: %s", slot, why);
+		if (!finished && a->m[slot].stop_why[0])
+			snprintf(why, sizeof(why), "%s", a->m[slot].stop_why);
 		if (!finished)
 			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
 				      why[0] ? why : NULL, a->m[slot].rebuild_pos,

@@ -107,6 +107,14 @@ static int copy_stripe(struct rc_array *a, uint64_t s, uint8_t *buf,
 			copy_rows(a, &map, c, buf, lost);
 		ret = rc_io_unplaced_write(a, a->repl.dst, rc_abs(a, col->offset),
 					   nr, buf);
+		for (uint32_t r = 0; r < nr && ret == 0; r++) {
+			uint64_t e;
+
+			if (rc_csum_entry(a, a->repl.slot, col->offset + r,
+					  &e) == RC_ENTRY_SUM)
+				rc_sample_offer(&a->repl.sample,
+						col->offset + r);
+		}
 	}
 	if (ret == 0)
 		atomic_store(&a->repl.pos, s + 1);
@@ -239,8 +247,7 @@ static void slot_take(struct rc_array *a)
 
 /*
  * Before src is let go, dst must be shown to keep what was copied: blocks
- * sampled across the device (RC_SAMPLES stripes, a row each, where
- * the slot's column holds data) read back from dst and checked against
+ * sampled among those copied (repl.sample) read back from dst and checked against
  * the slot's checksum entries, after a checkpoint has put every committed
  * write in place (on dst too).  A device that returns zeros or drops
  * writes (a dm-zero target, a disk losing its writes) took the whole copy
@@ -257,7 +264,8 @@ static int copy_verify(struct rc_array *a, const char *dstname,
 	rc_commit_lock(a);
 	ret = rc_journal_checkpoint(a, false);
 	if (ret == 0)
-		bad = rc_csum_sample_verify(a, slot, a->repl.dst, blk, &seen);
+		bad = rc_csum_verify_blocks(a, slot, a->repl.dst,
+					    &a->repl.sample, false, blk, &seen);
 	pthread_mutex_unlock(&a->commit_lock);
 	if (ret == 0 && bad) {
 		rc_log("replacement of slot %d: %llu of %llu blocks sampled on "

@@ -195,6 +195,8 @@ static int scrub_tables(struct rc_array *a, uint64_t row0, uint64_t nrows,
 			found += rc_csum_media_check(a, (int)m, row0 * nr,
 						     nrows * nr, write);
 	rep->csum_errors += found;
+	if (write)
+		rep->repaired += found;         /* a table block written again */
 	if (found) {
 		atomic_store(&a->errors_seen, true);
 		if (write)

@@ -2054,6 +2054,63 @@ static void test_rebuild_onto_liar(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * The same with one row of the array written, one the old read-back's
+ * samples (one row of each of 256 stripes spread over the device) did not
+ * fall on: it checked nothing and said the slot in sync (a tester's find
+ * on a mostly empty array, U5 D4).  The read-back samples what the
+ * rebuild wrote.
+ */
+static void test_rebuild_sparse_liar(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	uint8_t buf[RC_BLOCK_SIZE];
+	uint64_t s = 1, r = 0, cb;
+	bool hit = true;
+
+	(void)state;
+	tb_init(&tb, 5, DEV_BYTES);
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	tb.n = 5;
+	a = tb_assemble(&tb, 1u << 4, 0);
+	rc_array_info(a, &info);
+	cb = info.chunk_blocks;
+	/* a row none of the 256 spread samples (stripe s_i, row i * 37 % cb)
+	 * lands in */
+	for (s = 1; hit && s < info.stripes; s++)
+		for (r = 0; hit && r < cb; r++) {
+			hit = false;
+			for (uint64_t i = 0; i < 256; i++)
+				hit |= (info.stripes - 1) * i / 255 == s &&
+				       i * 37 % cb == r;
+		}
+	assert_false(hit);
+	s--, r--;
+	for (uint64_t c = 0; c < info.data_columns; c++) {
+		uint64_t b = s * info.stripe_blocks + c * cb + r;
+
+		tb_pattern(buf, b, 1);
+		assert_int_equal(rc_write(a, b, 1, buf), 0);
+	}
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_member_fail(a, 1), 0);
+	assert_int_equal(rc_member_replace(a, 1, liar_dev(&tb), NULL, NULL),
+			 -EIO);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	for (uint64_t c = 0; c < info.data_columns; c++) {
+		uint64_t b = s * info.stripe_blocks + c * cb + r;
+
+		assert_int_equal(rc_read(a, b, 1, buf), 0);
+		assert_true(tb_check(buf, b, 1));
+	}
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* A replacement interrupted by close resumes from its checkpoint; one
  * whose old device fails becomes an ordinary rebuild onto the new one. */
 static void test_replace_resume_and_fail(void **state)
@@ -2374,6 +2431,7 @@ int main(void)
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_replace_onto_liar),
 		cmocka_unit_test(test_rebuild_onto_liar),
+		cmocka_unit_test(test_rebuild_sparse_liar),
 		cmocka_unit_test(test_rebuild_speed_limit),
 		cmocka_unit_test(test_scrub_state_kept),
 		cmocka_unit_test(test_superblock_write_fails),

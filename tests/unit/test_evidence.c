@@ -355,6 +355,7 @@ static void test_table_damaged_online(void **state)
 		assert_true(tb_media_hash(&tb) == hash);
 		assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
 		assert_int_equal(r.csum_errors, 1);
+		assert_int_equal(r.repaired, 1);        /* the table block */
 		assert_int_equal(r.unrecoverable, 0);
 		assert_int_equal(r.parity_mismatches, 0);
 		scrub_clean(a);
