@@ -209,7 +209,7 @@ static bool zeroed(struct fsck *f, struct fs_repair *r, uint64_t blk,
 
 static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 {
-	uint64_t done = 0, failed = 0, rewritten = 0;
+	uint64_t done = 0, failed = 0, rewritten = 0, kept = 0;
 	uint8_t *zero, *scratch;
 
 	/* two blocks: zeros to write, and a scratch to read into; what the
@@ -233,6 +233,14 @@ static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 		}
 		if (!fs_repair_block_free(r, f->bad[i]))
 			continue;
+		/* A stripe whose parity disagrees with data that verifies
+		 * (rc_block_suspect): a write there makes its parity agree
+		 * with the blocks it holds, the wrong one with the rest - the
+		 * damage could then not be found again (a tester's find). */
+		if (rc_block_suspect(f->array, f->bad[i])) {
+			kept++;
+			continue;
+		}
 		if (zeroed(f, r, f->bad[i], zero))
 			done++;
 		else
@@ -246,6 +254,12 @@ static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 			 (unsigned long long)done, failed ?
 			 " (the others' writes failed: their rows hold more "
 			 "than the array can rebuild)" : "");
+	if (kept)
+		fsck_msg("  %llu blocks that could not be reconstructed are in "
+			 "free space, in stripes whose parity disagrees with "
+			 "data that verifies: left as they are (a write would "
+			 "make the parity agree with the wrong block)",
+			 (unsigned long long)kept);
 	if (rewritten)
 		fsck_msg("  %llu blocks that could not be reconstructed were "
 			 "rewritten by the filesystem's repair (phase 3)",
