@@ -284,8 +284,6 @@ static int daemon_run(struct daemon_state *s, const char *source,
 {
 	char err[CONFIG_ERR_MAX] = "";
 	int ret, status = MNT_EX_FAIL;
-	struct rc_info info;
-	bool degraded;
 
 	s->d.timeout = RFS_TIMEOUT_S;
 	s->d.ro = s->o.ro;
@@ -329,18 +327,18 @@ static int daemon_run(struct daemon_state *s, const char *source,
 	control_stop(s->ctl);
 out_close:
 	/* shut down clean, and not redundant: said so (a rebuild that
-	 * stopped at the unmount goes on at the next mount) */
-	degraded = s->sa.array && !rc_array_info(s->sa.array, &info) &&
-		   info.degraded;
-	/* a close that fails after a mount that failed (the array
-	 * suspended while the filesystem was opened) leaves 32, the
-	 * mount's failure: 1 is a usage error */
+	 * stopped at the unmount goes on at the next mount; a member the
+	 * unmount's own writes failed counts: it said "clean" then, a
+	 * tester's find).  A close that fails after a mount that failed
+	 * (the array suspended while the filesystem was opened) leaves 32,
+	 * the mount's failure: 1 is a usage error */
 	if (source_close(&s->sa)) {
 		if (status == MNT_EX_SUCCESS)
 			status = 1;
 	} else if (status == MNT_EX_SUCCESS)
 		rfs_log(LOG_INFO, "%s unmounted, array clean%s", mountpoint,
-			degraded ? " but degraded (a slot missing, or not yet "
+			s->sa.closed_degraded ? " but degraded (a slot "
+			"missing, failed, or not yet "
 			"rebuilt)" : "");
 out_session:
 	if (s->se)

@@ -512,6 +512,11 @@ int source_close(struct source_array *sa)
 	fs_bdev_close(sa->bdev);
 	sa->bdev = NULL;
 	if (sa->array) {
+		struct rc_info info;
+
+		/* after the unmount's writes: a member they failed counts */
+		sa->closed_degraded = !rc_array_info(sa->array, &info) &&
+				      info.degraded;
 		r = rc_array_close(sa->array);
 		if (r)
 			rfs_log(LOG_ERR, "closing the array: %s", strerror(-r));

@@ -41,6 +41,8 @@ struct source_array {
 	struct fs_bdev *bdev;       /* the logical device fs is stored on */
 	struct fs *fs;              /* after source_fs_mount, else NULL */
 	struct rc_info info;        /* as assembled */
+	bool closed_degraded;       /* source_close: not redundant when the
+				       filesystem's last writes were done */
 };
 
 /*

@@ -9,7 +9,9 @@
 # empty array and the slot was said in sync (a tester's find, U5 D4); a
 # spare that dropped only its table writes was not looked at (D5).  A
 # healthy spare, and one that drops its table writes alone, on the same
-# array, for contrast: in sync, and failed.
+# array, for contrast: in sync, and failed.  A member failed by the
+# unmount's own writes is told at its end ("clean but degraded": it said
+# "clean", U5 M3).
 . "$(dirname "$0")/lib.sh"
 t_setup
 . "$TESTS_DIR/ctl_lib.sh"
@@ -66,4 +68,15 @@ grep -q "reached the end, but .* blocks sampled do not read back" "$T/finished" 
 	t_fail "RebuildFinished: $(cat "$T/finished")"
 [ "$(state)" = degraded ] || t_fail "state $(state), not degraded"
 t_umount "$M"
+
+t_log "a member whose writes fail during the unmount: said degraded at the end"
+for i in 0 1 2 3; do truncate -s 16M "$T/back/u$i.img"; done
+t_mkfs 5 16K "$T/back/u0.img" "$T/back/u1.img" "$T/back/u2.img" "$T/back/u3.img"
+t_mount "$T/ff/u0.img:$T/ff/u1.img:$T/ff/u2.img:$T/ff/u3.img" "$M"
+cp "$T/src" "$M/g"
+echo "u2.img eio-write 0 1G" >"$T/ff/.faultctl"
+: >"$T/daemon.log"
+t_umount "$M"
+grep -q "unmounted, array clean but degraded" "$T/daemon.log" ||
+	{ cat "$T/daemon.log"; t_fail "the unmount did not say degraded"; }
 t_log "ok"
