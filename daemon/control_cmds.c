@@ -404,11 +404,38 @@ static int cmd_set(struct rc_array *a, const struct ctl_request *r, char *msg,
 		   (unsigned long long)max);
 }
 
+/*
+ * A suspended array (raidcore fail.c) takes no change of its members:
+ * said so, naming the member it waits for, before any device named in
+ * the request is opened.  Each command failed with EIO and named the new
+ * device, which was not at fault (a tester's find, U3 D13).
+ */
+static int suspended_refusal(struct rc_array *a, char *msg, size_t len)
+{
+	struct rc_member_status st;
+	struct rc_info info;
+
+	if (rc_array_info(a, &info) || !info.suspended)
+		return 0;
+	if (rc_array_member_status(a, (int)info.suspend_slot, &st))
+		st.name[0] = 0;
+	return say(msg, len, -EIO, "the array is suspended (slot %u, %s: %s): "
+		   "no member can be changed; unmount, put the device back "
+		   "and mount again", info.suspend_slot,
+		   st.name[0] ? st.name : "no device", info.suspend_why);
+}
+
 int ctl_cmd_run(struct rc_array *a, struct ctl_events *ev,
 		const struct ctl_request *r, char *msg, size_t msglen)
 {
 	int ret;
 
+	if (r->cmd == CTL_FAIL || r->cmd == CTL_REMOVE || r->cmd == CTL_ADD ||
+	    r->cmd == CTL_REPLACE || r->cmd == CTL_CLEAR) {
+		ret = suspended_refusal(a, msg, msglen);
+		if (ret)
+			return ret;
+	}
 	switch (r->cmd) {
 	case CTL_FAIL:
 		return cmd_fail(a, r->arg, msg, msglen);

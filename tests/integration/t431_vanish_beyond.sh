@@ -56,6 +56,20 @@ assert m1 and m1[0]["state"] == "active", m1
 "$CTL" status "$M" | grep -q "SUSPENDED: slot 1" || t_fail "status text: $("$CTL" status "$M")"
 "$CTL" events "$M" | grep -q "ArraySuspended" || t_fail "no ArraySuspended event: $("$CTL" events "$M")"
 grep -q "SUSPENDED" "$T/daemon.log" || t_fail "the log does not say suspended"
+# member changes are refused naming the member the array waits for, not
+# the device named (it failed with EIO "new.img: Input/output error")
+truncate -s 64M "$T/new.img"
+refused() {     # refused CMD [ARGS...]: raidfsctl CMD $M ARGS... refused so
+	local rc=0
+	"$CTL" "$1" "$M" "${@:2}" >"$T/ctl.out" 2>&1 || rc=$?
+	[ "$rc" -ne 0 ] || t_fail "raidfsctl $* on a suspended array succeeded"
+	grep -q "the array is suspended (slot 1, .*m1.img" "$T/ctl.out" ||
+		t_fail "raidfsctl $*: $(cat "$T/ctl.out")"
+}
+refused add "$T/new.img"
+refused replace 2 "$T/new.img"
+refused fail 2
+refused clear
 # a new file cannot be written, and the array is not read any more
 if dd if="$T/src" of="$M/after" bs=64K conv=fsync status=none 2>/dev/null; then
 	t_fail "a write to a suspended array succeeded"
