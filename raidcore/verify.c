@@ -785,9 +785,43 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 }
 
 /* Mirrors: the established copies must agree; the rest follow them. */
+/*
+ * Copies that verify but disagree: the layer above's word decides when
+ * every copy it proves is the same and some other copy it does not
+ * prove (rc_array_set_vouch: a metadata block rewritten with its entry
+ * on one member).  *src becomes a proven copy, wrong[] the others.
+ */
+static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
+{
+	struct rc_array *a = rs->a;
+	uint64_t lb = rs->mp->stripe * a->stripe_blocks + rs->row;
+	int good = -1;
+	bool any = false;
+
+	if (!a->vouch_fn)
+		return false;
+	for (uint32_t c = 0; c < rs->mp->ncols; c++) {
+		if (rs->st[c] != BLK_OK)
+			continue;
+		if (!a->vouch_fn(a->vouch_ctx, lb, cell(rs, c))) {
+			wrong[c] = any = true;
+		} else if (good < 0) {
+			good = (int)c;
+		} else if (memcmp(cell(rs, c), cell(rs, (uint32_t)good),
+				  RC_BLOCK_SIZE)) {
+			return false;   /* two versions, each proving itself */
+		}
+	}
+	if (good < 0 || !any)
+		return false;
+	*src = good;
+	return true;
+}
+
 static int resolve_mirror(struct resolve *rs)
 {
 	const struct rc_stripe_map *mp = rs->mp;
+	bool wrong[RC_MAX_MEMBERS] = { false };
 	int src = -1, ret = 0;
 	bool zero_row = false;
 
@@ -800,6 +834,11 @@ static int resolve_mirror(struct resolve *rs)
 				RC_BLOCK_SIZE))
 			rs->out->mismatch = true;
 	}
+	if (rs->out->mismatch && mirror_named(rs, &src, wrong)) {
+		rs->out->mismatch = false;
+		for (uint32_t c = 0; c < mp->ncols; c++)
+			rs->out->vouched[c] = wrong[c];
+	}
 	if (src < 0) {
 		for (uint32_t c = 0; c < mp->ncols; c++)
 			if (rs->st[c] == BLK_ZERO) {
@@ -810,7 +849,8 @@ static int resolve_mirror(struct resolve *rs)
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		uint8_t s = rs->st[c];
 
-		rs->out->known[c] = s == BLK_OK || (s == BLK_ZERO && zero_row);
+		rs->out->known[c] = (s == BLK_OK && !wrong[c]) ||
+				    (s == BLK_ZERO && zero_row);
 		if (rs->out->known[c] || src < 0 || rs->out->mismatch)
 			continue;
 		if (s == BLK_BAD || s == BLK_UNKNOWN)
@@ -818,7 +858,7 @@ static int resolve_mirror(struct resolve *rs)
 		if (ret)
 			return ret;
 		memcpy(cell(rs, c), cell(rs, (uint32_t)src), RC_BLOCK_SIZE);
-		decide(rs, c, !zero_row);
+		decide(rs, c, !zero_row || wrong[c]);
 	}
 	return 0;
 }
