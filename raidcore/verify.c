@@ -795,8 +795,8 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 {
 	struct rc_array *a = rs->a;
 	uint64_t lb = rs->mp->stripe * a->stripe_blocks + rs->row;
+	bool bad[RC_MAX_MEMBERS] = { false }, any = false;
 	int good = -1;
-	bool any = false;
 
 	if (!a->vouch_fn)
 		return false;
@@ -804,7 +804,7 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 		if (rs->st[c] != BLK_OK)
 			continue;
 		if (!a->vouch_fn(a->vouch_ctx, lb, cell(rs, c))) {
-			wrong[c] = any = true;
+			bad[c] = any = true;
 		} else if (good < 0) {
 			good = (int)c;
 		} else if (memcmp(cell(rs, c), cell(rs, (uint32_t)good),
@@ -815,6 +815,7 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 	if (good < 0 || !any)
 		return false;
 	*src = good;
+	memcpy(wrong, bad, sizeof(bad));
 	return true;
 }
 
