@@ -635,6 +635,38 @@ static void test_unattributable_mismatch(void **state)
 }
 
 /*
+ * An array of c whose row 0 of stripe 0 has every data column written
+ * but column 2 (never written), closed; then column v of that row
+ * rewritten, its entry resealed to match (reseal_block), with blk.
+ */
+static void row_resealed(struct rc_testbed *tb, const struct cfg *c,
+			 struct rc_info *info, struct rc_stripe_map *map,
+			 int v_data, bool v_parity, uint8_t *blk)
+{
+	uint8_t buf[BS];
+	struct rc_array *a;
+	uint32_t cb, v;
+
+	tb_init(tb, c->members, DEV_BYTES);
+	tb_create(tb, c->level, c->chunk, 0);
+	a = tb_assemble(tb, 0, 0);
+	rc_array_info(a, info);
+	stripe0_map(info, map);
+	cb = info->chunk_blocks;
+	for (uint64_t b = 0; b < map->ndata; b++) {
+		if (b == 2)
+			continue;
+		tb_pattern(buf, b * cb, 1);
+		assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
+	}
+	assert_int_equal(rc_flush(a), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	v = v_parity ? map->ndata : (uint32_t)v_data;
+	tb_pattern(blk, 777, 5);
+	reseal_block(tb, (int)map->col[v].member, map->col[v].offset, blk);
+}
+
+/*
  * RAID 6: P and Q together name the one wrong column of a row (as md's
  * raid6check and raidz2), where RAID 5 can only see that the row
  * disagrees.  Row 0 of stripe 0 holds two written data blocks and one
@@ -659,25 +691,13 @@ static void test_raid6_locates_column(void **state)
 		struct rc_array *a;
 		struct rc_info info;
 		uint8_t buf[BS], blk[BS];
-		uint32_t cb, v;
+		uint32_t cb;
 		uint64_t hash;
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		a = tb_assemble(&tb, 0, 0);
-		rc_array_info(a, &info);
+		/* data 0, or P */
+		row_resealed(&tb, c, &info, &map, 0, what == 1, blk);
 		assert_int_equal(info.level, RC_RAID6);
-		stripe0_map(&info, &map);
 		cb = info.chunk_blocks;
-		for (uint64_t b = 0; b < 2; b++) {      /* columns 0 and 1 */
-			tb_pattern(buf, b * cb, 1);
-			assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
-		}
-		assert_int_equal(rc_flush(a), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		v = what == 0 ? 0 : map.ndata;          /* data 0, or P */
-		tb_pattern(blk, 777, 5);
-		reseal_block(&tb, (int)map.col[v].member, map.col[v].offset, blk);
 		a = tb_assemble(&tb, 0, 0);
 		assert_int_equal(rc_array_clear_errors(a, false), 0);
 		hash = tb_media_hash(&tb);
@@ -872,31 +892,13 @@ static void test_no_lone_zero_guess(void **state)
 		struct rc_array *a;
 		struct rc_info info;
 		uint8_t buf[BS], blk[BS];
-		uint32_t cb, v;
+		uint32_t cb;
 		uint64_t hash;
 		int ret;
 
-		tb_init(&tb, c->members, DEV_BYTES);
-		tb_create(&tb, c->level, c->chunk, 0);
-		a = tb_assemble(&tb, 0, 0);
-		rc_array_info(a, &info);
-		stripe0_map(&info, &map);
+		/* P, or data 1 */
+		row_resealed(&tb, c, &info, &map, 1, what == 0, blk);
 		cb = info.chunk_blocks;
-		for (uint64_t b = 0; b < 2; b++) {      /* columns 0 and 1 */
-			tb_pattern(buf, b * cb, 1);
-			assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
-		}
-		if (map.ndata > 3) {                    /* only column 2 unwritten */
-			for (uint64_t b = 3; b < map.ndata; b++) {
-				tb_pattern(buf, b * cb, 1);
-				assert_int_equal(rc_write(a, b * cb, 1, buf), 0);
-			}
-		}
-		assert_int_equal(rc_flush(a), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		v = what == 0 ? map.ndata : 1;          /* P, or data 1 */
-		tb_pattern(blk, 777, 5);
-		reseal_block(&tb, (int)map.col[v].member, map.col[v].offset, blk);
 		a = tb_assemble(&tb, what == 0 ? 1u << map.col[0].member : 0, 0);
 		assert_int_equal(rc_array_clear_errors(a, false), 0);
 		hash = tb_media_hash(&tb);
