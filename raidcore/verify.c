@@ -296,6 +296,8 @@ struct resolve {
 	uint8_t st[RC_MAX_MEMBERS];     /* this row's verdicts */
 	uint8_t *media[RC_MAX_MEMBERS]; /* what the media held, where it
 					   matters and was read */
+	uint8_t *scratch;               /* a block: a cell kept while a
+					   trial rebuilds it */
 	struct rc_row *out;
 };
 
@@ -502,11 +504,11 @@ static uint64_t row_lblock(const struct resolve *rs, uint32_t c)
  * the others does.  Then c is the column that is wrong, whatever its
  * entry says: it and its entry were rewritten together, or (a "never
  * written" claim, zeros) its first write and its table's were lost.  The
- * cells are left as they were.  save: a block of scratch.
+ * cells are left as they were.
  */
-static bool above_names(struct resolve *rs, bool *failed, uint32_t c,
-			uint8_t *save)
+static bool above_names(struct resolve *rs, bool *failed, uint32_t c)
 {
+	uint8_t *save = rs->scratch;
 	struct rc_array *a = rs->a;
 	uint64_t lb = row_lblock(rs, c);
 	bool named;
@@ -546,20 +548,15 @@ static int take_as_wrong(struct resolve *rs, bool *failed, uint32_t *nfailed,
  */
 static int named_above(struct resolve *rs, bool *failed, uint32_t *nfailed)
 {
-	uint8_t *save;
 	int found = -1, n = 0;
 
 	if (!rs->a->vouch_fn || *nfailed)
 		return 0;
-	save = rc_buf_alloc(RC_BLOCK_SIZE);
-	if (!save)
-		return -ENOMEM;
 	for (uint32_t c = 0; c < rs->mp->ndata; c++)
-		if (above_names(rs, failed, c, save)) {
+		if (above_names(rs, failed, c)) {
 			found = (int)c;
 			n++;
 		}
-	free(save);
 	if (n != 1)
 		return 0;
 	rs->out->vouched[found] = true;
@@ -647,11 +644,9 @@ static bool redundancy_claim_false(const struct resolve *rs)
 static int locate_column(struct resolve *rs, bool *failed, uint8_t *pq)
 {
 	const struct rc_stripe_map *mp = rs->mp;
-	uint8_t *save = rc_buf_alloc(RC_BLOCK_SIZE);
+	uint8_t *save = rs->scratch;
 	int found = -1, nfound = 0;
 
-	if (!save)
-		return -ENOMEM;
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		if (failed[c])
 			continue;
@@ -665,7 +660,6 @@ static int locate_column(struct resolve *rs, bool *failed, uint8_t *pq)
 		failed[c] = false;
 		memcpy(cell(rs, c), save, RC_BLOCK_SIZE);
 	}
-	free(save);
 	if (nfound != 1)
 		return -1;
 	if (rs->st[found] == BLK_ZERO && !rs->media[found]) {
@@ -691,14 +685,7 @@ static int located_fix(struct resolve *rs, bool *failed, uint32_t *nfailed,
 		       uint32_t z)
 {
 	if (rs->st[z] == BLK_OK && z < rs->mp->ndata) {
-		uint8_t *save = rc_buf_alloc(RC_BLOCK_SIZE);
-		bool named;
-
-		if (!save)
-			return -ENOMEM;
-		named = above_names(rs, failed, z, save);
-		free(save);
-		if (!named) {
+		if (!above_names(rs, failed, z)) {
 			rs->out->blamed[z] = true;
 			return 2;
 		}
@@ -794,7 +781,7 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 {
 	struct rc_array *a = rs->a;
-	uint64_t lb = rs->mp->stripe * a->stripe_blocks + rs->row;
+	uint64_t lb = row_lblock(rs, 0);        /* a mirror's copies: one block */
 	bool bad[RC_MAX_MEMBERS] = { false }, any = false;
 	int good = -1;
 
@@ -888,9 +875,7 @@ static void vouch_row(struct resolve *rs, struct rc_row *out)
 		if (dc >= mp->ndata)
 			continue;               /* parity proves nothing alone */
 		media = rs->media[c] ? rs->media[c] : cell(rs, c);
-		if (!a->vouch_fn(a->vouch_ctx, mp->stripe * a->stripe_blocks +
-				 (uint64_t)dc * a->g.chunk_blocks + rs->row,
-				 media))
+		if (!a->vouch_fn(a->vouch_ctx, row_lblock(rs, dc), media))
 			continue;
 		memcpy(cell(rs, c), media, RC_BLOCK_SIZE);
 		out->known[c] = true;
@@ -907,10 +892,13 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 {
 	struct resolve rs = { .a = a, .mp = mp, .cols = cols, .row = row,
 			      .r = r, .out = out };
-	/* scratch for P and Q: on the stack, not a malloc per row */
+	/* scratch for P and Q, and for a cell a trial rebuilds: on the
+	 * stack, not a malloc per row */
 	uint8_t pq[2 * RC_BLOCK_SIZE] __attribute__((aligned(64)));
+	uint8_t scratch[RC_BLOCK_SIZE] __attribute__((aligned(64)));
 	int ret = 0;
 
+	rs.scratch = scratch;
 	memset(out, 0, sizeof(*out));
 	for (uint32_t c = 0; c < mp->ncols; c++)
 		rs.st[c] = state[c][r];
