@@ -192,6 +192,19 @@ static void print_suspended(json_object *st)
 	       U64(su, "slot"), STR(su, "device"), STR(su, "why"));
 }
 
+/* Members found damaged that no scrub has verified yet, if any. */
+static void print_unverified(json_object *st)
+{
+	json_object *uv = NULL;
+
+	if (!json_object_object_get_ex(st, "unverified", &uv) || !uv)
+		return;
+	printf("  NOT VERIFIED: %s.\n  The rest of the member may be damaged "
+	       "too: a repairing scrub verifies it;\n  until it has, the "
+	       "array does not count on it (raidfsctl scrub status).\n",
+	       STR(uv, "why"));
+}
+
 static void print_status(json_object *st, bool verbose)
 {
 	json_object *sp, *rb, *devs, *speed, *sc, *rp, *dm = NULL;
@@ -202,6 +215,7 @@ static void print_status(json_object *st, bool verbose)
 	json_object_object_get_ex(st, "rebuild_speed", &speed);
 	print_head(st);
 	print_suspended(st);
+	print_unverified(st);
 	print_space(sp);
 	if (rb)
 		print_rebuild(rb, speed, verbose);

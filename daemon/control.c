@@ -313,8 +313,11 @@ static void *control_main(void *arg)
 			break;
 		if (p[2].revents)
 			break;          /* control_stop closed stop[1] */
-		if (p[0].revents & POLLIN)
+		if (p[0].revents & POLLIN) {
 			followers_send(c);
+			/* MemberDamaged and ScrubFinished wake us too */
+			ctl_scrub_verify_poll(c->scrub);
+		}
 		for (int i = nc - 1; i >= 0; i--)
 			if (p[i + 3].revents &&
 			    !client_ready(c, &c->cl[i], p[i + 3].revents))
@@ -415,6 +418,8 @@ static int control_setup(struct control *c)
 	if (!ret)
 		ret = ctl_scrub_new(c->p.array, c->ev, c->damage,
 				    &c->scrub);
+	if (!ret)
+		ctl_scrub_verify_poll(c->scrub);        /* found at assembly */
 	if (!ret)
 		ret = -pthread_create(&c->thread, NULL, control_main, c);
 	return ret;

@@ -64,6 +64,7 @@ void control_stop(struct control *c);
 #define CTL_EV_REMOVED "DeviceRemoved"
 #define CTL_EV_REPLACE_STARTED "ReplaceStarted"
 #define CTL_EV_REPLACE_FINISHED "ReplaceFinished"
+#define CTL_EV_MEMBER_DAMAGED "MemberDamaged"
 #define CTL_EV_TEST "TestMessage"
 /* raised by the online scrub (control_scrub.c); UnrecoverableData also by
  * the damage list (control_damage.c), naming the files */
@@ -140,6 +141,9 @@ int ctl_scrub_start(struct ctl_scrub *sc, char *msg, size_t len);
 /* Stops the running scrub between two ranges; -EALREADY when none runs. */
 int ctl_scrub_stop(struct ctl_scrub *sc, char *msg, size_t len);
 bool ctl_scrub_running(struct ctl_scrub *sc);
+/* Starts the scrub that verifies members found damaged, when it is due
+ * (rc_info.verify_slots).  Server thread only. */
+void ctl_scrub_verify_poll(struct ctl_scrub *sc);
 /* state, position, the counts so far, and the last scrub that went
  * through, kept on the members (the status object's "scrub") */
 json_object *ctl_scrub_json(struct ctl_scrub *sc);

@@ -133,6 +133,14 @@ static int cmd_fail(struct rc_array *a, const char *member, char *msg,
 	if (ret == -EBUSY)
 		return say(msg, len, ret, "slot %d holds the only copy of some "
 			   "data: the array cannot run without it", slot);
+	if (ret == -EINPROGRESS) {
+		rc_array_info(a, &info);
+		return say(msg, len, -EBUSY, "not failed: %s, and a scrub has "
+			   "not verified it yet - without slot %d, what that "
+			   "member lost could not be rebuilt. Wait for the "
+			   "scrub (raidfsctl scrub status)", info.verify_why,
+			   slot);
+	}
 	if (ret == -EALREADY)
 		return say(msg, len, ret, "slot %d is not in use (faulty, "
 			   "missing or removed already)", slot);

@@ -393,6 +393,11 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 	case RC_EV_REPLACE_FINISHED:
 		replace_finished(ev, rc, t);
 		break;
+	case RC_EV_VERIFY:
+		event_emit(ev, CTL_EV_MEMBER_DAMAGED, rc->slot, rc->dev, -1, t,
+			   "%s: the rest of the member may be damaged too; a "
+			   "repairing scrub verifies it", rc->why);
+		break;
 	}
 }
 

@@ -60,6 +60,9 @@ struct ctl_scrub {
 					   mount goes on with it */
 	bool thread_live;
 	pthread_t thread;
+	uint64_t verify_tried;          /* rc_info.verify_gen when a scrub was
+					   last started to verify members
+					   (server thread) */
 };
 
 static uint64_t now_ns(clockid_t id)
@@ -398,6 +401,52 @@ int ctl_scrub_stop(struct ctl_scrub *sc, char *msg, size_t len)
 		 "`scrub start` goes on from there",
 		 (unsigned long long)sc->pos, (unsigned long long)sc->total);
 	return 0;
+}
+
+/*
+ * Members found damaged (rc_info.verify_slots: superblock copies wiped or
+ * overwritten, at assembly or while mounted) are verified by a repairing
+ * scrub of the whole array, started here when none runs - as md resyncs
+ * an array it finds dirty, rather than trusting the member as redundancy
+ * until an administrator thinks of a scrub (a tester's find: a member
+ * zeroed but for its last superblock copies was kept "active" in a
+ * "clean" array, and the next failure lost every file).  Once per set of
+ * such members: a scrub they outlive (one that was running already, or
+ * stopped by an error) is followed by one more, not by a loop; one an
+ * administrator stops stays stopped.  Server thread only.
+ */
+void ctl_scrub_verify_poll(struct ctl_scrub *sc)
+{
+	struct rc_info info;
+	enum scrub_state st;
+	char msg[160];
+	int ret;
+
+	if (rc_array_info(sc->a, &info) || !info.verify_slots ||
+	    info.verify_gen == sc->verify_tried || info.suspended)
+		return;
+	if (info.rdonly) {
+		sc->verify_tried = info.verify_gen;
+		rfs_log(LOG_WARNING, "%s: mounted read-only, so no scrub "
+			"repairs it; mount read-write or run fsck.raidfs",
+			info.verify_why);
+		return;
+	}
+	pthread_mutex_lock(&sc->lock);
+	st = sc->state;
+	pthread_mutex_unlock(&sc->lock);
+	if (st == SCRUB_RUNNING)
+		return;         /* its end wakes us (ScrubFinished) */
+	sc->verify_tried = info.verify_gen;
+	scrub_join(sc, false);
+	pthread_mutex_lock(&sc->lock);
+	sc->state = SCRUB_NONE;         /* from stripe 0: a stopped one's
+					   first part was before the damage */
+	pthread_mutex_unlock(&sc->lock);
+	ret = ctl_scrub_start(sc, msg, sizeof(msg));
+	rfs_log(ret ? LOG_ERR : LOG_WARNING, "%s: %s%s", info.verify_why,
+		ret ? "the scrub that verifies it could not start: " :
+		"a repairing scrub of the whole array verifies it: ", msg);
 }
 
 bool ctl_scrub_running(struct ctl_scrub *sc)

@@ -49,6 +49,23 @@ static void add_u64(json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
+/* Members found damaged, not yet verified by a scrub (or NULL). */
+static json_object *unverified_json(const struct rc_info *info)
+{
+	json_object *o, *slots;
+
+	if (!info->verify_slots)
+		return NULL;
+	o = json_object_new_object();
+	slots = json_object_new_array();
+	for (int s = 0; s < RC_MAX_MEMBERS; s++)
+		if (info->verify_slots >> s & 1)
+			json_object_array_add(slots, json_object_new_int(s));
+	json_object_object_add(o, "slots", slots);
+	json_object_object_add(o, "why", json_object_new_string(info->verify_why));
+	return o;
+}
+
 static json_object *device_json(int slot, bool spare,
 				const struct rc_member_status *st)
 {
@@ -257,6 +274,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "scrub", sc ? ctl_scrub_json(sc) : NULL);
 	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
 	json_object_object_add(o, "suspended", suspended_json(a, &info));
+	json_object_object_add(o, "unverified", unverified_json(&info));
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);

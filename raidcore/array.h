@@ -279,6 +279,15 @@ struct rc_array {
 	pthread_cond_t state_cond;
 	uint64_t state_changes;
 
+	/* Under state_lock: members found damaged and not yet verified by a
+	 * repairing scrub over the whole array (rc_info.verify_slots;
+	 * member.c rc_verify_want), what was found, and the scrub pass that
+	 * set out from stripe 0 to verify verify_pass, now at verify_next
+	 * (scrub.c); verify_gen counts the members newly found so. */
+	uint32_t verify_slots, verify_pass;
+	uint64_t verify_next, verify_gen;
+	char verify_why[160];
+
 	/* After state_lock: the stripe table (hash, dirty list) and the
 	 * entries' lock flags, with waiters on cache_cond. */
 	pthread_mutex_t cache_lock;
@@ -492,6 +501,13 @@ bool rc_array_would_fail(struct rc_array *a, const bool *gone);
  * second fail went through: the array failed).  Caller holds
  * state_lock. */
 bool rc_array_needs(struct rc_array *a, int slot);
+/* The same, with the members found damaged and not yet verified
+ * (verify_slots) counted gone too.  Caller holds state_lock. */
+bool rc_array_needs_unverified(struct rc_array *a, int slot);
+/* Slot was found damaged (why): recorded in verify_slots until a
+ * repairing scrub goes over the whole array; told (RC_EV_VERIFY) when
+ * newly so.  Caller holds state_lock. */
+void rc_verify_want(struct rc_array *a, int slot, const char *why);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);

@@ -435,7 +435,7 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 			   const struct cand *c)
 {
 	const struct rc_sb_damage *d = &c->dmg;
-	char msg[128];
+	char msg[128], why[160];
 	size_t off = 0;
 
 	if (d->torn && !(d->eio | d->bad | d->old))
@@ -456,6 +456,12 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 	atomic_fetch_add(&a->m[s].csum_errors,
 			 (uint64_t)__builtin_popcount(d->bad | d->old));
 	atomic_store(&a->errors_seen, true);
+	/* What wiped or overwrote those copies may have reached the rest of
+	 * the member: it is verified before it is trusted as redundancy. */
+	snprintf(why, sizeof(why), "superblock %s", msg);
+	pthread_mutex_lock(&a->state_lock);
+	rc_verify_want(a, (int)s, why);
+	pthread_mutex_unlock(&a->state_lock);
 }
 
 /* Is candidate i slot s's former member that may catch up (a write-intent

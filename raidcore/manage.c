@@ -44,7 +44,7 @@ int rc_member_fail(struct rc_array *a, int slot)
 
 int rc_member_fail_redundant(struct rc_array *a, int slot)
 {
-	bool present, needed;
+	bool present, needed, unverified;
 
 	if (slot < 0 || (uint32_t)slot >= a->g.members)
 		return -EINVAL;
@@ -53,11 +53,15 @@ int rc_member_fail_redundant(struct rc_array *a, int slot)
 	pthread_mutex_lock(&a->state_lock);
 	present = rc_member_present(a, slot);
 	needed = rc_array_needs(a, slot);
+	unverified = rc_array_needs_unverified(a, slot);
 	pthread_mutex_unlock(&a->state_lock);
 	if (!present)
 		return -EALREADY;
 	if (needed)
 		return -EBUSY;
+	/* a member found damaged may need slot to repair what it lost */
+	if (unverified)
+		return -EINPROGRESS;
 	return rc_member_fail(a, slot);
 }
 

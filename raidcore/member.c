@@ -75,6 +75,35 @@ bool rc_array_would_fail(struct rc_array *a, const bool *gone)
 	return geom_lost(&a->g, gone);
 }
 
+bool rc_array_needs_unverified(struct rc_array *a, int slot)
+{
+	bool gone[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t t = 0; t < a->g.members; t++)
+		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
+			  t == (uint32_t)slot || (a->verify_slots >> t & 1);
+	return geom_lost(&a->g, gone);
+}
+
+void rc_verify_want(struct rc_array *a, int slot, const char *why)
+{
+	const char *name = a->m[slot].dev ? a->m[slot].dev->name : "";
+
+	if (a->verify_slots >> slot & 1)
+		return;
+	if (!a->verify_slots)
+		snprintf(a->verify_why, sizeof(a->verify_why),
+			 "member %d (%.48s): %.96s", slot, name, why);
+	a->verify_slots |= 1u << slot;
+	a->verify_gen++;
+	/* a pass already under way did not set out to verify it */
+	rc_log("member %d (%s): what damaged its superblocks may have reached "
+	       "its other blocks; it is not counted on as redundancy until a "
+	       "repairing scrub of the whole array has verified it", slot,
+	       name);
+	rc_event_emit(a, RC_EV_VERIFY, slot, name, why, 0, 0, 0);
+}
+
 bool rc_array_needs(struct rc_array *a, int slot)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };

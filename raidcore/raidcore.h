@@ -379,6 +379,15 @@ struct rc_info {
 				      many blocks (rc_member_replace) */
 	uint64_t tables_unverified; /* checksum table blocks found failing
 				      their seal, not yet re-derived */
+	uint32_t verify_slots;     /* bit s: member s was found damaged
+				      (superblock copies invalid, old or
+				      unreadable, at assembly or by the
+				      health check) and no repairing scrub
+				      has gone over the whole array since
+				      (scrub.c); its other blocks may be
+				      damaged too */
+	char verify_why[160];      /* what was found, for the first of them */
+	uint64_t verify_gen;       /* counts members newly found damaged */
 	bool failed;               /* more slots lost than the level
 				      tolerates (a rebuilding one counted
 				      as lost: what it has not reached), or
@@ -436,6 +445,8 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *dev,
 /*
  * md's --fail for an administrator: like rc_member_fail, but -EBUSY when
  * the array could not run without slot (its last copy of some data),
+ * -EINPROGRESS when it could not without slot if the members found
+ * damaged and not yet verified (rc_info.verify_slots) were lost too,
  * -EALREADY when slot is neither active nor rebuilding, -EINVAL when
  * there is no such slot.
  */
@@ -595,6 +606,10 @@ enum rc_event_kind {
 					array cannot run without it: nothing
 					more is read or written, the member
 					is not recorded faulty (fail.c) */
+	RC_EV_VERIFY = 11,           /* slot was found damaged (why: its
+					superblock copies) while the array
+					runs: a scrub should verify it
+					(rc_info.verify_slots) */
 };
 
 struct rc_event {
@@ -695,6 +710,10 @@ int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
 struct rc_scrub_bufs;
 int rc_scrub_bufs_new(struct rc_array *a, struct rc_scrub_bufs **out);
 void rc_scrub_bufs_free(struct rc_scrub_bufs *b);
+/* The same with buffers of one's own.  Meant for a scrub of the whole
+ * array range by range: one that goes from stripe 0 to the last in order,
+ * repairing, without an error, verifies the members found damaged before
+ * it set out (rc_info.verify_slots); rc_scrub_stripes does not count. */
 int rc_scrub_stripes_bufs(struct rc_array *a, struct rc_scrub_bufs *b,
 			  uint64_t first, uint64_t count, bool repair,
 			  struct rc_scrub_report *rep);

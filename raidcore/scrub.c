@@ -323,6 +323,37 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	return ret;
 }
 
+/*
+ * A repairing scrub that goes over the whole array in order, from stripe 0
+ * to the last without an error, has verified every member found damaged
+ * before it set out (verify_slots): they are trusted again.  Ranges
+ * [first, end) as scrubbed, err their result.
+ */
+static void verify_pass_note(struct rc_array *a, uint64_t first,
+			     uint64_t end, bool repair, int err)
+{
+	uint32_t done = 0;
+
+	pthread_mutex_lock(&a->state_lock);
+	if (first == 0) {
+		a->verify_pass = a->verify_slots;
+		a->verify_next = 0;
+	}
+	if (!repair || err || first != a->verify_next)
+		a->verify_pass = 0;
+	a->verify_next = end;
+	if (end >= a->stripes && a->verify_pass) {
+		done = a->verify_pass;
+		a->verify_slots &= ~done;
+		a->verify_pass = 0;
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
+		if (done >> s & 1)
+			rc_log("member %u: verified by a scrub of the whole "
+			       "array since it was found damaged", s);
+}
+
 int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 		  uint64_t *bad, uint64_t bad_cap,
 		  void (*progress)(void *ctx, uint64_t done, uint64_t total),
@@ -338,6 +369,7 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	if (ret == 0)
 		ret = scrub_range(a, 0, a->stripes, repair, rep, &bl, bufs, per,
 				  progress, ctx);
+	verify_pass_note(a, 0, a->stripes, repair, ret);
 	scrub_bufs_free(a, bufs);
 	return ret;
 }
@@ -376,26 +408,44 @@ void rc_scrub_bufs_free(struct rc_scrub_bufs *b)
 	free(b);
 }
 
+/* Stripes [first, first + count) with b's buffers; *end where it ends. */
+static int scrub_stripes(struct rc_array *a, struct rc_scrub_bufs *b,
+			 uint64_t first, uint64_t count, bool repair,
+			 struct rc_scrub_report *rep, uint64_t *end)
+{
+	struct bad_list bl = { 0 };
+	uint64_t per = b->per;
+
+	memset(rep, 0, sizeof(*rep));
+	*end = first;
+	if (first >= a->stripes)
+		return 0;
+	*end = a->stripes - first < count ? a->stripes : first + count;
+	per = per > *end - first ? *end - first : per;
+	return scrub_range(a, first, *end, repair, rep, &bl, b->bufs, per,
+			   NULL, NULL);
+}
+
+/* The scrub of the whole array, range by range (the daemon's): it is what
+ * verifies members found damaged (verify_pass_note).  Repairs of a few
+ * stripes (heal.c's rc_scrub_stripes) go beside it and do not count. */
 int rc_scrub_stripes_bufs(struct rc_array *a, struct rc_scrub_bufs *b,
 			  uint64_t first, uint64_t count, bool repair,
 			  struct rc_scrub_report *rep)
 {
-	struct bad_list bl = { 0 };
-	uint64_t end, per = b->per;
+	uint64_t end;
+	int ret = scrub_stripes(a, b, first, count, repair, rep, &end);
 
-	memset(rep, 0, sizeof(*rep));
-	if (first >= a->stripes)
-		return 0;
-	end = a->stripes - first < count ? a->stripes : first + count;
-	per = per > end - first ? end - first : per;
-	return scrub_range(a, first, end, repair, rep, &bl, b->bufs, per,
-			   NULL, NULL);
+	if (first < a->stripes)
+		verify_pass_note(a, first, end, repair, ret);
+	return ret;
 }
 
 int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
 		     bool repair, struct rc_scrub_report *rep)
 {
 	struct rc_scrub_bufs *b;
+	uint64_t end;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -403,7 +453,7 @@ int rc_scrub_stripes(struct rc_array *a, uint64_t first, uint64_t count,
 		return 0;
 	ret = rc_scrub_bufs_new(a, &b);
 	if (ret == 0)
-		ret = rc_scrub_stripes_bufs(a, b, first, count, repair, rep);
+		ret = scrub_stripes(a, b, first, count, repair, rep, &end);
 	rc_scrub_bufs_free(b);
 	return ret;
 }

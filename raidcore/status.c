@@ -63,6 +63,10 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	}
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);
+	info->verify_slots = a->verify_slots;
+	info->verify_gen = a->verify_gen;
+	snprintf(info->verify_why, sizeof(info->verify_why), "%s",
+		 a->verify_slots ? a->verify_why : "");
 	pthread_mutex_unlock(&a->state_lock);
 	return 0;
 }

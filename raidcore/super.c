@@ -412,7 +412,7 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 			    struct rc_sb *sb)
 {
 	struct rc_member *m = &a->m[slot];
-	char msg[160];
+	char msg[160], vwhy[224];
 	bool lie;
 	const char *why = sb_copy_differs(a, slot, 0, blk, sb, msg, sizeof(msg),
 					  &lie);
@@ -431,6 +431,9 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 			       "(%s), copy 0 is intact: rewriting them", slot,
 			       m->dev->name, c, why);
 			sb_damage_count(a, slot, why);
+			snprintf(vwhy, sizeof(vwhy), "superblock copy %u: %s",
+				 c, why);
+			rc_verify_want(a, slot, vwhy);
 			return true;
 		}
 		return false;
@@ -448,6 +451,8 @@ static bool sb_check_member(struct rc_array *a, int slot, uint8_t *blk,
 		rc_log("member %d (%s): superblock copy 0 is damaged (%s), copy "
 		       "%u is intact: rewriting them", slot, m->dev->name, why, c);
 		sb_damage_count(a, slot, why);
+		snprintf(vwhy, sizeof(vwhy), "superblock copy 0: %s", why);
+		rc_verify_want(a, slot, vwhy);
 		return true;
 	}
 lied:

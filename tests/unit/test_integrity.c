@@ -1315,6 +1315,57 @@ static void test_sb_tail_lost(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A member zeroed but for its last superblock copies (a wipe that stopped
+ * short) assembles, but is not counted on until a scrub of the whole
+ * array verified it: failing another member is refused (-EINPROGRESS)
+ * until then.  Only a repairing pass from stripe 0 to the last, in order,
+ * through rc_scrub_stripes_bufs, verifies it; a pass that starts in the
+ * middle, and heal.c's repairs (rc_scrub_stripes), do not.
+ */
+static void test_wiped_member_verified(void **state)
+{
+	struct rc_scrub_report rep;
+	struct rc_scrub_bufs *b;
+	struct rc_testbed tb;
+	struct rc_info info;
+	struct rc_array *a;
+	uint8_t *zero = calloc(1, RC_BLOCK_SIZE);
+	uint64_t blocks, half;
+
+	(void)state;
+	a = raid5_filled(&tb, &blocks);
+	assert_int_equal(rc_array_close(a), 0);
+	for (uint64_t o = 0; o < DEV_BYTES - 2 * RC_BLOCK_SIZE; o += RC_BLOCK_SIZE)
+		assert_int_equal(tb.mem[1]->ops->write(tb.mem[1], zero,
+						       RC_BLOCK_SIZE, o), 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_info(a, &info);
+	assert_int_equal(info.verify_slots, 1u << 1);
+	assert_non_null(strstr(info.verify_why, "superblock copies 0 1"));
+	assert_int_equal(rc_member_fail_redundant(a, 0), -EINPROGRESS);
+	/* member 1 itself may go: the others hold everything */
+	half = info.stripes / 2;
+	assert_int_equal(rc_scrub_stripes(a, 0, info.stripes, true, &rep), 0);
+	assert_int_equal(rc_scrub_bufs_new(a, &b), 0);
+	assert_int_equal(rc_scrub_stripes_bufs(a, b, half, info.stripes - half,
+					       true, &rep), 0);
+	rc_array_info(a, &info);
+	assert_int_equal(info.verify_slots, 1u << 1);
+	assert_int_equal(rc_member_fail_redundant(a, 0), -EINPROGRESS);
+	assert_int_equal(rc_scrub_stripes_bufs(a, b, 0, half, true, &rep), 0);
+	assert_int_equal(rc_scrub_stripes_bufs(a, b, half, info.stripes - half,
+					       true, &rep), 0);
+	rc_scrub_bufs_free(b);
+	rc_array_info(a, &info);
+	assert_int_equal(info.verify_slots, 0);
+	assert_int_equal(rc_member_fail_redundant(a, 0), 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+	free(zero);
+}
+
 static void test_lost_writes_found(void **state)
 {
 	static const struct {
@@ -1622,6 +1673,7 @@ int main(void)
 		cmocka_unit_test(test_old_image_half),
 		cmocka_unit_test(test_lost_writes_found),
 		cmocka_unit_test(test_sb_tail_lost),
+		cmocka_unit_test(test_wiped_member_verified),
 		cmocka_unit_test(test_sb_copy_damage),
 		cmocka_unit_test(test_probe_torn_copies),
 		cmocka_unit_test(test_shrunk_offline),
