@@ -194,32 +194,6 @@ static int target_plan(struct fsck *f)
  * read-write; read-only when fsck only reports), then what it holds and
  * its size.  0: yes; otherwise a line says why not.
  */
-/* Zeros in its first and last MiB and in 62 blocks spread between? */
-static bool reads_blank(struct rc_dev *dev)
-{
-	enum { EDGE = 1 << 20, BLK = 4096, SPREAD = 62 };
-	uint64_t size = dev->size, off;
-	uint8_t *buf = NULL;
-	bool blank = posix_memalign((void **)&buf, BLK, EDGE) == 0;
-
-	for (int k = 0; blank && k < SPREAD + 2; k++) {
-		size_t len = k == 0 || k == SPREAD + 1 ? EDGE : BLK;
-
-		off = k == 0 ? 0 : k == SPREAD + 1 ?
-		      (size > EDGE ? size - EDGE : 0) :
-		      size / (SPREAD + 1) * (uint64_t)k / BLK * BLK;
-		if (len > size - off)
-			len = (size_t)(size - off);
-		if (!len)
-			continue;
-		blank = rc_dev_read(dev, buf, len, off) == 0;
-		for (size_t i = 0; blank && i < len; i += 8)
-			blank = *(const uint64_t *)(buf + i) == 0;
-	}
-	free(buf);
-	return blank;
-}
-
 static int candidate_check(struct fsck *f, const char *path, bool blank,
 			   int probed)
 {
@@ -240,7 +214,7 @@ static int candidate_check(struct fsck *f, const char *path, bool blank,
 	}
 	size = dev->size;
 	ret = blank ? probe_sigs_find(path, dev, &r, err, sizeof(err)) : 0;
-	data = !ret && blank && !r.nsigs && !reads_blank(dev);
+	data = !ret && blank && !r.nsigs && !probe_reads_blank(dev);
 	rc_dev_close(dev);
 	if (ret) {
 		fsck_msg("  %s", err);

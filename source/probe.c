@@ -207,6 +207,32 @@ int probe_sigs_find(const char *path, struct rc_dev *dev,
 	return ret;
 }
 
+/* Zeros in its first and last MiB and in 62 blocks spread between? */
+bool probe_reads_blank(struct rc_dev *dev)
+{
+	enum { EDGE = 1 << 20, BLK = 4096, SPREAD = 62 };
+	uint64_t size = dev->size, off;
+	uint8_t *buf = NULL;
+	bool blank = posix_memalign((void **)&buf, BLK, EDGE) == 0;
+
+	for (int k = 0; blank && k < SPREAD + 2; k++) {
+		size_t len = k == 0 || k == SPREAD + 1 ? EDGE : BLK;
+
+		off = k == 0 ? 0 : k == SPREAD + 1 ?
+		      (size > EDGE ? size - EDGE : 0) :
+		      size / (SPREAD + 1) * (uint64_t)k / BLK * BLK;
+		if (len > size - off)
+			len = (size_t)(size - off);
+		if (!len)
+			continue;
+		blank = rc_dev_read(dev, buf, len, off) == 0;
+		for (size_t i = 0; blank && i < len; i += 8)
+			blank = *(const uint64_t *)(buf + i) == 0;
+	}
+	free(buf);
+	return blank;
+}
+
 bool probe_has_foreign(const struct probe_result *r)
 {
 	for (int i = 0; i < r->nsigs; i++)

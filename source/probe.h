@@ -51,6 +51,10 @@ struct probe_result {
 int probe_sigs_find(const char *path, struct rc_dev *dev,
 		    struct probe_result *r, char *err, size_t errlen);
 
+/* Does dev read as zeros in its first and last MiB and in 62 blocks
+ * spread between (a new disk, a member that returns zeros)? */
+bool probe_reads_blank(struct rc_dev *dev);
+
 /* Does r hold a signature libblkid found (not raidcore's)? */
 bool probe_has_foreign(const struct probe_result *r);
 

@@ -214,7 +214,10 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
  * and nothing written, as mdadm aborts an assembly on a device with no
  * superblock.  Before, it was counted missing and the array mounted
  * degraded, its good members written and the real member left behind (a
- * tester's find).  A device that holds nothing at all (blank: a new disk,
+ * tester's find).  So is one that holds data with no raidfs superblock
+ * and no signature libblkid knows (a tar file, a text file: they mounted
+ * degraded until 2026-12-07, a tester's find, T3 D1; fsck already said
+ * "holds data").  A device that holds nothing at all (blank: a new disk,
  * or a member returning zeros) or a raidfs superblock whose every copy is
  * damaged stays raidcore's to leave out: a member that failed so is
  * missing, not mistyped.
@@ -242,6 +245,10 @@ static int members_not_typos(char **paths, int n, struct rc_dev **devs,
 		else if (!found && r->raidfs_ret == -ENODATA &&
 			 probe_has_foreign(r))
 			probe_sig_describe(&r->sigs[0], what, sizeof(what));
+		else if (!found && r->raidfs_ret == -ENODATA &&
+			 !probe_reads_blank(devs[i]))
+			snprintf(what, sizeof(what), "holds data (no raidfs "
+				 "superblock, no signature known)");
 		else
 			continue;
 		err_set(err, errlen, "member %s %s, not a raidfs member: a "

@@ -119,7 +119,14 @@ mkdir -p "$T/adir"
 truncate -s 64M "$T/swap.img"
 mkswap -q "$T/swap.img" >/dev/null 2>&1 || t_fail "mkswap"
 echo x >"$T/tiny"
+# data with no signature at all (a tar file, a dump: it mounted degraded,
+# T3 D1), beside a blank image, which stays a missing member
+head -c 3M /dev/urandom >"$T/dump.img"
+truncate -s 64M "$T/dump.img"
 t_sums "$T"/*.img >"$T/sums.before"
+refused_32 "$T/m0.img:$T/dump.img:$T/m2.img:$T/m3.img" \
+	"dump.img holds data (no raidfs superblock, no signature known), not a raidfs member: a mistyped path? Nothing was written" \
+	"a file of data in SOURCE"
 refused_32 "$T/m0.img:$T/adir:$T/m2.img:$T/m3.img" \
 	"adir: Is a directory: a mistyped path? Nothing was written" \
 	"a directory in SOURCE"
