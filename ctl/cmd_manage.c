@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
 
 #include "ctl.h"
 #include "prog.h"
@@ -33,14 +35,26 @@ static int manage_usage(const char *msg)
 	return CTL_EXIT_USAGE;
 }
 
-/* MEMBER or DEVICE as the daemon (working directory /) can find it. */
+/*
+ * MEMBER or DEVICE as the daemon can find it: a path (anything but a slot
+ * number or a uuid) made absolute here, against the caller's working
+ * directory - the daemon's is another (a bare "m1.img" was looked up
+ * there: not found, or another file of that name failed another member;
+ * a tester's find, T3 D2).
+ */
 static void arg_resolve(const char *arg, bool device, char *out, size_t len)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], cwd[PATH_MAX];
+	uuid_t uuid;
+	int slot;
 
-	if ((device || strchr(arg, '/')) && realpath(arg, real))
+	if (!device && (ctl_parse_slot(arg, &slot) || !uuid_parse(arg, uuid)))
+		snprintf(out, len, "%s", arg);
+	else if (realpath(arg, real))
 		snprintf(out, len, "%s", real);
-	else
+	else if (arg[0] == '/' || !getcwd(cwd, sizeof(cwd)) ||
+		 snprintf(out, len, "%s/%s", strcmp(cwd, "/") ? cwd : "",
+			  arg) >= (int)len)
 		snprintf(out, len, "%s", arg);
 }
 

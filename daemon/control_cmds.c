@@ -35,13 +35,17 @@ static int say(char *msg, size_t len, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/* a, a member's name, and b, a path raidfsctl sent (absolute: a relative
+ * one would be looked up in the daemon's working directory, not the
+ * caller's) */
 static bool same_path(const char *a, const char *b)
 {
 	char ra[PATH_MAX], rb[PATH_MAX];
 
 	if (!strcmp(a, b))
 		return true;
-	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+	return b[0] == '/' && realpath(a, ra) && realpath(b, rb) &&
+	       !strcmp(ra, rb);
 }
 
 /* The slot (or members + spare index) MEMBER names, or -ENOENT. */

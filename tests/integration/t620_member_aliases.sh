@@ -82,8 +82,19 @@ T_LOOPS=()
 	t_fail "mount by relative paths"
 T_MOUNTS+=("$M")
 "$CTL" status "$M" | grep -q " $T/m1.img\$" || t_fail "status shows no absolute path: $("$CTL" status "$M")"
-(cd "$T" && "$CTL" fail mnt ./m1.img) >"$T/out" 2>&1 || t_fail "fail ./m1.img: $(cat "$T/out")"
+# a bare name is the caller's file, never one the daemon's working
+# directory holds (it was looked up there: T3 D2)
+mkdir -p "$T/other"
+truncate -s 1M "$T/other/m1.img"
+(cd "$T/other" && "$CTL" fail "$M" m1.img) >"$T/out" 2>&1 &&
+	t_fail "an unrelated m1.img failed a member"
+grep -q "no such member: $T/other/m1.img" "$T/out" ||
+	t_fail "fail of an unrelated m1.img: $(cat "$T/out")"
+[ "$(state)" = clean ] || t_fail "an unrelated m1.img changed the array"
+(cd "$T" && "$CTL" fail "$M" m1.img) >"$T/out" 2>&1 || t_fail "fail m1.img: $(cat "$T/out")"
 wait_state degraded
+(cd "$T" && "$CTL" fail mnt ./m1.img) >"$T/out" 2>&1 && t_fail "failed twice"
+grep -q "slot 1 is not in use" "$T/out" || t_fail "fail ./m1.img: $(cat "$T/out")"
 "$CTL" fail "$M" "$T/m2.img" >"$T/out" 2>&1 && t_fail "failed beyond redundancy"
 grep -q "cannot run without it" "$T/out" || t_fail "fail by absolute path: $(cat "$T/out")"
 pid=$(t_daemon_pid "$M") || t_fail "no daemon"
