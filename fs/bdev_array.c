@@ -78,10 +78,12 @@ static const struct fs_bdev_ops array_ops = {
 };
 
 /* raidcore's question about a block it cannot verify (rc_array_set_vouch). */
-static bool array_vouch(void *ctx, uint64_t block, const void *data)
+static enum rc_vouch array_vouch(void *ctx, uint64_t block, const void *data)
 {
 	(void)ctx;
-	return fs_block_proves(data, block);
+	if (fs_block_proves(data, block))
+		return RC_VOUCH_HERE;
+	return fs_inode_block_proves(data) ? RC_VOUCH_SELF : RC_VOUCH_NO;
 }
 
 int fs_bdev_from_array(struct rc_array *a, struct fs_bdev **out)

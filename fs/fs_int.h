@@ -120,10 +120,11 @@ void fs_bhdr_init(void *block, enum fs_btype type, uint64_t blk,
 		  uint64_t owner);
 void fs_bhdr_seal(void *block);
 int fs_bhdr_check(const void *block, enum fs_btype type, uint64_t blk);
-/* Does block blk's content prove itself - a metadata block whose header
- * checks, superblock copy 0, or an inode table block whose inodes in use
- * (one at least) pass their checksums?  raidcore's word for a block it
- * cannot verify (rc_array_set_vouch, bdev_array.c); file data never does. */
+/* Does block blk's content prove it belongs at blk - a metadata block
+ * whose header checks there, or superblock copy 0?  An inode chunk only
+ * proves itself (fs_inode_block_proves: seeded by inode numbers, not its
+ * place).  raidcore's word for a block it cannot verify
+ * (rc_array_set_vouch, bdev_array.c); file data never does. */
 bool fs_block_proves(const void *block, uint64_t blk);
 /*
  * Metadata block blk of type, read into buf, fails its checksum though
@@ -140,6 +141,11 @@ int fs_meta_reconsider(struct fs_bdev *bdev, uint64_t blk,
 /* An inode table block: every slot free or a sound inode of its number,
  * one in use at least. */
 bool fs_inode_block_proves(const void *block);
+/* Inode ino's slot in its table block b (held), as read: when it is
+ * damaged, or free where the chunk map says it is in use, the array's
+ * other reading of b is taken if it holds what the map says the chunk
+ * holds (rc_block_reconsider, an inode chunk's rewrite with its entry). */
+void fs_itable_slot_check(struct fs *fs, struct fs_buf *b, uint64_t ino);
 /* Does superblock copy `copy`'s checksum hold (its seed is the copy)? */
 bool fs_sb_csum_ok(const struct fs_sb_disk *sb, uint64_t copy);
 
@@ -413,6 +419,9 @@ int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
 bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
 /* The table block of ino; 0 when its chunk does not exist. */
 uint64_t fs_ichunk_blk(struct fs *fs, uint64_t ino);
+/* Chunk c's block and in-use bits, as the chunk map says; false when
+ * there is no chunk c. */
+bool fs_ichunk_find(struct fs *fs, uint64_t c, uint64_t *pblk, uint16_t *used);
 /* Inode numbers below this have a slot (chunks * 16). */
 uint64_t fs_ichunk_inodes(struct fs *fs);
 /* Blocks of the chunks and of the chunk map. */

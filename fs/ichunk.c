@@ -225,6 +225,21 @@ int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino)
 	return err;
 }
 
+bool fs_ichunk_find(struct fs *fs, uint64_t c, uint64_t *pblk, uint16_t *used)
+{
+	struct fs_ichunks *ic = &fs->ichunks;
+	bool found;
+
+	pthread_mutex_lock(&ic->lock);
+	found = c < ic->n;
+	if (found) {
+		*pblk = ic->v[c].pblk;
+		*used = ic->v[c].used;
+	}
+	pthread_mutex_unlock(&ic->lock);
+	return found;
+}
+
 bool fs_inode_is_allocated(struct fs *fs, uint64_t ino)
 {
 	struct fs_ichunks *ic = &fs->ichunks;

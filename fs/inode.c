@@ -236,6 +236,77 @@ int fs_inode_dirty_times(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 	return inode_write(fs, tx, ip->ino, &ip->d, true);
 }
 
+/* What chunk c's block must hold: every inode the chunk map says is in
+ * use, sound and numbered for its slot; no other. */
+struct chunk_proof {
+	uint64_t c;
+	uint16_t used;
+};
+
+static bool chunk_proves(void *ctx, const void *data)
+{
+	const struct chunk_proof *p = ctx;
+	const struct fs_inode_disk *in = data;
+
+	/* inode 0 is no inode: its bit is always set (ichunk.c) */
+	for (unsigned i = p->c == 0 ? 1 : 0; i < FS_INODES_PER_BLOCK; i++) {
+		bool used = p->used >> i & 1;
+
+		if ((fs_le16(in[i].magic) == FS_INODE_MAGIC) != used)
+			return false;
+		if (used && (fs_le64(in[i].ino) != p->c * FS_INODES_PER_BLOCK + i ||
+			     !inode_csum_ok(&in[i], fs_le64(in[i].ino))))
+			return false;
+	}
+	return (p->c == 0 ? p->used & ~1u : p->used) != 0;
+}
+
+/*
+ * Inode ino's slot, as read, is damaged or free where the chunk map says
+ * it is in use, though the block verified against its checksum entry: the
+ * block and its entry were rewritten together (a lost write of both,
+ * damage resealed).  The array's other reading of the block is taken when
+ * it holds exactly what the chunk map says this chunk holds - a proof tied
+ * to this chunk and this block, which an inode chunk's own checksums are
+ * not (a copy of any chunk would pass them: raidcore no longer takes them
+ * as evidence, T2 D1).  0 when b now holds it.
+ */
+static int itable_reconsider(struct fs *fs, struct fs_buf *b, uint64_t ino)
+{
+	struct chunk_proof p = { .c = ino / FS_INODES_PER_BLOCK };
+	uint64_t pblk;
+	int err = -ENODATA;
+
+	if (!fs_ichunk_find(fs, p.c, &pblk, &p.used) || pblk != b->blk)
+		return err;
+	pthread_mutex_lock(&b->lock);
+	/* a block a transaction holds is newer than the media's */
+	if (!__atomic_load_n(&b->tx_seq, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&b->jpins, __ATOMIC_RELAXED))
+		err = fs_bdev_reconsider(fs->bdev, b->blk, chunk_proves, &p,
+					 b->data);
+	pthread_mutex_unlock(&b->lock);
+	if (err == 0)
+		fs_log(LOG_WARNING, "inode table block %llu (inodes %llu-%llu) "
+		       "did not hold what the chunk map says; the array's "
+		       "redundancy gave a copy that does: taken, and written "
+		       "back", (unsigned long long)b->blk,
+		       (unsigned long long)(p.c * FS_INODES_PER_BLOCK),
+		       (unsigned long long)(p.c * FS_INODES_PER_BLOCK +
+					    FS_INODES_PER_BLOCK - 1));
+	return err;
+}
+
+void fs_itable_slot_check(struct fs *fs, struct fs_buf *b, uint64_t ino)
+{
+	const struct fs_inode_disk *d = itable_slot(b, ino);
+	bool in_use = fs_le16(d->magic) == FS_INODE_MAGIC;
+
+	if (in_use ? !inode_csum_ok(d, ino) || fs_le64(d->ino) != ino :
+	    fs_inode_is_allocated(fs, ino))
+		itable_reconsider(fs, b, ino);
+}
+
 static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
 		      uint64_t *generation)
 {
@@ -248,9 +319,10 @@ static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
 	err = bc_read(fs, blk, FS_BUF_ITABLE, &b);
 	if (err)
 		return err;
+	fs_itable_slot_check(fs, b, ino);
+	err = inode_decode(itable_slot(b, ino), ino, c);
 	if (generation)
 		*generation = fs_le64(itable_slot(b, ino)->generation);
-	err = inode_decode(itable_slot(b, ino), ino, c);
 	bc_put(fs, b);
 	return err;
 }

@@ -80,6 +80,7 @@ int rp_inode_read(struct fs *fs, uint64_t ino, struct fs_inode_disk *d)
 	err = bc_read(fs, blk, FS_BUF_ITABLE, &b);
 	if (err)
 		return err;
+	fs_itable_slot_check(fs, b, ino);
 	memcpy(d, b->data + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE,
 	       sizeof(*d));
 	bc_put(fs, b);

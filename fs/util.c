@@ -144,7 +144,7 @@ bool fs_block_proves(const void *block, uint64_t blk)
 	memcpy(&sb, block, sizeof(sb));
 	if (blk == 0 && fs_le64(sb.magic) == FS_SB_MAGIC)
 		return fs_sb_csum_ok(&sb, 0);
-	return fs_inode_block_proves(block);
+	return false;
 }
 
 int fs_extlist_add(struct fs_extlist *l, uint64_t blk, uint64_t len)

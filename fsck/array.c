@@ -149,6 +149,9 @@ int fsck_errors_clear(struct fsck *f)
 
 	if (!f->array || f->o.mode == FSCK_MODE_NO)
 		return 0;
+	/* phase 4 did not say whether phase 2's mismatches are still there */
+	if (f->mismatch_pending)
+		f->status |= FSCK_UNCORRECTED;
 	/* A member faulted during the run (it vanished, a repair write
 	 * failed) leaves the array degraded, whatever else was repaired:
 	 * not "errors corrected" (exit 1 told a boot script redundancy was

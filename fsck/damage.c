@@ -285,6 +285,17 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 
 	fsck_phase(4, "Damage report");
 	free_bad_rewrite(f, r);
+	/* phase 3 may have made stripes phase 2 found disagreeing whole
+	 * (the filesystem proved the other reading of a block there) */
+	if (f->mismatches) {
+		uint64_t left = rc_suspect_recheck(f->array);
+
+		if (left < f->mismatches)
+			f->mismatches = left;
+	}
+	if (f->mismatch_pending)
+		f->status |= f->mismatches ? FSCK_UNCORRECTED : FSCK_CORRECTED;
+	f->mismatch_pending = false;
 	/* reads that failed for lack of redundancy (phase 3's, this one's) */
 	if (rc_array_info(f->array, &info))
 		info.unrecoverable = 0;

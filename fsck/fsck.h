@@ -121,6 +121,9 @@ struct fsck {
 	bool fs_clean;
 	uint64_t unrecoverable; /* blocks raidcore could not repair */
 	uint64_t mismatches;    /* stripes whose parity disagrees */
+	/* phase 2's mismatches, in a repairing run, wait for phase 4's verdict
+	 * (rc_suspect_recheck): phase 3 may make them whole */
+	bool mismatch_pending;
 	uint64_t conflicts;     /* blocks whose evidence disagrees */
 	uint64_t unverified;    /* blocks -n could verify against redundancy
 				   only (fsck -y records their checksums) */

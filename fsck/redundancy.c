@@ -118,7 +118,9 @@ int fsck_redundancy(struct fsck *f)
 			 (unsigned long long)r.conflicts);
 	/* Blocks it could not rebuild: phase 4 decides (those in free space
 	 * are rewritten by -y and -p). */
-	if (r.parity_mismatches ||
+	if (r.parity_mismatches && repair)
+		f->mismatch_pending = true;
+	if ((r.parity_mismatches && !repair) ||
 	    ((r.unrecoverable || r.conflicts) && !repair))
 		f->status |= FSCK_UNCORRECTED;
 	f->bad_all = r.nbad <= f->nbad;

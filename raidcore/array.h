@@ -397,7 +397,7 @@ struct rc_array {
 	void (*event_fn)(void *ctx, const struct rc_event *ev);
 	void *event_ctx;
 	/* verify.c: rc_array_set_vouch's (set before the array is shared) */
-	bool (*vouch_fn)(void *ctx, uint64_t block, const void *data);
+	enum rc_vouch (*vouch_fn)(void *ctx, uint64_t block, const void *data);
 	void *vouch_ctx;
 	/* rebuild.c: speed limits (KiB/s, 0: none) and when the array last
 	 * served I/O (rc_read, rc_write: ns on the monotonic clock). */

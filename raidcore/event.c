@@ -22,7 +22,8 @@ void rc_array_set_event_handler(struct rc_array *a,
 }
 
 void rc_array_set_vouch(struct rc_array *a,
-			bool (*fn)(void *ctx, uint64_t block, const void *data),
+			enum rc_vouch (*fn)(void *ctx, uint64_t block,
+					    const void *data),
 			void *ctx)
 {
 	a->vouch_fn = fn;

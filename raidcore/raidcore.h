@@ -636,17 +636,29 @@ void rc_array_set_event_handler(struct rc_array *a,
  * nothing left to verify against: its checksum entry is unknown (the
  * table block holding it is damaged) and too few other columns of its row
  * are there to rebuild or check it (a degraded array).  fn gets the
- * logical block number and the block as read, and returns true when the
- * contents prove themselves (the filesystem's metadata carries a checksum
- * seeded with its own block number): the block is then read as found and
- * its entry re-derived from it.  Without it one damaged table block of a
- * degraded RAID 1 made 511 blocks unreadable, the filesystem's first ones
- * among them, and the filesystem unmountable with its data intact (a
- * tester's find).  File data proves nothing and stays an I/O error.  fn
- * runs under a stripe lock: no I/O, no lock.
+ * logical block number and the block as read, and says whether the
+ * contents prove themselves: RC_VOUCH_HERE when they prove they belong at
+ * that block (the filesystem's metadata carries a checksum seeded with its
+ * own block number), RC_VOUCH_SELF when they are only consistent in
+ * themselves (inode chunks: each inode's checksum is seeded with its
+ * number, not the block's, so a copy of one - a journal ring's, a stale
+ * member's - proves itself anywhere), RC_VOUCH_NO otherwise.  Either makes
+ * the block read as found and its entry re-derived from it.  Without it
+ * one damaged table block of a degraded RAID 1 made 511 blocks
+ * unreadable, the filesystem's first ones among them, and the filesystem
+ * unmountable with its data intact (a tester's find).  File data proves
+ * nothing and stays an I/O error.  Where the word overrules a block that
+ * verifies against its own entry (a row that disagrees: which column is
+ * wrong; mirror copies that differ) only RC_VOUCH_HERE counts: an inode
+ * chunk rebuilt from a row with a stale member's column proved itself
+ * where a journal copy of a directory block stood, and fsck -p wrote it
+ * over the good block (a tester's find, T2 D1).  fn runs under a stripe
+ * lock: no I/O, no lock.
  */
+enum rc_vouch { RC_VOUCH_NO = 0, RC_VOUCH_SELF = 1, RC_VOUCH_HERE = 2 };
 void rc_array_set_vouch(struct rc_array *a,
-			bool (*fn)(void *ctx, uint64_t block, const void *data),
+			enum rc_vouch (*fn)(void *ctx, uint64_t block,
+					    const void *data),
 			void *ctx);
 
 /*
@@ -695,6 +707,11 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *r,
  * a block: the other reading, from parity, may be the right one.
  */
 bool rc_block_suspect(struct rc_array *a, uint64_t block);
+/* The suspect stripes scrubbed again, repairing nothing: those that agree
+ * with themselves now (a repair above the array made them whole:
+ * rc_block_reconsider) are suspect no more.  The rows that still
+ * disagree; UINT64_MAX when every block is suspect (too many to list). */
+uint64_t rc_suspect_recheck(struct rc_array *a);
 
 /* Scrubs stripes [first, first + count) (rc_info stripes), repairing when
  * asked; *rep counts those stripes alone.  Each stripe is handled under

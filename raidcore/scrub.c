@@ -112,6 +112,53 @@ bool rc_block_suspect(struct rc_array *a, uint64_t block)
 	return found;
 }
 
+/* Is s in the ascending v[0 .. n)? */
+static bool in_sorted(const uint64_t *v, uint32_t n, uint64_t s)
+{
+	uint32_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (v[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == s;
+}
+
+uint64_t rc_suspect_recheck(struct rc_array *a)
+{
+	struct rc_scrub_report rep;
+	uint64_t *v = NULL, left = 0;
+	uint32_t n, ngone = 0, k = 0;
+
+	pthread_mutex_lock(&a->suspect_lock);
+	n = a->suspect_all ? 0 : a->nsuspect;
+	if (n && (v = malloc(n * sizeof(*v))))
+		memcpy(v, a->suspect, n * sizeof(*v));
+	pthread_mutex_unlock(&a->suspect_lock);
+	if (!v)
+		return n || a->suspect_all ? UINT64_MAX : 0;
+	/* v keeps, ascending, the stripes that agree with themselves now */
+	for (uint32_t i = 0; i < n; i++) {
+		if (rc_scrub_stripes(a, v[i], 1, false, &rep) == 0 &&
+		    !rep.parity_mismatches && !rep.unrecoverable) {
+			v[ngone++] = v[i];
+			continue;
+		}
+		left += rep.parity_mismatches ? rep.parity_mismatches : 1;
+	}
+	pthread_mutex_lock(&a->suspect_lock);
+	for (uint32_t i = 0; i < a->nsuspect; i++)
+		if (!in_sorted(v, ngone, a->suspect[i]))
+			a->suspect[k++] = a->suspect[i];
+	a->nsuspect = k;
+	pthread_mutex_unlock(&a->suspect_lock);
+	free(v);
+	return left;
+}
+
 /*
  * The rows of one stripe whose columns are loaded: resolved, counted and,
  * when asked, repaired by verify.c's rules - never over a block that

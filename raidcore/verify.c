@@ -515,12 +515,13 @@ static bool above_names(struct resolve *rs, bool *failed, uint32_t c)
 
 	if (!a->vouch_fn || c >= rs->mp->ndata ||
 	    (rs->st[c] != BLK_OK && rs->st[c] != BLK_ZERO) ||
-	    a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)))
+	    a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) == RC_VOUCH_HERE)
 		return false;
 	memcpy(save, cell(rs, c), RC_BLOCK_SIZE);
 	failed[c] = true;
+	/* only a proof of belonging here overrules a block's own entry */
 	named = parity_recover(rs, failed) &&
-		a->vouch_fn(a->vouch_ctx, lb, cell(rs, c));
+		a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) == RC_VOUCH_HERE;
 	failed[c] = false;
 	memcpy(cell(rs, c), save, RC_BLOCK_SIZE);
 	return named;
@@ -790,7 +791,8 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 	for (uint32_t c = 0; c < rs->mp->ncols; c++) {
 		if (rs->st[c] != BLK_OK)
 			continue;
-		if (!a->vouch_fn(a->vouch_ctx, lb, cell(rs, c))) {
+		if (a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) !=
+		    RC_VOUCH_HERE) {
 			bad[c] = any = true;
 		} else if (good < 0) {
 			good = (int)c;
@@ -875,7 +877,8 @@ static void vouch_row(struct resolve *rs, struct rc_row *out)
 		if (dc >= mp->ndata)
 			continue;               /* parity proves nothing alone */
 		media = rs->media[c] ? rs->media[c] : cell(rs, c);
-		if (!a->vouch_fn(a->vouch_ctx, row_lblock(rs, dc), media))
+		if (a->vouch_fn(a->vouch_ctx, row_lblock(rs, dc), media) ==
+		    RC_VOUCH_NO)
 			continue;
 		memcpy(cell(rs, c), media, RC_BLOCK_SIZE);
 		out->known[c] = true;

@@ -634,6 +634,83 @@ static void test_unattributable_mismatch(void **state)
 	tb_fini(&tb);
 }
 
+/* A vouch that says `marker_says` of blocks that start with "SELFPROV"
+ * and RC_VOUCH_NO of the rest. */
+static enum rc_vouch marker_says;
+
+static enum rc_vouch marker_vouch(void *ctx, uint64_t block, const void *data)
+{
+	(void)ctx;
+	(void)block;
+	return memcmp(data, "SELFPROV", 8) ? RC_VOUCH_NO : marker_says;
+}
+
+/*
+ * A row that disagrees because one member holds a stale block with its
+ * stale entry (it lost a later write of both): rebuilt from that row, a
+ * good column comes out as a block that proves itself (an inode chunk: a
+ * copy of one proves itself anywhere) where the good block, a journal
+ * copy or file data, proves nothing.  That is no evidence against the
+ * good block: nothing is written, the row is reported (fsck -p wrote the
+ * rebuilt block over a healthy member's directory block: T2 D1).  Only a
+ * proof of belonging at that block (RC_VOUCH_HERE) names the column.
+ */
+static void test_self_proof_names_nothing(void **state)
+{
+	const struct cfg *c = &cfgs[3];         /* RAID 5 x 4 */
+
+	(void)state;
+	for (int here = 0; here < 2; here++) {
+		struct rc_scrub_report r;
+		struct rc_stripe_map map;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		struct rc_info info;
+		uint8_t d[3][BS], s[BS], stale[BS], buf[BS];
+		uint64_t hash;
+		uint32_t cb;
+
+		tb_init(&tb, c->members, DEV_BYTES);
+		tb_create(&tb, c->level, c->chunk, 0);
+		a = tb_assemble(&tb, 0, 0);
+		rc_array_info(a, &info);
+		stripe0_map(&info, &map);
+		cb = info.chunk_blocks;
+		for (uint32_t k = 0; k < 3; k++) {
+			tb_pattern(d[k], k * cb, 1);
+			assert_int_equal(rc_write(a, k * cb, 1, d[k]), 0);
+		}
+		assert_int_equal(rc_flush(a), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		/* column 2 stale, such that column 1 rebuilt is s */
+		tb_pattern(s, 4242, 3);
+		memcpy(s, "SELFPROV", 8);
+		for (size_t i = 0; i < BS; i++)
+			stale[i] = d[2][i] ^ d[1][i] ^ s[i];
+		reseal_block(&tb, (int)map.col[2].member, map.col[2].offset,
+			     stale);
+		a = tb_assemble(&tb, 0, 0);
+		marker_says = here ? RC_VOUCH_HERE : RC_VOUCH_SELF;
+		rc_array_set_vouch(a, marker_vouch, NULL);
+		assert_int_equal(rc_array_clear_errors(a, false), 0);
+		hash = tb_media_hash(&tb);
+		assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
+		assert_int_equal(rc_read(a, cb, 1, buf), 0);
+		if (!here) {
+			assert_int_equal(r.parity_mismatches, 1);
+			assert_int_equal(r.repaired, 0);
+			assert_true(tb_media_hash(&tb) == hash);
+			assert_memory_equal(buf, d[1], BS);
+		} else {
+			assert_int_equal(r.parity_mismatches, 0);
+			assert_int_equal(r.repaired, 1);
+			assert_memory_equal(buf, s, BS);
+		}
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
 /*
  * An array of c whose row 0 of stripe 0 has every data column written
  * but column 2 (never written), closed; then column v of that row
@@ -932,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_blank_member_online),
 		cmocka_unit_test(test_lost_table_write),
 		cmocka_unit_test(test_unattributable_mismatch),
+		cmocka_unit_test(test_self_proof_names_nothing),
 		cmocka_unit_test(test_raid6_locates_column),
 		cmocka_unit_test(test_table_damaged_online),
 		cmocka_unit_test(test_no_lone_zero_guess),
