@@ -369,7 +369,12 @@ static void implicit_plan(struct fsck *f)
 			f->status |= FSCK_UNCORRECTED;
 			f->split = true;
 		}
-		if (!split && (old = stale_named(f, (int)s, &returns)) &&
+		/* a slot being rebuilt names its rebuild's target, not a
+		 * stale former member: the rebuild resumes below (it was said
+		 * stale, exit 5, after a crash cut fsck's own rebuild short:
+		 * a tester's find, T4 D1) */
+		if (!split && st.state != RC_MEMBER_REBUILDING &&
+		    (old = stale_named(f, (int)s, &returns)) &&
 		    (st.stale_copy || !returns)) {
 			fsck_msg("  slot %u: %s is its former member, left out "
 				 "as stale (an old copy of it, or a disk that "

@@ -87,6 +87,11 @@ grep -q "slot 2 (member [0-9a-f-]*) rebuilding onto $NEW" "$T/out" &&
 	grep -q "DEGRADED.*fsck -y rebuilds it as phase 1 says" "$T/out" &&
 	! grep -q "missing\|with --rebuild" "$T/out" ||
 	{ cat "$T/out"; t_fail "fsck -n mid-rebuild: not 'fsck -y resumes it'"; }
+# the target named in SOURCE is the rebuild's, not a stale former member
+# (it was said "left out as stale", and fsck -y's resumed rebuild exited
+# 5: T4 D1)
+grep -q "left out as stale" "$T/out" &&
+	{ cat "$T/out"; t_fail "fsck -n calls the rebuild's target stale"; }
 
 t_log "the same command resumes; killed again, TARGET now in SOURCE"
 pos2=$(killed "$pos" -y --rebuild "$NEW" "$INSIDE")
@@ -102,6 +107,8 @@ pos3=$(killed "$pos" -y "$INSIDE")
 at=$(resumed_at "$T/out.killed")
 [ -n "$at" ] && [ "$at" -ge "$pos" ] ||
 	{ cat "$T/out.killed"; t_fail "plain fsck -y did not resume (at '$at', checkpoint $pos)"; }
+grep -q "left out as stale" "$T/out.killed" &&
+	{ cat "$T/out.killed"; t_fail "fsck -y calls the rebuild's target stale"; }
 t_log "  resumed at stripe $at, killed at $pos3"
 
 t_log "the same command (TARGET outside SOURCE) resumes and finishes"
