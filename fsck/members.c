@@ -264,6 +264,19 @@ int fsck_members(struct fsck *f)
 	array_summary(f);
 	if (f->info.degraded || f->info.was_unclean || f->info.errors)
 		f->array_clean = false;
+	/* Another array's member named beside this one's (left out by the
+	 * assembly): the list is wrong, and the mount refuses it as a
+	 * mistyped path - not "clean" (exit 0 let a boot's fsck -p pass a
+	 * SOURCE the mount then refused: a tester's find, T2 D2). */
+	for (int i = 0; i < f->ndevs; i++) {
+		if (!f->devs[i].opened || f->devs[i].ret ||
+		    !memcmp(f->devs[i].p.array_uuid, f->info.uuid, RC_UUID_SIZE))
+			continue;
+		fsck_msg("  %s is a member of another array, not of this one: "
+			 "left out. Take it out of the list (a mount refuses "
+			 "it as a mistyped path)", f->devs[i].path);
+		f->status |= FSCK_UNCORRECTED;
+	}
 	/* Not recorded on the members (members_probe said so): found now,
 	 * by the assembly (a damaged superblock copy, table, journal). */
 	if (f->info.errors && !f->errors_recorded) {

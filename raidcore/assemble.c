@@ -172,10 +172,21 @@ static int pick_array(struct cand *c, int n, unsigned flags, uint8_t *uuid,
 		if (!c[i].ok || !memcmp(c[i].sb.array_uuid, uuid, 16))
 			continue;
 		if (flags & RC_ASSEMBLE_NO_FOREIGN) {
-			snprintf(err, len, "%s is a member of another array: "
-				 "a mistyped path? Nothing was written. To run "
-				 "without the member it stands for (degraded), "
-				 "add -o degraded=allow", c[i].dev->name);
+			/* with every member there it stands for none: the
+			 * degraded=allow advice would be wrong (T2 D2) */
+			if (best_votes >= (int)c[best].sb.members)
+				snprintf(err, len, "%s is a member of another "
+					 "array, and this array's %u members "
+					 "are all there without it: a mistyped "
+					 "path? Nothing was written. Take it "
+					 "out of SOURCE", c[i].dev->name,
+					 c[best].sb.members);
+			else
+				snprintf(err, len, "%s is a member of another "
+					 "array: a mistyped path? Nothing was "
+					 "written. To run without the member "
+					 "it stands for (degraded), add -o "
+					 "degraded=allow", c[i].dev->name);
 			return -EINVAL;
 		}
 		leave_out(&c[i], "member of another array");

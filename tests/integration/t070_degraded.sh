@@ -110,6 +110,17 @@ t_sums "$T"/*.img >"$T/sums.before"
 refused_32 "$T/m0.img:$T/other1.img:$T/m2.img:$T/m3.img" \
 	"other1.img is a member of another array: a mistyped path? Nothing was written" \
 	"a member of another array in SOURCE"
+# beside every member: it stands for none (the advice was degraded=allow),
+# and fsck, which leaves it out too, does not call that list clean (it
+# exited 0 on a SOURCE the mount refuses: T2 D2)
+refused_32 "$T/m0.img:$T/m1.img:$T/m2.img:$T/m3.img:$T/other1.img" \
+	"other1.img is a member of another array, and this array's 4 members are all there without it: a mistyped path? Nothing was written. Take it out of SOURCE" \
+	"a member of another array beside every member"
+rc=0
+"$RAIDFS_BIN/fsck.raidfs" -n -f "$T/m0.img:$T/m1.img:$T/m2.img:$T/m3.img:$T/other1.img" \
+	>"$T/fsck.out" 2>&1 || rc=$?
+[ $rc -eq 4 ] && grep -q "other1.img is a member of another array, not of this one" "$T/fsck.out" ||
+	{ cat "$T/fsck.out"; t_fail "fsck -n with another array's member beside: exit $rc"; }
 # a path that exists but can be no member - a directory, a device or
 # file holding something else, a file too small - is a typo as well
 # (they were counted missing and the array mounted degraded: a tester's
