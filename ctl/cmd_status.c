@@ -134,6 +134,11 @@ static void print_damaged(json_object *dm, bool verbose)
 		       U64(dm, "other_blocks"));
 }
 
+static bool flag(json_object *o, const char *key)
+{
+	return json_object_get_boolean(json_object_object_get(o, key));
+}
+
 static void print_device(json_object *d, bool verbose)
 {
 	json_object *e;
@@ -147,6 +152,11 @@ static void print_device(json_object *d, bool verbose)
 	if (verbose)
 		printf("  (%s, %" PRIu64 ")", STR(d, "uuid"), U64(d, "repaired"));
 	printf("\n");
+	if (flag(d, "kept_failing"))
+		printf("        FAILING: more read or checksum errors than fault "
+		       "a member; kept only because\n        the array would "
+		       "have no redundancy left without it, its errors\n"
+		       "        reconstructed: replace it (raidfsctl replace)\n");
 }
 
 static void print_devices(json_object *devs, bool verbose)
@@ -155,11 +165,6 @@ static void print_devices(json_object *devs, bool verbose)
 	       "WRITE", "CKSUM", "DEVICE", verbose ? "  (uuid, repaired)" : "");
 	for (size_t i = 0; i < json_object_array_length(devs); i++)
 		print_device(json_object_array_get_idx(devs, i), verbose);
-}
-
-static bool flag(json_object *o, const char *key)
-{
-	return json_object_get_boolean(json_object_object_get(o, key));
 }
 
 static void print_head(json_object *st)

@@ -85,6 +85,9 @@ static json_object *device_json(int slot, bool spare,
 	add_u64(e, "cksum", st->csum_errors);
 	json_object_object_add(o, "errors", e);
 	add_u64(o, "repaired", st->repaired);
+	if (!spare)
+		json_object_object_add(o, "kept_failing",
+				       json_object_new_boolean(st->kept_failing));
 	return o;
 }
 

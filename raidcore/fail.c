@@ -254,9 +254,11 @@ void rc_member_faults_apply(struct rc_array *a)
 			atomic_store(&a->m[s].shrunk, false);
 			pend &= ~(unsigned)RC_PEND_SHRUNK;
 		}
-		if (pend == RC_PEND_ERRORS && !errors_fault(a, (int)s))
-			continue;
+		/* a member gone meanwhile (faulted: a rebuild target that did
+		 * not read back) is not "kept" (it was said so: T1 #3) */
 		if (!pend || !rc_member_present(a, (int)s))
+			continue;
+		if (pend == RC_PEND_ERRORS && !errors_fault(a, (int)s))
 			continue;
 		why = pending_why(a, (int)s, pend, msg, sizeof(msg));
 		/* The last copy of the data stays in, errors and all: its

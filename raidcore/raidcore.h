@@ -338,6 +338,9 @@ struct rc_member_status {
 				      was away (rc_member_readd) */
 	uint64_t resync_regions;   /* the last catch-up (so far): write-intent */
 	uint64_t resync_stripes;   /* regions and stripes rebuilt, 0: none */
+	bool kept_failing;         /* more errors than fault a member, kept
+				      only as the last redundancy (or in a
+				      read-only array): replace it */
 	bool stale_copy;           /* a device given for this slot, active at
 				      the last update, was behind it: an old
 				      copy of the member, or a disk that lost

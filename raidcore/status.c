@@ -141,6 +141,14 @@ int rc_array_member_status(struct rc_array *a, int slot,
 	st->rebuild_done = m->rebuild_pos;
 	st->catchup = m->catchup;
 	st->stale_copy = m->stale_copy;
+	/* kept despite a verdict that faults a member: its errors, or a
+	 * fault the array could not take (fail.c's "kept; its data is
+	 * suspect") */
+	st->kept_failing = m->dev && m->state == RC_MEMBER_ACTIVE &&
+			   (atomic_load(&m->suspect_said) ||
+			    (atomic_load(&m->errors_kept_said) &&
+			     atomic_load(&m->err_window_count) >
+			     a->fault_errors));
 	st->resync_regions = m->resync_regions;
 	st->resync_stripes = m->resync_stripes;
 	if (m->dev)

@@ -1032,6 +1032,7 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		      const struct rc_row *v, bool repair)
 {
 	uint32_t unheld = 0;
+	bool held;
 
 	for (uint32_t c = 0; c < mp->ncols; c++) {
 		const struct rc_col *col = &mp->col[c];
@@ -1062,12 +1063,15 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 					     "write of a repaired block failed");
 			continue;
 		}
-		if (rc_fix_writes(v->fix[c], state[c][r]) &&
-		    !repair_proven(a, slot, mb, at, R, state[c][r]))
-			unheld++;
+		held = !rc_fix_writes(v->fix[c], state[c][r]) ||
+		       repair_proven(a, slot, mb, at, R, state[c][r]);
+		unheld += !held;
 		rc_csum_update(a, slot, mb, v->fix[c] == RC_FIX_ZERO_ENTRY ?
 			       RC_CSUM_UNWRITTEN : rc_block_csum(R, at));
-		if (rc_fix_writes(v->fix[c], state[c][r]))
+		/* a rewrite that does not read back repaired nothing (the
+		 * counter grew with every pass over a member whose reads keep
+		 * failing: a tester's find, T1 #2) */
+		if (rc_fix_writes(v->fix[c], state[c][r]) && held)
 			atomic_fetch_add(&a->m[slot].repaired, 1);
 		/* Its table said "never written" where the row proves data:
 		 * the member lost a write of its table.  That is its fault,
