@@ -41,3 +41,14 @@ wait_state() {
 	done
 	t_fail "status never became $1 (last: $s)"
 }
+
+# wait_event PATTERN [SECONDS]: polls the events of $M (every 100 ms, 30 s
+# by default) until one matches PATTERN; fails the test if none does
+wait_event() {
+	local i
+	for i in $(seq $((${2:-30} * 10))); do
+		"$CTL" events "$M" | grep -q "$1" && return 0
+		sleep 0.1
+	done
+	t_fail "no event matching '$1': $("$CTL" events "$M" | tail -n 5)"
+}

@@ -72,22 +72,13 @@ t_pattern_files "$M" 300 300 300
 sync -f "$M/file0"
 wipe_front "${IMG_LIST[2]}"
 # the daemon reads every member's superblocks every 10 s
-for _ in $(seq 300); do
-	"$CTL" events "$M" | grep -q "MemberDamaged slot=2" && break
-	sleep 0.1
-done
-"$CTL" events "$M" | grep -q "MemberDamaged slot=2" ||
-	t_fail "no MemberDamaged: $("$CTL" events "$M")"
+wait_event "MemberDamaged slot=2"
 for _ in $(seq 300); do
 	"$CTL" status "$M" | grep -q "NOT VERIFIED" || break
 	sleep 0.1
 done
 "$CTL" status "$M" | grep -q "NOT VERIFIED" && t_fail "never verified"
-for _ in $(seq 100); do
-	"$CTL" events "$M" | grep -q "ScrubFinished" && break
-	sleep 0.1
-done
-"$CTL" events "$M" | grep -q "ScrubFinished" || t_fail "no scrub ran"
+wait_event ScrubFinished 10
 expect_rc 0 "$CTL" fail "$M" 0
 echo 3 >/proc/sys/vm/drop_caches
 "$PY" - "$M" <<'PY' || t_fail "files differ after losing member 0"
