@@ -93,25 +93,6 @@ static void suspect_note(struct rc_array *a, uint64_t s)
 	pthread_mutex_unlock(&a->suspect_lock);
 }
 
-bool rc_block_suspect(struct rc_array *a, uint64_t block)
-{
-	uint64_t s = block / a->stripe_blocks;
-	uint32_t lo = 0, hi, mid;
-	bool found;
-
-	pthread_mutex_lock(&a->suspect_lock);
-	for (hi = a->nsuspect; lo < hi;) {
-		mid = lo + (hi - lo) / 2;
-		if (a->suspect[mid] < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	found = a->suspect_all || (lo < a->nsuspect && a->suspect[lo] == s);
-	pthread_mutex_unlock(&a->suspect_lock);
-	return found;
-}
-
 /* Is s in the ascending v[0 .. n)? */
 static bool in_sorted(const uint64_t *v, uint32_t n, uint64_t s)
 {
@@ -125,6 +106,17 @@ static bool in_sorted(const uint64_t *v, uint32_t n, uint64_t s)
 			hi = mid;
 	}
 	return lo < n && v[lo] == s;
+}
+
+bool rc_block_suspect(struct rc_array *a, uint64_t block)
+{
+	bool found;
+
+	pthread_mutex_lock(&a->suspect_lock);
+	found = a->suspect_all || in_sorted(a->suspect, a->nsuspect,
+					    block / a->stripe_blocks);
+	pthread_mutex_unlock(&a->suspect_lock);
+	return found;
 }
 
 uint64_t rc_suspect_recheck(struct rc_array *a)
