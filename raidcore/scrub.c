@@ -123,15 +123,24 @@ uint64_t rc_suspect_recheck(struct rc_array *a)
 {
 	struct rc_scrub_report rep;
 	uint64_t *v = NULL, left = 0;
-	uint32_t n, ngone = 0, k = 0;
+	uint32_t n, total, ngone = 0, k = 0;
+	bool whole = true, all;
 
+	/* a stripe can be seen to agree only with every column there: a
+	 * degraded array has nothing to check a row against */
+	pthread_mutex_lock(&a->state_lock);
+	for (uint32_t m = 0; m < a->g.members; m++)
+		whole &= a->m[m].dev && a->m[m].state == RC_MEMBER_ACTIVE;
+	pthread_mutex_unlock(&a->state_lock);
 	pthread_mutex_lock(&a->suspect_lock);
-	n = a->suspect_all ? 0 : a->nsuspect;
+	all = a->suspect_all;
+	total = a->nsuspect;
+	n = all || !whole ? 0 : total;
 	if (n && (v = malloc(n * sizeof(*v))))
 		memcpy(v, a->suspect, n * sizeof(*v));
 	pthread_mutex_unlock(&a->suspect_lock);
 	if (!v)
-		return n || a->suspect_all ? UINT64_MAX : 0;
+		return all || total ? UINT64_MAX : 0;
 	/* v keeps, ascending, the stripes that agree with themselves now */
 	for (uint32_t i = 0; i < n; i++) {
 		if (rc_scrub_stripes(a, v[i], 1, false, &rep) == 0 &&
