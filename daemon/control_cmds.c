@@ -141,9 +141,10 @@ static int cmd_fail(struct rc_array *a, const char *member, char *msg,
 		rc_array_info(a, &info);
 		return say(msg, len, -EBUSY, "not failed: %s, and a scrub has "
 			   "not verified it yet - without slot %d, what that "
-			   "member lost could not be rebuilt. Wait for the "
-			   "scrub (raidfsctl scrub status)", info.verify_why,
-			   slot);
+			   "member lost could not be rebuilt. A repairing "
+			   "scrub of the whole array verifies it (raidfsctl "
+			   "scrub status; scrub start if none runs)",
+			   info.verify_why, slot);
 	}
 	if (ret == -EALREADY)
 		return say(msg, len, ret, "slot %d is not in use (faulty, "

@@ -65,6 +65,8 @@ struct rc_member {
 					   by io.c under an I/O hold */
 	enum rc_member_state state;     /* state_lock */
 	uint8_t uuid[RC_UUID_SIZE];
+	uint8_t verify_uuid[RC_UUID_SIZE]; /* the member found damaged
+					     (rc_verify_want; state_lock) */
 	uint64_t rebuild_pos;           /* stripes current on a REBUILDING
 					   member; state_lock */
 	struct rc_sample sample;        /* what its rebuild wrote, sampled */
@@ -506,8 +508,13 @@ bool rc_array_needs(struct rc_array *a, int slot);
 bool rc_array_needs_unverified(struct rc_array *a, int slot);
 /* Slot was found damaged (why): recorded in verify_slots until a
  * repairing scrub goes over the whole array; told (RC_EV_VERIFY) when
- * newly so.  Caller holds state_lock. */
+ * newly so, or when found so again while a pass verifies it (it starts
+ * over).  Caller holds state_lock. */
 void rc_verify_want(struct rc_array *a, int slot, const char *why);
+/* verify_slots without the members that left their slot since they were
+ * found damaged (faulty, missing, another member rebuilt in).  Caller
+ * holds state_lock. */
+void rc_verify_prune(struct rc_array *a);
 /* The same, counting a rebuilding slot as usable (it is, up to its
  * position): true when rebuilding cannot help any more. */
 bool rc_array_failed_beyond(struct rc_array *a);

@@ -582,6 +582,15 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
 				/* the device's own counters go on */
 				rc_member_counts_load(&a->m[s], &c[i].sb);
 				sb_damage_note(a, s, &c[i]);
+				if (sl->flags & RC_SLOT_UNVERIFIED &&
+				    sl->state == RC_MEMBER_ACTIVE) {
+					pthread_mutex_lock(&a->state_lock);
+					rc_verify_want(a, (int)s, "found damaged "
+						       "before, and not verified "
+						       "since (recorded on the "
+						       "members)");
+					pthread_mutex_unlock(&a->state_lock);
+				}
 				c[i].dev = NULL;
 			} else if (!a->m[s].dev &&
 				   cand_may_return(c, i, s, sl, catchup)) {

@@ -21,6 +21,7 @@
  * and superblock writes ask for it and member.c calls nothing of theirs.
  */
 #include <stdio.h>
+#include <string.h>
 #include "array.h"
 
 bool rc_member_present(struct rc_array *a, int slot)
@@ -79,18 +80,47 @@ bool rc_array_needs_unverified(struct rc_array *a, int slot)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };
 
+	rc_verify_prune(a);
 	for (uint32_t t = 0; t < a->g.members; t++)
 		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
 			  t == (uint32_t)slot || (a->verify_slots >> t & 1);
 	return geom_lost(&a->g, gone);
 }
 
+void rc_verify_prune(struct rc_array *a)
+{
+	for (uint32_t s = 0; s < a->g.members; s++) {
+		const struct rc_member *m = &a->m[s];
+
+		if (!(a->verify_slots >> s & 1))
+			continue;
+		if (!m->dev || (m->state != RC_MEMBER_ACTIVE &&
+				m->state != RC_MEMBER_REBUILDING) ||
+		    memcmp(m->uuid, m->verify_uuid, RC_UUID_SIZE)) {
+			a->verify_slots &= ~(1u << s);
+			a->verify_pass &= ~(1u << s);
+		}
+	}
+}
+
 void rc_verify_want(struct rc_array *a, int slot, const char *why)
 {
 	const char *name = a->m[slot].dev ? a->m[slot].dev->name : "";
 
-	if (a->verify_slots >> slot & 1)
+	if (a->verify_slots >> slot & 1) {
+		/* found damaged again behind a pass that set out to verify
+		 * it: what it passed may be damaged anew - it starts over
+		 * (it ended "verified": a tester's find, V1 D2) */
+		if (!(a->verify_pass >> slot & 1))
+			return;
+		a->verify_pass &= ~(1u << slot);
+		a->verify_gen++;
+		rc_log("member %d (%s) was found damaged again (%s): its "
+		       "verification starts over", slot, name, why);
+		rc_event_emit(a, RC_EV_VERIFY, slot, name, why, 0, 0, 0);
 		return;
+	}
+	memcpy(a->m[slot].verify_uuid, a->m[slot].uuid, RC_UUID_SIZE);
 	if (!a->verify_slots)
 		snprintf(a->verify_why, sizeof(a->verify_why),
 			 "member %d (%.48s): %.96s", slot, name, why);

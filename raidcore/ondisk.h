@@ -27,13 +27,14 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 5                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 6                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
 						   the admin state; 2.2: direct
 						   stripes in the journal; 2.3:
 						   direct stripes at RAID 0, 1, 10;
 						   2.4: the DAMAGED slot flag;
-						   2.5: the REMOVED slot flag */
+						   2.5: the REMOVED slot flag;
+						   2.6: the UNVERIFIED slot flag */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -112,6 +113,12 @@ struct rc_slot_disk {
  * assembly.  An older reader ignores it (catches the member up, as
  * before). */
 #define RC_SLOT_REMOVED 0x800u
+/* On an active raid slot (2.6): its member was found damaged (superblock
+ * copies invalid, old or unreadable) and no repairing scrub of the whole
+ * array has verified it since: it is not counted on as redundancy, and
+ * the next mount starts that scrub again from stripe 0.  An older reader
+ * ignores it (trusts the member, as before). */
+#define RC_SLOT_UNVERIFIED 0x1000u
 static_assert(sizeof(struct rc_slot_disk) == 32, "slot size");
 
 /*

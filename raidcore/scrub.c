@@ -390,16 +390,23 @@ static void verify_pass_note(struct rc_array *a, uint64_t first,
 	if (!repair || err || first != a->verify_next)
 		a->verify_pass = 0;
 	a->verify_next = end;
+	rc_verify_prune(a);     /* those gone meanwhile were not verified */
 	if (end >= a->stripes && a->verify_pass) {
 		done = a->verify_pass;
 		a->verify_slots &= ~done;
 		a->verify_pass = 0;
 	}
 	pthread_mutex_unlock(&a->state_lock);
-	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++)
-		if (done >> s & 1)
-			rc_log("member %u: verified by a scrub of the whole "
-			       "array since it was found damaged", s);
+	for (uint32_t s = 0; s < RC_MAX_MEMBERS; s++) {
+		if (!(done >> s & 1))
+			continue;
+		/* the errors the pass found and repaired on it were the
+		 * damage it was verified for: they fault it no more (it was
+		 * shown FAILING in a whole array: V1 D4) */
+		rc_member_errors_forget(&a->m[s]);
+		rc_log("member %u: verified by a scrub of the whole array "
+		       "since it was found damaged", s);
+	}
 }
 
 int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,

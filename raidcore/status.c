@@ -63,6 +63,7 @@ int rc_array_info(struct rc_array *a, struct rc_info *info)
 	}
 	info->errors = atomic_load(&a->errors_seen) ||
 		       (a->sb.array_flags & RC_AF_ERRORS);
+	rc_verify_prune(a);
 	info->verify_slots = a->verify_slots;
 	info->verify_gen = a->verify_gen;
 	snprintf(info->verify_why, sizeof(info->verify_why), "%s",
@@ -92,6 +93,9 @@ int rc_array_clear_errors(struct rc_array *a, bool counters)
 	atomic_store(&a->errors_seen, false);
 	a->sb.array_flags &= ~RC_AF_ERRORS;
 	for (uint32_t s = 0; s < a->g.members && counters; s++) {
+		/* and the window that judges them (FAILING outlived it: a
+		 * tester's find, V1 D5) */
+		rc_member_errors_forget(&a->m[s]);
 		atomic_store(&a->m[s].read_errors, 0);
 		atomic_store(&a->m[s].write_errors, 0);
 		atomic_store(&a->m[s].csum_errors, 0);

@@ -137,6 +137,15 @@ static void slots_from_members(struct rc_array *a)
 		if (a->m[i].removed && a->m[i].state == RC_MEMBER_MISSING)
 			a->sb.slots[i].flags |= RC_SLOT_REMOVED;
 	}
+	/* found damaged, not verified yet: kept across a remount, whose
+	 * first write rewrites the damaged superblock copies that told
+	 * (the state was lost at an unmount or crash during the scrub, and
+	 * a resumed scrub let it be trusted: V1 D1) */
+	rc_verify_prune(a);
+	for (uint32_t i = 0; i < a->g.members; i++)
+		if ((a->verify_slots >> i & 1) &&
+		    a->m[i].state == RC_MEMBER_ACTIVE)
+			a->sb.slots[i].flags |= RC_SLOT_UNVERIFIED;
 	for (int i = 0; i < a->nspares; i++) {
 		memcpy(a->sb.slots[a->g.members + i].uuid,
 		       a->spare_sb[i].member_uuid, RC_UUID_SIZE);

@@ -248,7 +248,10 @@ static int members_not_typos(char **paths, int n, struct rc_dev **devs,
 		else if (!found && r->raidfs_ret == -ENODATA &&
 			 !probe_reads_blank(devs[i]))
 			snprintf(what, sizeof(what), "holds data (no raidfs "
-				 "superblock, no signature known)");
+				 "superblock, no signature known; a member of "
+				 "this array whose every superblock copy was "
+				 "erased looks the same: mount with -o "
+				 "degraded=allow, then raidfsctl add it)");
 		else
 			continue;
 		err_set(err, errlen, "member %s %s, not a raidfs member: a "

@@ -136,7 +136,7 @@ head -c 3M /dev/urandom >"$T/dump.img"
 truncate -s 64M "$T/dump.img"
 t_sums "$T"/*.img >"$T/sums.before"
 refused_32 "$T/m0.img:$T/dump.img:$T/m2.img:$T/m3.img" \
-	"dump.img holds data (no raidfs superblock, no signature known), not a raidfs member: a mistyped path? Nothing was written" \
+	"dump.img holds data (no raidfs superblock, no signature known; .*), not a raidfs member: a mistyped path? Nothing was written" \
 	"a file of data in SOURCE"
 refused_32 "$T/m0.img:$T/adir:$T/m2.img:$T/m3.img" \
 	"adir: Is a directory: a mistyped path? Nothing was written" \

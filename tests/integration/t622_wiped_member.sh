@@ -44,9 +44,20 @@ validate
 "$PY" -c 'import json,sys; u=json.load(open(sys.argv[1]))["arrays"][0]["unverified"]; assert u["slots"] == [1], u' \
 	"$T/status.json" || t_fail "status --json: unverified"
 expect_rc 1 "$CTL" fail "$M" 0
-"$CTL" fail "$M" 0 2>&1 | grep -q "not failed: member 1 .*Wait for the scrub" ||
+"$CTL" fail "$M" 0 2>&1 | grep -q "not failed: member 1 .*A repairing scrub of the whole array verifies it" ||
 	t_fail "the refusal does not say why"
 [ "$(state)" = scrubbing ] || t_fail "the refused fail changed the state: $(state)"
+
+t_log "unmounted during that scrub: still not verified at the next mount"
+# (its damaged copies are rewritten at the first write: the state is
+# kept on the members, RC_SLOT_UNVERIFIED; it was lost, and a resumed
+# scrub let the member be trusted: V1 D1)
+t_umount "$M"
+t_mount "$IMGS" "$M"
+"$CTL" status "$M" >"$T/st2"
+grep -q "NOT VERIFIED: member 1 .*found damaged before, and not verified since" "$T/st2" ||
+	{ cat "$T/st2"; t_fail "the remount forgot member 1 is not verified"; }
+expect_rc 1 "$CTL" fail "$M" 0
 
 t_log "the scrub through: verified, the fail goes through, every file reads"
 "$CTL" set "$M" rebuild-speed-max=1G >/dev/null || t_fail "set speed"
