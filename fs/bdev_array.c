@@ -80,9 +80,14 @@ static const struct fs_bdev_ops array_ops = {
 /* raidcore's question about a block it cannot verify (rc_array_set_vouch). */
 static enum rc_vouch array_vouch(void *ctx, uint64_t block, const void *data)
 {
+	const struct fs_bhdr *h = data;
+
 	(void)ctx;
 	if (fs_block_proves(data, block))
 		return RC_VOUCH_HERE;
+	/* a header that names this block, its checksum failing */
+	if (fs_le32(h->magic) == FS_BLK_MAGIC && fs_le64(h->blocknr) == block)
+		return RC_VOUCH_DAMAGED;
 	return fs_inode_block_proves(data) ? RC_VOUCH_SELF : RC_VOUCH_NO;
 }
 

@@ -262,8 +262,9 @@ static bool chunk_proves(void *ctx, const void *data)
 }
 
 /*
- * Inode ino's slot, as read, is damaged or free where the chunk map says
- * it is in use, though the block verified against its checksum entry: the
+ * Inode ino's slot, as read, is damaged or disagrees with the chunk map
+ * (free where it says in use, or in use where it says free), though the
+ * block verified against its checksum entry: the
  * block and its entry were rewritten together (a lost write of both,
  * damage resealed).  The array's other reading of the block is taken when
  * it holds exactly what the chunk map says this chunk holds - a proof tied
@@ -302,8 +303,11 @@ void fs_itable_slot_check(struct fs *fs, struct fs_buf *b, uint64_t ino)
 	const struct fs_inode_disk *d = itable_slot(b, ino);
 	bool in_use = fs_le16(d->magic) == FS_INODE_MAGIC;
 
-	if (in_use ? !inode_csum_ok(d, ino) || fs_le64(d->ino) != ino :
-	    fs_inode_is_allocated(fs, ino))
+	/* damaged, or not what the chunk map says (in use where it says
+	 * free: an old version of the chunk, V2 D3; free where it says in
+	 * use) */
+	if ((in_use && (!inode_csum_ok(d, ino) || fs_le64(d->ino) != ino)) ||
+	    in_use != fs_inode_is_allocated(fs, ino))
 		itable_reconsider(fs, b, ino);
 }
 

@@ -655,10 +655,17 @@ void rc_array_set_event_handler(struct rc_array *a,
  * wrong; mirror copies that differ) only RC_VOUCH_HERE counts: an inode
  * chunk rebuilt from a row with a stale member's column proved itself
  * where a journal copy of a directory block stood, and fsck -p wrote it
- * over the good block (a tester's find, T2 D1).  fn runs under a stripe
- * lock: no I/O, no lock.
+ * over the good block (a tester's find, T2 D1).  And only over a block
+ * that is recognisably a damaged version of the one that belongs there
+ * (RC_VOUCH_DAMAGED: its header names this block, its checksum fails) or
+ * a "never written" claim: a version that proves itself is not proven
+ * newer than a block that is something else now (a stale member's old
+ * journal descriptor outvoted two healthy copies of the ring block that
+ * replaced it: V2 D4; a block freed and reused for file data would go
+ * the same way).  fn runs under a stripe lock: no I/O, no lock.
  */
-enum rc_vouch { RC_VOUCH_NO = 0, RC_VOUCH_SELF = 1, RC_VOUCH_HERE = 2 };
+enum rc_vouch { RC_VOUCH_NO = 0, RC_VOUCH_SELF = 1, RC_VOUCH_HERE = 2,
+		RC_VOUCH_DAMAGED = 3 };
 void rc_array_set_vouch(struct rc_array *a,
 			enum rc_vouch (*fn)(void *ctx, uint64_t block,
 					    const void *data),

@@ -513,9 +513,11 @@ static bool above_names(struct resolve *rs, bool *failed, uint32_t c)
 	uint64_t lb = row_lblock(rs, c);
 	bool named;
 
+	/* a "never written" claim, or a damaged version of the block that
+	 * belongs here: nothing else is shown wrong by another reading */
 	if (!a->vouch_fn || c >= rs->mp->ndata ||
-	    (rs->st[c] != BLK_OK && rs->st[c] != BLK_ZERO) ||
-	    a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) == RC_VOUCH_HERE)
+	    (rs->st[c] != BLK_ZERO && (rs->st[c] != BLK_OK ||
+	     a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) != RC_VOUCH_DAMAGED)))
 		return false;
 	memcpy(save, cell(rs, c), RC_BLOCK_SIZE);
 	failed[c] = true;
@@ -791,8 +793,13 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 	for (uint32_t c = 0; c < rs->mp->ncols; c++) {
 		if (rs->st[c] != BLK_OK)
 			continue;
-		if (a->vouch_fn(a->vouch_ctx, lb, cell(rs, c)) !=
-		    RC_VOUCH_HERE) {
+		enum rc_vouch v = a->vouch_fn(a->vouch_ctx, lb, cell(rs, c));
+
+		/* a copy that is something else, not this block damaged:
+		 * which is the newer cannot be told */
+		if (v != RC_VOUCH_HERE && v != RC_VOUCH_DAMAGED)
+			return false;
+		if (v == RC_VOUCH_DAMAGED) {
 			bad[c] = any = true;
 		} else if (good < 0) {
 			good = (int)c;
@@ -864,6 +871,7 @@ static void vouch_row(struct resolve *rs, struct rc_row *out)
 	const struct rc_stripe_map *mp = rs->mp;
 	struct rc_array *a = rs->a;
 	uint32_t known = 0, dc;
+	enum rc_vouch v;
 	uint8_t *media;
 
 	for (uint32_t c = 0; c < mp->ncols; c++)
@@ -877,8 +885,8 @@ static void vouch_row(struct resolve *rs, struct rc_row *out)
 		if (dc >= mp->ndata)
 			continue;               /* parity proves nothing alone */
 		media = rs->media[c] ? rs->media[c] : cell(rs, c);
-		if (a->vouch_fn(a->vouch_ctx, row_lblock(rs, dc), media) ==
-		    RC_VOUCH_NO)
+		v = a->vouch_fn(a->vouch_ctx, row_lblock(rs, dc), media);
+		if (v != RC_VOUCH_HERE && v != RC_VOUCH_SELF)
 			continue;
 		memcpy(cell(rs, c), media, RC_BLOCK_SIZE);
 		out->known[c] = true;

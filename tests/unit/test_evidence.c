@@ -634,33 +634,41 @@ static void test_unattributable_mismatch(void **state)
 	tb_fini(&tb);
 }
 
-/* A vouch that says `marker_says` of blocks that start with "SELFPROV"
- * and RC_VOUCH_NO of the rest. */
+/* A vouch that says `marker_says` of blocks that start with "SELFPROV",
+ * RC_VOUCH_DAMAGED of those that start with "DAMAGED!" and RC_VOUCH_NO
+ * of the rest. */
 static enum rc_vouch marker_says;
 
 static enum rc_vouch marker_vouch(void *ctx, uint64_t block, const void *data)
 {
 	(void)ctx;
 	(void)block;
+	if (!memcmp(data, "DAMAGED!", 8))
+		return RC_VOUCH_DAMAGED;
 	return memcmp(data, "SELFPROV", 8) ? RC_VOUCH_NO : marker_says;
 }
 
 /*
  * A row that disagrees because one member holds a stale block with its
- * stale entry (it lost a later write of both): rebuilt from that row, a
- * good column comes out as a block that proves itself (an inode chunk: a
- * copy of one proves itself anywhere) where the good block, a journal
- * copy or file data, proves nothing.  That is no evidence against the
- * good block: nothing is written, the row is reported (fsck -p wrote the
- * rebuilt block over a healthy member's directory block: T2 D1).  Only a
- * proof of belonging at that block (RC_VOUCH_HERE) names the column.
+ * stale entry (it lost a later write of both).  Rebuilt from that row, a
+ * good column comes out as a block that proves itself.  That names the
+ * good column wrong only when it proves it belongs at that block
+ * (RC_VOUCH_HERE) and the good column is recognisably a damaged version
+ * of that block (RC_VOUCH_DAMAGED):
+ *   0: rebuilt, an inode chunk (RC_VOUCH_SELF: proves itself anywhere),
+ *      over a damaged block: nothing written (fsck -p wrote such a
+ *      rebuilt block over a healthy member's directory block: T2 D1);
+ *   1: rebuilt RC_VOUCH_HERE over a block that is something else (a
+ *      ring block reused, file data): nothing written (a stale journal
+ *      descriptor outvoted two healthy copies: V2 D4);
+ *   2: rebuilt RC_VOUCH_HERE over a damaged version: rebuilt.
  */
 static void test_self_proof_names_nothing(void **state)
 {
 	const struct cfg *c = &cfgs[3];         /* RAID 5 x 4 */
 
 	(void)state;
-	for (int here = 0; here < 2; here++) {
+	for (int k = 0; k < 3; k++) {
 		struct rc_scrub_report r;
 		struct rc_stripe_map map;
 		struct rc_testbed tb;
@@ -676,9 +684,11 @@ static void test_self_proof_names_nothing(void **state)
 		rc_array_info(a, &info);
 		stripe0_map(&info, &map);
 		cb = info.chunk_blocks;
-		for (uint32_t k = 0; k < 3; k++) {
-			tb_pattern(d[k], k * cb, 1);
-			assert_int_equal(rc_write(a, k * cb, 1, d[k]), 0);
+		for (uint32_t j = 0; j < 3; j++) {
+			tb_pattern(d[j], j * cb, 1);
+			if (j == 1 && k != 1)
+				memcpy(d[j], "DAMAGED!", 8);
+			assert_int_equal(rc_write(a, j * cb, 1, d[j]), 0);
 		}
 		assert_int_equal(rc_flush(a), 0);
 		assert_int_equal(rc_array_close(a), 0);
@@ -690,13 +700,13 @@ static void test_self_proof_names_nothing(void **state)
 		reseal_block(&tb, (int)map.col[2].member, map.col[2].offset,
 			     stale);
 		a = tb_assemble(&tb, 0, 0);
-		marker_says = here ? RC_VOUCH_HERE : RC_VOUCH_SELF;
+		marker_says = k ? RC_VOUCH_HERE : RC_VOUCH_SELF;
 		rc_array_set_vouch(a, marker_vouch, NULL);
 		assert_int_equal(rc_array_clear_errors(a, false), 0);
 		hash = tb_media_hash(&tb);
 		assert_int_equal(rc_scrub(a, true, &r, NULL, NULL), 0);
 		assert_int_equal(rc_read(a, cb, 1, buf), 0);
-		if (!here) {
+		if (k < 2) {
 			assert_int_equal(r.parity_mismatches, 1);
 			assert_int_equal(r.repaired, 0);
 			assert_true(tb_media_hash(&tb) == hash);
