@@ -48,7 +48,8 @@ static void arg_resolve(const char *arg, bool device, char *out, size_t len)
 	uuid_t uuid;
 	int slot;
 
-	if (!device && (ctl_parse_slot(arg, &slot) || !uuid_parse(arg, uuid)))
+	if (!arg[0] ||
+	    (!device && (ctl_parse_slot(arg, &slot) || !uuid_parse(arg, uuid))))
 		snprintf(out, len, "%s", arg);
 	else if (realpath(arg, real))
 		snprintf(out, len, "%s", real);

@@ -264,11 +264,12 @@ int fsck_members(struct fsck *f)
 	array_summary(f);
 	if (f->info.degraded || f->info.was_unclean || f->info.errors)
 		f->array_clean = false;
-	/* Another array's member named beside this one's (left out by the
-	 * assembly): the list is wrong, and the mount refuses it as a
+	/* Another array's member named beside every member of this one (left
+	 * out by the assembly; in a missing one's place, the array is
+	 * degraded and says so): the list is wrong, and the mount refuses it as a
 	 * mistyped path - not "clean" (exit 0 let a boot's fsck -p pass a
 	 * SOURCE the mount then refused: a tester's find, T2 D2). */
-	for (int i = 0; i < f->ndevs; i++) {
+	for (int i = 0; i < f->ndevs && !f->info.degraded; i++) {
 		if (!f->devs[i].opened || f->devs[i].ret ||
 		    !memcmp(f->devs[i].p.array_uuid, f->info.uuid, RC_UUID_SIZE))
 			continue;
