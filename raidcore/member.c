@@ -76,15 +76,22 @@ bool rc_array_would_fail(struct rc_array *a, const bool *gone)
 	return geom_lost(&a->g, gone);
 }
 
-bool rc_array_needs_unverified(struct rc_array *a, int slot)
+/* Would the array lose data with the slots in mask gone, besides those
+ * not active?  Caller holds state_lock. */
+static bool lost_without(struct rc_array *a, uint32_t mask)
 {
 	bool gone[RC_MAX_MEMBERS] = { false };
 
-	rc_verify_prune(a);
 	for (uint32_t t = 0; t < a->g.members; t++)
 		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
-			  t == (uint32_t)slot || (a->verify_slots >> t & 1);
+			  (mask >> t & 1);
 	return geom_lost(&a->g, gone);
+}
+
+bool rc_array_needs_unverified(struct rc_array *a, int slot)
+{
+	rc_verify_prune(a);
+	return lost_without(a, 1u << slot | a->verify_slots);
 }
 
 void rc_verify_prune(struct rc_array *a)
@@ -136,12 +143,7 @@ void rc_verify_want(struct rc_array *a, int slot, const char *why)
 
 bool rc_array_needs(struct rc_array *a, int slot)
 {
-	bool gone[RC_MAX_MEMBERS] = { false };
-
-	for (uint32_t t = 0; t < a->g.members; t++)
-		gone[t] = !a->m[t].dev || a->m[t].state != RC_MEMBER_ACTIVE ||
-			  t == (uint32_t)slot;
-	return geom_lost(&a->g, gone);
+	return lost_without(a, 1u << slot);
 }
 
 bool rc_array_failed(struct rc_array *a)
