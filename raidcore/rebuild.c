@@ -537,9 +537,11 @@ static void rebuild_finished_why(struct rc_array *a, int slot, bool catchup,
  * rebuild wrote, sampled as it went): a spare that returns zeros or
  * drops writes was reported in sync, the array redundant, until a later
  * checkpoint's read-back or the next member loss found it (a tester's
- * find).  It is failed instead; the array stays degraded.  A catch-up is
- * not sampled: what it did not resync is trusted as md's --re-add trusts
- * it, and its RebuildFinished says a scrub verifies it.
+ * find).  It is failed instead; the array stays degraded.  A catch-up's
+ * writes are sampled and read back the same way (a member that came back
+ * acknowledging writes it does not keep was said in sync on them); what
+ * it did not resync is trusted as md's --re-add trusts it, and its
+ * RebuildFinished says a scrub verifies it.
  */
 static int rebuild_readback(struct rc_array *a, int slot)
 {
@@ -581,7 +583,7 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
 		ret = rc_tables_put(a, slot, member_put, NULL);
-	if (ret == 0 && *s1 == a->stripes && !a->m[slot].catchup)
+	if (ret == 0 && *s1 == a->stripes)
 		ret = rebuild_readback(a, slot);
 	if (ret == 0 && *s1 == a->stripes) {
 		char why[160];

@@ -336,11 +336,54 @@ static void test_catchup_resumes_damaged(void **state)
 	cu_resume(true);
 }
 
+/*
+ * A member that comes back and acknowledges the catch-up's writes
+ * without keeping them (its data region drops every write) is not said
+ * in sync: the blocks the catch-up wrote, sampled, are read back with
+ * their table, as a full rebuild's are, and the member is failed; the
+ * array stays degraded and every block reads.  A catch-up used to be
+ * trusted whole, the array said redundant on writes the member never
+ * kept.
+ */
+static void test_catchup_onto_liar(void **state)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct rc_dev *dev;
+	struct rc_fault *ctl;
+	struct cu_model m;
+
+	a = cu_setup(&tb, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(&tb, 0, 0);
+	assert_int_equal(rc_member_fail(a, 3), 0);
+	cu_write_burst(a, &m);
+	assert_int_equal(rc_fault_wrap(tb_borrow(&tb, 3), NULL, &dev, &ctl), 0);
+	assert_int_equal(rc_fault_lose_writes(ctl, 1u << 20,
+					      CU_DEV_BYTES - (2u << 20),
+					      RC_FAULT_PERSISTENT), 0);
+	assert_int_equal(rc_member_readd(a, dev), 3);
+	rc_array_member_status(a, 3, &st);
+	assert_true(st.catchup);
+	assert_int_equal(rc_member_replace(a, 3, NULL, NULL, NULL), -EIO);
+	rc_array_member_status(a, 3, &st);
+	assert_int_not_equal(st.state, RC_MEMBER_ACTIVE);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catchup_at_assembly),
 		cmocka_unit_test(test_catchup_readd),
+		cmocka_unit_test(test_catchup_onto_liar),
 		cmocka_unit_test(test_catchup_not_after_damage),
 		cmocka_unit_test(test_catchup_damaged_record),
 		cmocka_unit_test(test_catchup_resumes),
