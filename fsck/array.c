@@ -81,6 +81,19 @@ static int assembly_source(const struct fsck *f, struct config_source *src,
 	return 0;
 }
 
+/* The array's slots that are not active now. */
+static uint32_t slots_down(struct rc_array *a, uint32_t members)
+{
+	struct rc_member_status ms;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < members; i++)
+		if (rc_array_member_status(a, (int)i, &ms) != 0 ||
+		    ms.state != RC_MEMBER_ACTIVE)
+			n++;
+	return n;
+}
+
 int fsck_array_open(struct fsck *f, bool rdonly)
 {
 	struct config_source src;
@@ -112,6 +125,7 @@ int fsck_array_open(struct fsck *f, bool rdonly)
 	ret = rc_array_info(f->array, &f->info);
 	if (ret)
 		fsck_err("array info: %s", strerror(-ret));
+	f->down_at_open = slots_down(f->array, f->info.members);
 	return ret;
 }
 
@@ -155,8 +169,11 @@ int fsck_errors_clear(struct fsck *f)
 	/* A member faulted during the run (it vanished, a repair write
 	 * failed) leaves the array degraded, whatever else was repaired:
 	 * not "errors corrected" (exit 1 told a boot script redundancy was
-	 * back: a tester's find) */
+	 * back: a tester's find).  -p on an array degraded from the start
+	 * (redundancy.c lets the boot go on) counts the slots lost since. */
 	if (rc_array_info(f->array, &info) == 0 && info.degraded &&
+	    (f->o.mode != FSCK_MODE_PREEN ||
+	     slots_down(f->array, info.members) > f->down_at_open) &&
 	    !(f->status & FSCK_UNCORRECTED)) {
 		fsck_msg("  the array is degraded at the end of the check: a "
 			 "member failed during it");

@@ -93,6 +93,7 @@ struct fsck {
 	struct rc_array *array;
 	struct fs_bdev *bdev;
 	struct rc_info info;
+	uint32_t down_at_open;  /* slots not active when it was assembled */
 	struct fsck_dev *devs;  /* SOURCE's members, then its spares */
 	int ndevs;
 	struct probe_result target; /* --rebuild TARGET, probed before the

@@ -134,7 +134,18 @@ int fsck_redundancy(struct fsck *f)
 			 f->o.mode != FSCK_MODE_YES && !f->unplanned &&
 			 !f->o.rebuild ? "fsck -y rebuilds it as phase 1 says" :
 			 "replace the missing member with --rebuild");
-		f->status |= FSCK_UNCORRECTED;
+		/* -p is the boot's check: an array that lost no more than
+		 * its redundancy, every block read, is not a filesystem
+		 * error; the boot goes on and mounts it degraded, as mdadm
+		 * assembles a degraded array at boot and ZFS imports a
+		 * degraded pool.  Exit 4 stopped the boot at an emergency
+		 * shell over one dead disk (a tester's note). */
+		if (f->o.mode == FSCK_MODE_PREEN)
+			fsck_msg("  WARNING: the array runs degraded until "
+				 "the member is replaced (raidfsctl add, or "
+				 "fsck -y --rebuild); -p leaves it so");
+		else
+			f->status |= FSCK_UNCORRECTED;
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A member lost: fsck -n reads everything through reconstruction and says
-# the array is degraded (exit 4, nothing written); --rebuild onto a new
+# the array is degraded (exit 4, nothing written), fsck -p warns (exit 0,
+# nothing written); --rebuild onto a new
 # blank image named in its place (exit 1); then fsck finds a fully
 # redundant array (exit 0), and with a different member removed every
 # file still reads back intact.
@@ -25,6 +26,18 @@ grep -q "DEGRADED" "$T/out" || t_fail "not reported degraded"
 grep -q "10 inodes\|7 inodes" "$T/out" || { cat "$T/out"; t_fail "phase 3 did not read the tree"; }
 grep -q "0 unrecoverable" "$T/out" || t_fail "reconstruction failed"
 sha256sum -c --quiet "$T/sums" || t_fail "fsck -n changed an image"
+
+# -p is the boot's check (fsck -A): a degraded array whose every block
+# reads is a warning, not exit 4, which stopped the boot at a shell over
+# one dead disk; it rebuilds nothing and writes nothing
+t_log "fsck -p, a blank disk in member 2's place: exit 0 and a warning"
+truncate -s 64M "${IMG_LIST[2]}"
+sha256sum "${IMG_LIST[@]}" >"$T/sums.p"
+rc=0; "$FSCK" -p "$IMGS" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/out"; t_fail "degraded fsck -p: exit $rc, want 0"; }
+grep -q "WARNING: the array runs degraded" "$T/out" || { cat "$T/out"; t_fail "fsck -p: no warning"; }
+sha256sum -c --quiet "$T/sums.p" || t_fail "fsck -p changed an image"
+rm "${IMG_LIST[2]}"
 
 t_log "--rebuild onto a new image in its place: exit 1"
 NEW=$T/new2.img
