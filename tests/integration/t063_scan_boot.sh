@@ -123,6 +123,17 @@ PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -C -T -a -t raidfs >"$T/fsckA
 	|| t_fail "fsck -A: $(cat "$T/fsckA.out")"
 grep -q "$T/a.conf: clean" "$T/fsckA.out" || t_fail "fsck -A did not run fsck.raidfs: $(cat "$T/fsckA.out")"
 t_log "fsck -A: $(tail -n 1 "$T/fsckA.out")"
+# one dead disk at boot: the boot's fsck warns and goes on (the mount
+# then runs degraded, as mdadm assembles degraded); it stopped the boot
+t_log "fsck -A, one member's disk gone: a warning, exit 0, nothing written"
+mv "$S/m2.img" "$T/away/"
+before=$(sums)
+rc=0
+PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -C -T -a -t raidfs >"$T/fsckA.out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || t_fail "fsck -A, degraded: exit $rc: $(cat "$T/fsckA.out")"
+grep -q 'WARNING: the array runs degraded' "$T/fsckA.out" || t_fail "fsck -A, degraded: no warning: $(cat "$T/fsckA.out")"
+[ "$(sums)" = "$before" ] || t_fail "fsck -A, degraded, wrote to a member"
+mv "$T/away/m2.img" "$S/"
 echo "$T/none.conf $M raidfs defaults 0 2" >"$T/fstab"
 rc=0
 PATH=$RAIDFS_BIN:$PATH FSTAB_FILE=$T/fstab fsck -A -C -T -a -t raidfs >"$T/fsckA.out" 2>&1 || rc=$?
