@@ -20,6 +20,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/major.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -169,18 +172,49 @@ static char *scrub_answer(struct control *c, const struct ctl_request *r)
 }
 
 /*
+ * Does device d store its blocks on the filesystem whose device is mnt:
+ * d is mnt, or a loop device whose backing file is there (through loop
+ * devices over files on loop devices, a few levels down)?
+ */
+static bool dev_over(dev_t d, dev_t mnt, int depth)
+{
+	char link[64], path[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+
+	if (d == mnt)
+		return true;
+	if (depth > 8 || major(d) != LOOP_MAJOR)
+		return false;
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(d), minor(d));
+	f = fopen(link, "re");
+	if (!f)
+		return false;
+	n = fgets(path, sizeof(path), f) ? (ssize_t)strcspn(path, "\n") : 0;
+	fclose(f);
+	path[n] = 0;
+	return n > 0 && stat(path, &st) == 0 && dev_over(st.st_dev, mnt, depth + 1);
+}
+
+/*
  * Is path on this array's own filesystem?  Its writes would come back
  * through the mount into the array that makes them: the first flush
  * waits on itself and the daemon hangs, unkillable (a tester's
- * `raidfsctl add /srv/data /srv/data/spare.img`).  The stats reach this
- * daemon's FUSE threads, not the control thread.
+ * `raidfsctl add /srv/data /srv/data/spare.img`).  A loop device over a
+ * file there does the same (its fsync comes back as a FUSE FSYNC: a
+ * tester's find, W3).  The stats reach this daemon's FUSE threads, not
+ * the control thread.
  */
 static bool on_own_mount(const char *mountpoint, const char *path)
 {
 	struct stat dev, mnt;
 
-	return path[0] && stat(path, &dev) == 0 &&
-	       stat(mountpoint, &mnt) == 0 && dev.st_dev == mnt.st_dev;
+	if (!path[0] || stat(path, &dev) != 0 || stat(mountpoint, &mnt) != 0)
+		return false;
+	return dev_over(dev.st_dev, mnt.st_dev, 0) ||
+	       (S_ISBLK(dev.st_mode) && dev_over(dev.st_rdev, mnt.st_dev, 0));
 }
 
 static char *request_answer(struct control *c, struct ctl_client *cl,
