@@ -409,13 +409,22 @@ struct fs_ichunks {
 	uint64_t root;                  /* the chunk map (copy of the sb's) */
 	uint32_t depth;
 	uint64_t nodes;                 /* blocks of the chunk map */
+	uint64_t gen_hi;                /* highest inode generation read or
+					   given since the mount */
+	bool trimmed;                   /* chunks were given back since */
 };
 int fs_ichunk_load(struct fs *fs);
 void fs_ichunk_destroy(struct fs *fs);
 /* Inside a transaction: a free inode number (a new chunk if need be), or
  * -ENOSPC at the limit or when no block is free beyond the reserve. */
 int fs_alloc_inode(struct fs *fs, struct fs_tx *tx, uint64_t *ino);
+/* Inside a transaction; the last chunks, once empty, are freed. */
 int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino);
+/* An inode generation read or given (gen_hi). */
+void fs_ichunk_gen_note(struct fs *fs, uint64_t gen);
+/* What a new inode's generation must exceed beyond its slot's own: since
+ * chunks were given back, everything this mount has seen; else 0. */
+uint64_t fs_ichunk_gen_floor(struct fs *fs);
 bool fs_inode_is_allocated(struct fs *fs, uint64_t ino);
 /* The table block of ino; 0 when its chunk does not exist. */
 uint64_t fs_ichunk_blk(struct fs *fs, uint64_t ino);

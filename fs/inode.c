@@ -327,6 +327,7 @@ static int inode_read(struct fs *fs, uint64_t ino, struct fs_dinode *c,
 	err = inode_decode(itable_slot(b, ino), ino, c);
 	if (generation)
 		*generation = fs_le64(itable_slot(b, ino)->generation);
+	fs_ichunk_gen_note(fs, fs_le64(itable_slot(b, ino)->generation));
 	bc_put(fs, b);
 	return err;
 }
@@ -463,6 +464,10 @@ int fs_inode_new(struct fs *fs, struct fs_tx *tx, mode_t mode, uid_t uid,
 		return -ENOMEM;
 	}
 	(void)inode_read(fs, ino, &old, &gen);
+	/* a chunk given back and made again starts at zeros */
+	if (gen < fs_ichunk_gen_floor(fs))
+		gen = fs_ichunk_gen_floor(fs);
+	fs_ichunk_gen_note(fs, gen + 1);
 	ip->d.mode = mode;
 	ip->d.uid = uid;
 	ip->d.gid = gid;
