@@ -30,6 +30,20 @@
 struct rc_worker;
 
 /*
+ * Does a device's superblock say it left its slot in the middle of a full
+ * rebuild onto it (its own slot REBUILDING, not a catch-up)?  Everything
+ * past the rebuild's position is unwritten; the write-intent record covers
+ * only what changed while it was away, so a catch-up would call the slot
+ * in sync with most of it never rebuilt (assemble.c, manage.c readd_slot).
+ */
+static inline bool rc_sb_rebuild_unfinished(const struct rc_sb *sb)
+{
+	return sb->role < RC_SB_SLOTS &&
+	       sb->slots[sb->role].state == RC_MEMBER_REBUILDING &&
+	       !(sb->slots[sb->role].flags & RC_SLOT_CATCHUP);
+}
+
+/*
  * Blocks a copy wrote (a rebuild onto its slot's device, an online
  * replacement onto the new one): a uniform sample of at most RC_SAMPLES
  * of them (reservoir sampling), what the copy's read-back checks

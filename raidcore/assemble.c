@@ -402,13 +402,7 @@ static void stale_leave(struct rc_array *a, struct cand *c, uint32_t s)
  */
 static bool cand_unsynced(const struct cand *c)
 {
-	const struct rc_slot *own;
-
-	if (c->sb.role >= RC_SB_SLOTS)
-		return false;
-	own = &c->sb.slots[c->sb.role];
-	return own->state == RC_MEMBER_REBUILDING &&
-	       !(own->flags & RC_SLOT_CATCHUP);
+	return rc_sb_rebuild_unfinished(&c->sb);
 }
 
 static void unsynced_to_spare(struct rc_array *a, struct cand *c, uint32_t s)

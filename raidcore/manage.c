@@ -226,7 +226,11 @@ out_close:
 }
 
 /* Caller holds state_lock: the slot dev's superblock sb names, when dev
- * may take it back as a catch-up; else -1. */
+ * may take it back as a catch-up; else -1.  Not a device that left in
+ * the middle of a full rebuild onto it (failed by request, or a mount
+ * made without it): its catch-up said the slot in sync with most of it
+ * never written, and the next member lost took files (a tester's find,
+ * W3; the assembly already knew, cand_unsynced). */
 static int readd_slot(struct rc_array *a, const struct rc_sb *sb)
 {
 	int slot = (int)sb->role;
@@ -235,7 +239,8 @@ static int readd_slot(struct rc_array *a, const struct rc_sb *sb)
 	    memcmp(a->m[slot].uuid, sb->member_uuid, RC_UUID_SIZE) ||
 	    (a->m[slot].state != RC_MEMBER_MISSING &&
 	     a->m[slot].state != RC_MEMBER_FAULTY) ||
-	    a->m[slot].damaged || !rc_wi_covers(a, sb))
+	    a->m[slot].damaged || rc_sb_rebuild_unfinished(sb) ||
+	    !rc_wi_covers(a, sb))
 		return -1;
 	return slot;
 }

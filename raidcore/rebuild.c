@@ -747,20 +747,21 @@ void rc_rebuild_pace(struct rc_array *a, uint64_t n, uint64_t start_ns)
 	rebuild_throttle(a, n, start_ns);
 }
 
-/* RebuildProgress each time the rebuild passes a multiple of 20 %. */
+/* RebuildProgress each time the rebuild passes a multiple of 20 %.  name:
+ * the device's, kept (it may be removed and closed under the rebuild). */
 static void rebuild_progress_event(struct rc_array *a, int slot,
-				   uint64_t before, uint64_t after)
+				   const char *name, uint64_t before,
+				   uint64_t after)
 {
 	uint64_t n = a->stripes;
 
 	if (n && after < n && before * 5 / n != after * 5 / n)
-		rc_event_emit(a, RC_EV_REBUILD_PROGRESS, slot,
-			      a->m[slot].dev ? a->m[slot].dev->name : NULL, NULL,
+		rc_event_emit(a, RC_EV_REBUILD_PROGRESS, slot, name, NULL,
 			      after, n, 0);
 }
 
-static int rebuild_run(struct rc_array *a, int slot, uint8_t **sets[2],
-		       uint64_t *lost, bool *finished,
+static int rebuild_run(struct rc_array *a, int slot, const char *name,
+		       uint8_t **sets[2], uint64_t *lost, bool *finished,
 		       void (*progress)(void *ctx, uint64_t done, uint64_t total),
 		       void *ctx)
 {
@@ -783,7 +784,7 @@ static int rebuild_run(struct rc_array *a, int slot, uint8_t **sets[2],
 
 		ret = rebuild_batch(a, slot, s, &end, smax, sets, lost,
 				    finished);
-		rebuild_progress_event(a, slot, s, end);
+		rebuild_progress_event(a, slot, name, s, end);
 		if (progress)
 			progress(ctx, end, a->stripes);
 		rebuild_throttle(a, catchup ? a->m[slot].resync_stripes - done0 :
@@ -836,21 +837,26 @@ int rc_member_replace(struct rc_array *a, int slot, struct rc_dev *given,
 	if (ret == 0) {
 		bool catchup = a->m[slot].catchup;
 		bool finished = false;
-		char why[240];
+		char why[240], name[256];
 
+		/* dev may be failed, removed and closed under the rebuild
+		 * (raidfsctl fail, then remove): its name is kept for the
+		 * last event (a use after free, found by a test) */
+		snprintf(name, sizeof(name), "%s", dev->name);
 		memset(&a->m[slot].sample, 0, sizeof(a->m[slot].sample));
 		a->m[slot].stop_why[0] = 0;
-		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, dev->name,
+		rc_event_emit(a, RC_EV_REBUILD_STARTED, slot, name,
 			      catchup ? "catch-up" : NULL,
 			      a->m[slot].rebuild_pos, a->stripes, 0);
-		ret = rebuild_run(a, slot, sets, &lost, &finished, progress, ctx);
+		ret = rebuild_run(a, slot, name, sets, &lost, &finished,
+				  progress, ctx);
 		rebuild_finished_why(a, slot, catchup, lost, why, sizeof(why));
 		if (catchup)
 			rc_log("slot %d: %s", slot, why);
 		if (!finished && a->m[slot].stop_why[0])
 			snprintf(why, sizeof(why), "%s", a->m[slot].stop_why);
 		if (!finished)
-			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, dev->name,
+			rc_event_emit(a, RC_EV_REBUILD_FINISHED, slot, name,
 				      why[0] ? why : NULL, a->m[slot].rebuild_pos,
 				      a->stripes, ret < 0 ? ret : -EIO);
 	}

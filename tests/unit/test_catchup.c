@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "rc_test_util.h"
 
@@ -378,12 +379,67 @@ static void test_catchup_onto_liar(void **state)
 	tb_fini(&tb);
 }
 
+/*
+ * A device that left in the middle of a full rebuild onto it (failed by
+ * request mid-rebuild, then removed) is not taken back as a catch-up:
+ * the record covers what changed while it was away, not the part of the
+ * slot never rebuilt.  Its catch-up said the slot in sync, and the next
+ * member lost took files (a tester's find, W3).  It is rebuilt in full.
+ */
+static void test_catchup_not_unfinished_rebuild(void **state)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_dev *dev;
+	struct cu_model m;
+
+	tb_init(&tb, 5, CU_DEV_BYTES);
+	tb.n = 4;
+	tb_create(&tb, RC_RAID5, CU_CHUNK, 0);
+	tb.n = 5;
+	a = tb_assemble(&tb, 1u << 4, 0);
+	cu_model_init(&m, a);
+	cu_fill(a, &m);
+	assert_int_equal(rc_member_fail(a, 1), 0);
+	assert_int_equal(rc_member_remove(a, 1), 0);
+	rc_array_set_rebuild_speed(a, 0, 512);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	assert_int_equal(rc_spare_add(a, tb_borrow(&tb, 4)), 0);
+	for (int i = 0; i < 1000; i++) {
+		rc_array_member_status(a, 1, &st);
+		if (st.state == RC_MEMBER_REBUILDING && st.rebuild_done > 8)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.state, RC_MEMBER_REBUILDING);
+	assert_true(st.rebuild_done < m.stripes / 2);
+	assert_int_equal(rc_member_fail(a, 1), 0);
+	assert_int_equal(rc_member_remove(a, 1), 0);
+	cu_write_burst(a, &m);
+	rc_array_set_rebuild_speed(a, 0, 0);
+	dev = tb_borrow(&tb, 4);
+	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
+	rc_dev_close(dev);
+	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 4), NULL,
+					   NULL), 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(st.resync_stripes, 0);        /* every stripe */
+	cu_verify(a, &m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(&tb, &m, 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catchup_at_assembly),
 		cmocka_unit_test(test_catchup_readd),
 		cmocka_unit_test(test_catchup_onto_liar),
+		cmocka_unit_test(test_catchup_not_unfinished_rebuild),
 		cmocka_unit_test(test_catchup_not_after_damage),
 		cmocka_unit_test(test_catchup_damaged_record),
 		cmocka_unit_test(test_catchup_resumes),
