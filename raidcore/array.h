@@ -773,10 +773,14 @@ uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
  * the next mount (a tester's find); one so found is counted on the
  * member and, with repair, written home again from its cached copy (it
  * is then dirty: the scrub's closing rc_commit_tables writes it).
- * Returns how many were counted.
+ * Returns how many were counted; *unreadable: how many could not be read
+ * (each a read error of the member's, credited as corrected once its
+ * block is whole in memory and goes home again: csum.c read_fixed), of
+ * which *rewritten were so (at once, or by the heal since).
  */
 uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
-			     uint64_t span, bool repair);
+			     uint64_t span, bool repair, uint32_t *unreadable,
+			     uint32_t *rewritten);
 int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 		  uint64_t *csum);
 /* The seed of slot's table seals (its array's and its own uuid). */

@@ -34,6 +34,13 @@ struct rc_csum_entry {
 	uint64_t index;                         /* table block number */
 	bool dirty;                             /* on the dirty list */
 	bool heal_taken;                        /* handed to heal.c once */
+	bool read_failed;                       /* its media read failed:
+						   credited when written
+						   again (read_fixed) */
+	bool fixed_untold;                      /* read_fixed, not yet in a
+						   scrub's report */
+	uint8_t fixes;                          /* read_fixed since it was
+						   cached */
 	uint32_t nunknown;
 	uint64_t *unknown;                      /* bitmap, NULL when all known */
 	uint8_t block[RC_BLOCK_SIZE];
@@ -170,6 +177,40 @@ static uint64_t table_block(const struct rc_array *a, uint64_t index)
 	return a->sb.csum_offset + index;
 }
 
+static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e);
+
+/*
+ * Caller holds csum_lock: e, whose media read failed, is whole again in
+ * memory (every entry known) and goes home at the next commit, which
+ * rewrites the unreadable sector, as md rewrites a sector that failed to
+ * read: the error is corrected (rc_member_note_corrected) and counted as
+ * repaired.  Before, a table block's read error was never credited, and
+ * pending sectors under a member's table faulted it at RAID 6 and said
+ * it FAILING at RAID 5 though the rewrite held (a tester's find, W4).
+ * The checkpoint's read-back of table blocks finds a rewrite that does
+ * not hold.
+ */
+static void read_fixed(struct rc_array *a, struct rc_csum_entry *e)
+{
+	e->read_failed = false;
+	entry_mark_dirty(a, e);
+	/* unreadable again after it was written: the rewrite did not hold
+	 * (a sector the drive cannot remap), and is not credited again */
+	if (e->fixes) {
+		rc_log_block(a, e->slot, table_block(a, e->index), "checksum "
+			     "table block unreadable again after it was "
+			     "written: the rewrite did not hold");
+		return;
+	}
+	e->fixes++;
+	e->fixed_untold = true;
+	atomic_fetch_add(&a->m[e->slot].repaired, 1);
+	rc_member_note_corrected(a, e->slot);
+	rc_log_block(a, e->slot, table_block(a, e->index), "checksum table "
+		     "block unreadable on the media: written again from its "
+		     "known entries");
+}
+
 /*
  * Caller holds csum_lock, which is let go while a missing block is read
  * from its member: a disk's seek must not stop every other thread's
@@ -228,8 +269,11 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 		/* A slot with no device has nothing to heal onto. */
 		if (e->unknown && a->m[slot].dev)
 			atomic_store(&a->tables_to_heal, true);
+		e->read_failed = ret < 0;
 	}
 	hc_insert(&a->cc->hc, &e->node, key);
+	if (e->read_failed && !e->unknown && !a->rdonly)
+		read_fixed(a, e);
 	hc_lru_add(&a->cc->hc, &e->node);
 	evict(a);
 	return e;
@@ -304,8 +348,34 @@ uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
 	return bad;
 }
 
-/* Caller holds csum_lock. */
-static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e);
+/*
+ * Table block idx of slot cannot be read from the media (its read error
+ * counted by the read).  Cached, every entry known: with repair it goes
+ * home again from the copy (read_fixed), without it the copy is used.
+ * Cached otherwise: marked, and credited when it is whole and goes home.
+ * Not cached: it is loaded, which finds that as any load does (entries
+ * unknown, a heal set; credited when the heal has made it whole).
+ * Returns 1 (counted as a read error of the scrub's).
+ */
+static uint32_t table_unreadable(struct rc_array *a, int slot, uint64_t idx,
+				 bool repair)
+{
+	struct rc_csum_entry *e;
+	uint32_t counted = 1;
+
+	pthread_mutex_lock(&a->csum_lock);
+	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, idx)));
+	if (!e) {
+		e = entry_get(a, slot, idx);
+		counted = e && e->read_failed;  /* else: its seal, or it read */
+	} else if (e->unknown || e->dirty || repair) {
+		e->read_failed = true;
+		if (!e->unknown && repair)
+			read_fixed(a, e);
+	}
+	pthread_mutex_unlock(&a->csum_lock);
+	return counted;
+}
 
 /*
  * Table block idx of slot fails its seal on the media.  Not cached: it
@@ -345,8 +415,37 @@ static bool table_damaged(struct rc_array *a, int slot, uint64_t idx,
 	return counted;
 }
 
+/* What the cache holds of table block idx of slot, for the media check. */
+enum table_state {
+	TABLE_ABSENT,           /* not cached */
+	TABLE_UNREADABLE,       /* cached from a read that failed, not whole */
+	TABLE_UNKNOWN,          /* cached, failed its seal, not whole */
+	TABLE_DIRTY,            /* goes home at the next commit anyway */
+	TABLE_CLEAN,            /* whole, as on the media */
+};
+
+/* *fixed: its read error was fixed since the last report (taken). */
+static enum table_state table_state(struct rc_array *a, int slot,
+				    uint64_t idx, bool *fixed)
+{
+	struct rc_csum_entry *e;
+	enum table_state st;
+
+	pthread_mutex_lock(&a->csum_lock);
+	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, idx)));
+	st = !e ? TABLE_ABSENT : e->unknown && e->read_failed ?
+	     TABLE_UNREADABLE : e->unknown ? TABLE_UNKNOWN :
+	     e->dirty ? TABLE_DIRTY : TABLE_CLEAN;
+	*fixed = e && e->fixed_untold;
+	if (e)
+		e->fixed_untold = false;
+	pthread_mutex_unlock(&a->csum_lock);
+	return st;
+}
+
 uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
-			     uint64_t span, bool repair)
+			     uint64_t span, bool repair, uint32_t *unreadable,
+			     uint32_t *rewritten)
 {
 	/* the table blocks that begin in the span: over a pass, each once */
 	uint64_t first = (mb0 + RC_CSUM_PER_BLOCK - 1) / RC_CSUM_PER_BLOCK;
@@ -354,21 +453,56 @@ uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
 	uint32_t n = end > first ? (uint32_t)(end - first) : 0, damaged = 0;
 	uint8_t *buf = n ? rc_buf_alloc((size_t)n * RC_BLOCK_SIZE) : NULL;
 	uint64_t seed = rc_csum_seed(a, slot);
+	bool batch, fixed;
 
-	if (!buf || rc_io_member_read(a, slot, table_block(a, first), n,
-				      buf) < 0)
+	*unreadable = *rewritten = 0;
+	if (!buf)
 		goto out;
+	/* not counted: what fails is looked at block by block below, and
+	 * each unreadable block counted once (a failed batch returned 0
+	 * and its errors were never credited: a tester's find, W4) */
+	batch = rc_io_member_read_run(a, slot, table_block(a, first), n,
+				      buf) == 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t at = table_block(a, first + i);
 		uint8_t *b = buf + (size_t)i * RC_BLOCK_SIZE;
+		enum table_state st = table_state(a, slot, first + i, &fixed);
+		int rd;
 
-		if (rc_csum_block_ok(b, seed, at))
+		/* unreadable when loaded (the scrub's rows load it first),
+		 * whole again since: told here */
+		if (fixed) {
+			(*unreadable)++;
+			(*rewritten)++;
 			continue;
+		}
+		if (batch && rc_csum_block_ok(b, seed, at))
+			continue;
+		switch (st) {
+		case TABLE_UNREADABLE:  /* found, counted; the heal fixes it */
+			(*unreadable)++;
+			continue;
+		case TABLE_UNKNOWN:     /* found, counted as damaged */
+		case TABLE_DIRTY:       /* written home anyway */
+			continue;
+		case TABLE_ABSENT:      /* loaded: its read counts, once */
+			*unreadable += table_unreadable(a, slot, first + i,
+							repair);
+			continue;
+		case TABLE_CLEAN:
+			break;
+		}
 		/* once more alone: a write home may have been under way */
-		if (rc_io_member_read(a, slot, at, 1, b) == 0 &&
-		    rc_csum_block_ok(b, seed, at))
+		rd = rc_io_member_read(a, slot, at, 1, b);
+		if (rd == 0 && rc_csum_block_ok(b, seed, at))
 			continue;
-		damaged += table_damaged(a, slot, first + i, repair);
+		if (rd < 0) {
+			*unreadable += table_unreadable(a, slot, first + i,
+							repair);
+			table_state(a, slot, first + i, &fixed);
+			*rewritten += fixed;    /* read_fixed, at once */
+		} else
+			damaged += table_damaged(a, slot, first + i, repair);
 	}
 out:
 	free(buf);
@@ -416,6 +550,8 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 			e->unknown = NULL;
 		}
 		entry_mark_dirty(a, e);
+		if (!e->unknown && e->read_failed)
+			read_fixed(a, e);
 	}
 	if (rc_csum_get(e->block, j) != csum) {
 		rc_csum_set(e->block, j, csum);

@@ -235,16 +235,25 @@ static int scrub_tables(struct rc_array *a, uint64_t row0, uint64_t nrows,
 {
 	uint64_t nr = a->g.chunk_blocks;
 	bool write = repair && !a->rdonly;
-	uint32_t found = 0;
+	uint32_t found = 0, unreadable = 0, rewritten = 0, u, w;
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members; m++)
-		if (how[m] != RC_LOADED_ABSENT)
+		if (how[m] != RC_LOADED_ABSENT) {
 			found += rc_csum_media_check(a, (int)m, row0 * nr,
-						     nrows * nr, write);
+						     nrows * nr, write, &u, &w);
+			unreadable += u;
+			rewritten += w;
+		}
 	rep->csum_errors += found;
+	/* an unreadable table block: a read error, repaired when written
+	 * again (at once from a whole copy, or when the heal it set has
+	 * made it whole; it reported none: a tester's find, W4) */
+	rep->read_errors += unreadable;
+	rep->repaired += rewritten;
 	if (write)
 		rep->repaired += found;         /* a table block written again */
+	found += unreadable;
 	if (found) {
 		atomic_store(&a->errors_seen, true);
 		if (write)
