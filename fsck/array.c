@@ -114,8 +114,10 @@ int fsck_array_open(struct fsck *f, bool rdonly)
 		fsck_err("cannot assemble the array: %s", err);
 		/* not checked: exit 8 alone, whatever phase 1 found of the
 		 * members (a shrunk one said 12, a blank one 8: a tester's
-		 * find) */
-		f->status &= ~FSCK_UNCORRECTED;
+		 * find), and nothing was written: not "corrected" either
+		 * (superblock copies phase 1 said it rewrites made it 9:
+		 * W4's find) */
+		f->status &= ~(FSCK_UNCORRECTED | FSCK_CORRECTED);
 		return ret;
 	}
 	f->array = sa.array;
@@ -153,7 +155,13 @@ int fsck_array_writable(struct fsck *f)
 		fsck_err("closing the read-only assembly: %s", strerror(-ret));
 		return ret;
 	}
-	return fsck_array_open(f, false);
+	ret = fsck_array_open(f, false);
+	/* the superblock copies phase 1 found damaged go out whole with
+	 * this assembly's first update; one refused wrote nothing (it said
+	 * "rewritten" and exited 9 where nothing was: W4's find) */
+	if (ret == 0 && f->copies_to_rewrite)
+		f->status |= FSCK_CORRECTED;
+	return ret;
 }
 
 int fsck_errors_clear(struct fsck *f)

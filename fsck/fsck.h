@@ -119,6 +119,9 @@ struct fsck {
 	size_t nsaid, saidcap;
 	bool array_clean;       /* every member's superblock said clean */
 	bool errors_recorded;   /* some member's superblock has ERRORS */
+	bool copies_to_rewrite; /* phase 1 found damaged superblock copies:
+				   "corrected" once the read-write assembly
+				   that rewrites them is made */
 	bool fs_clean;
 	uint64_t unrecoverable; /* blocks raidcore could not repair */
 	uint64_t mismatches;    /* stripes whose parity disagrees */

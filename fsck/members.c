@@ -37,13 +37,17 @@ static void copies_report(struct fsck *f, const char *path, uint8_t ok)
 		if (!(ok >> c & 1))
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
 				 "%s%d", bad[0] ? "," : "", c);
-	/* A good copy serves; a read-write assembly rewrites all. */
+	/* A good copy serves; a read-write assembly rewrites all (when the
+	 * check gets that far: one refused writes nothing, exit 8). */
 	fsck_msg("  %s: superblock cop%s %s %s damaged%s", path,
 		 strchr(bad, ',') ? "ies" : "y", bad,
 		 strchr(bad, ',') ? "are" : "is",
-		 f->o.mode == FSCK_MODE_NO ? "" : ": rewritten");
-	f->status |= f->o.mode == FSCK_MODE_NO ? FSCK_UNCORRECTED :
-		     FSCK_CORRECTED;
+		 f->o.mode == FSCK_MODE_NO ? "" : strchr(bad, ',') ?
+		 ": the check rewrites them" : ": the check rewrites it");
+	if (f->o.mode == FSCK_MODE_NO)
+		f->status |= FSCK_UNCORRECTED;
+	else
+		f->copies_to_rewrite = true;    /* fsck_array_writable */
 }
 
 /*

@@ -5,7 +5,8 @@
 #   with damage to repair (it repaired around it: the array was written
 #   degraded and the real member left stale, to be rebuilt in full - a
 #   tester's find).  -n still checks without it.  Left out of the list,
-#   the member is repaired around.
+#   the member is repaired around.  Damaged superblock copies found
+#   beside the typo are not said corrected (exit 8, not 9).
 # - fsck right after umount: the daemon may still hold the members a
 #   moment; fsck waits, as a mount does (it refused, "in use", exit 8).
 . "$(dirname "$0")/lib.sh"
@@ -40,6 +41,17 @@ done
 f_rc 4 -n -f "$src"
 t_sums "${M[@]}" >"$T/after"
 cmp -s "$T/before" "$T/after" || t_fail "fsck -n with a typo wrote to the members"
+
+# superblock copies 0 and 1 of a member damaged too: phase 1 names them,
+# the typo stops the check, nothing is written: exit 8, not 9 ("errors
+# corrected" for copies it never rewrote: a tester's find)
+dd if=/dev/zero of="$img" bs=4096 count=2 conv=notrunc status=none
+t_sums "${M[@]}" >"$T/before"
+f_rc 8 -y -f "$src"
+grep -q "superblock copies 0,1 are damaged: the check rewrites them" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -y: damaged copies not named"; }
+t_sums "${M[@]}" >"$T/after"
+cmp -s "$T/before" "$T/after" || t_fail "fsck -y with a typo wrote to the members"
 
 # the damage repaired with every member there; the typo never made a
 # member stale
