@@ -499,6 +499,11 @@ struct fs_inode {
 	 * fsync has looked for this file's data among them (fs_fsync);
 	 * atomic. */
 	uint64_t wdrop_seen;
+	/* 1 + the first byte of a cached write-back that found no space
+	 * (0: none): no cached write that would allocate past it is stored
+	 * until the file is truncated to it or closed by all (fs_write); under
+	 * lock, atomic for the release's reset. */
+	uint64_t wb_hole;
 };
 
 int fs_icache_init(struct fs *fs);

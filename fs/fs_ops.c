@@ -242,6 +242,9 @@ int fs_release(struct fs *fs, uint64_t ino, uint64_t fh)
 	pthread_mutex_lock(&fs->icache_lock);
 	if (ip->nopen)
 		ip->nopen--;
+	/* closed by all: its writer was told (close or fsync) */
+	if (!ip->nopen)
+		__atomic_store_n(&ip->wb_hole, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&fs->icache_lock);
 	fs_iput(fs, ip);
 	return 0;
@@ -318,6 +321,51 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 	return n;
 }
 
+/*
+ * The writeback cache sends a file's pages in several WRITEs, not in
+ * order, long after the write(2) that accepted them.  Near full, one
+ * write(2) larger than the room left (dd bs=32M) was accepted whole; the
+ * WRITEs that found no space were dropped, and later ones, finding room
+ * freed meanwhile, were stored past them: after a remount the file had
+ * its full size with megabytes of zeros inside it, and the daemon said
+ * nothing (a tester's find, W1).  ext4 fails such a write(2) itself.
+ * Here the first cached write that finds no space marks where the file's
+ * stored data ends (wb_hole), and no cached write that needs new blocks
+ * past it is stored until the gap is written or the file truncated or
+ * closed by all: the file is what was stored of it, a prefix, and fsync
+ * and close report ENOSPC.  Caller holds ip's lock.
+ */
+static bool hole_behind(const struct fs_inode *ip, uint64_t off)
+{
+	uint64_t h = __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED);
+
+	return h && off > h - 1;
+}
+
+static void hole_note(struct fs *fs, struct fs_inode *ip, uint64_t off,
+		      size_t size, ssize_t n)
+{
+	uint64_t h = __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED);
+	uint64_t at = n < 0 ? off : off + (uint64_t)n;
+
+	if (n == -ENOSPC || (n >= 0 && (size_t)n < size)) {
+		if (h && at >= h - 1)
+			return;
+		if (!h)
+			fs_log(LOG_ERR, "inode %llu: cached writes from byte "
+			       "%llu on could not be stored: no space left; "
+			       "fsync and close report it, and nothing past "
+			       "it is stored until the file is closed",
+			       (unsigned long long)ip->ino,
+			       (unsigned long long)at);
+		__atomic_store_n(&ip->wb_hole, at + 1, __ATOMIC_RELAXED);
+	} else if (n > 0 && h && off <= h - 1 && at > h - 1) {
+		/* the gap's start written after all */
+		__atomic_store_n(&ip->wb_hole, at + 1, __ATOMIC_RELAXED);
+	}
+	(void)fs;
+}
+
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags)
 {
@@ -351,8 +399,11 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 * the writeback cache writes whole pages, below the end too */
 		n = S_ISDIR(ip->d.mode) ? -EISDIR :
 		    !cache && fs_iflags_check(ip, FS_CHANGE_ADD) ? -EPERM :
+		    cache && hole_behind(ip, off) ? -ENOSPC :
 		    fs_file_write(fs, ip, off, size, buf,
 				  cache);
+		if (cache)
+			hole_note(fs, ip, off, size, n);
 		pthread_rwlock_unlock(&ip->lock);
 	}
 	fs_iput(fs, ip);
