@@ -154,8 +154,9 @@ static void print_device(json_object *d, bool verbose)
 	printf("\n");
 	if (flag(d, "kept_failing"))
 		printf("        FAILING: more read or checksum errors than fault "
-		       "a member; kept, as the array\n        cannot do without "
-		       "it: replace it (raidfsctl replace)\n");
+		       "a member; kept, as without it\n        the array would "
+		       "have no redundancy left: replace it (raidfsctl "
+		       "replace)\n");
 }
 
 static void print_devices(json_object *devs, bool verbose)
