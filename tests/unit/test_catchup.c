@@ -118,6 +118,29 @@ static void cu_verify_without(struct rc_testbed *tb, const struct cu_model *m,
 	assert_int_equal(rc_array_close(a), 0);
 }
 
+/* Member devi's device is refused as slot's catch-up (still the
+ * caller's), then rebuilt into slot in full; every block reads, also
+ * without member lost.  Closes a and frees the bed. */
+static void cu_full_only(struct rc_testbed *tb, struct rc_array *a,
+			 struct cu_model *m, int slot, int devi, int lost)
+{
+	struct rc_member_status st;
+	struct rc_dev *dev = tb_borrow(tb, devi);
+
+	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
+	rc_dev_close(dev);
+	assert_int_equal(rc_member_replace(a, slot, tb_borrow(tb, devi), NULL,
+					   NULL), 0);
+	rc_array_member_status(a, slot, &st);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	assert_int_equal(st.resync_stripes, 0);        /* every stripe */
+	cu_verify(a, m);
+	assert_int_equal(rc_array_close(a), 0);
+	cu_verify_without(tb, m, lost);
+	free(m->gen);
+	tb_fini(tb);
+}
+
 /* A RAID 5 of 4 memory members, filled; assembled (the caller closes). */
 static struct rc_array *cu_setup(struct rc_testbed *tb, struct cu_model *m)
 {
@@ -264,7 +287,6 @@ static void cu_damage_records(struct rc_testbed *tb)
 static void test_catchup_damaged_record(void **state)
 {
 	struct rc_member_status st;
-	struct rc_dev *dev;
 	struct rc_testbed tb;
 	struct rc_array *a;
 	struct cu_model m;
@@ -279,19 +301,7 @@ static void test_catchup_damaged_record(void **state)
 	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
 	rc_array_member_status(a, 1, &st);
 	assert_int_equal(st.state, RC_MEMBER_MISSING);  /* not taken back */
-	dev = tb_borrow(&tb, 1);
-	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
-	rc_dev_close(dev);                              /* still ours */
-	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 1), NULL,
-					   NULL), 0);
-	rc_array_member_status(a, 1, &st);
-	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
-	assert_int_equal(st.resync_stripes, 0);        /* every stripe */
-	cu_verify(a, &m);
-	assert_int_equal(rc_array_close(a), 0);
-	cu_verify_without(&tb, &m, 3);
-	free(m.gen);
-	tb_fini(&tb);
+	cu_full_only(&tb, a, &m, 1, 1, 3);
 }
 
 /* A catch-up cut short resumes as one at the next assembly; with the
@@ -391,7 +401,6 @@ static void test_catchup_not_unfinished_rebuild(void **state)
 	struct rc_member_status st;
 	struct rc_testbed tb;
 	struct rc_array *a;
-	struct rc_dev *dev;
 	struct cu_model m;
 
 	tb_init(&tb, 5, CU_DEV_BYTES);
@@ -418,19 +427,7 @@ static void test_catchup_not_unfinished_rebuild(void **state)
 	assert_int_equal(rc_member_remove(a, 1), 0);
 	cu_write_burst(a, &m);
 	rc_array_set_rebuild_speed(a, 0, 0);
-	dev = tb_borrow(&tb, 4);
-	assert_int_equal(rc_member_readd(a, dev), -ENOENT);
-	rc_dev_close(dev);
-	assert_int_equal(rc_member_replace(a, 1, tb_borrow(&tb, 4), NULL,
-					   NULL), 0);
-	rc_array_member_status(a, 1, &st);
-	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
-	assert_int_equal(st.resync_stripes, 0);        /* every stripe */
-	cu_verify(a, &m);
-	assert_int_equal(rc_array_close(a), 0);
-	cu_verify_without(&tb, &m, 0);
-	free(m.gen);
-	tb_fini(&tb);
+	cu_full_only(&tb, a, &m, 1, 4, 0);
 }
 
 int main(void)
