@@ -410,8 +410,9 @@ struct fs_ichunks {
 	uint32_t depth;
 	uint64_t nodes;                 /* blocks of the chunk map */
 	uint64_t gen_hi;                /* highest inode generation read or
-					   given since the mount */
-	bool trimmed;                   /* chunks were given back since */
+					   given since the mount (atomic) */
+	bool trimmed;                   /* chunks were given back since
+					   (atomic) */
 };
 int fs_ichunk_load(struct fs *fs);
 void fs_ichunk_destroy(struct fs *fs);

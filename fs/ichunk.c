@@ -169,7 +169,7 @@ static int ich_trim(struct fs *fs, struct fs_tx *tx)
 			break;
 		fs_free_blocks(fs, tx, ic->v[ic->n - 1].pblk, 1, true);
 		ic->n--;
-		ic->trimmed = true;
+		__atomic_store_n(&ic->trimmed, true, __ATOMIC_RELEASE);
 	}
 	if (ic->cursor >= ic->n)
 		ic->cursor = 0;
@@ -273,25 +273,24 @@ int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino)
 	return err;
 }
 
+/* Every inode load passes here: a maximum kept without ic->lock. */
 void fs_ichunk_gen_note(struct fs *fs, uint64_t gen)
 {
-	struct fs_ichunks *ic = &fs->ichunks;
+	uint64_t *hi = &fs->ichunks.gen_hi;
+	uint64_t cur = __atomic_load_n(hi, __ATOMIC_RELAXED);
 
-	pthread_mutex_lock(&ic->lock);
-	if (gen > ic->gen_hi)
-		ic->gen_hi = gen;
-	pthread_mutex_unlock(&ic->lock);
+	while (gen > cur && !__atomic_compare_exchange_n(hi, &cur, gen, true,
+							 __ATOMIC_RELAXED,
+							 __ATOMIC_RELAXED))
+		;
 }
 
 uint64_t fs_ichunk_gen_floor(struct fs *fs)
 {
 	struct fs_ichunks *ic = &fs->ichunks;
-	uint64_t g;
 
-	pthread_mutex_lock(&ic->lock);
-	g = ic->trimmed ? ic->gen_hi : 0;
-	pthread_mutex_unlock(&ic->lock);
-	return g;
+	return __atomic_load_n(&ic->trimmed, __ATOMIC_ACQUIRE) ?
+	       __atomic_load_n(&ic->gen_hi, __ATOMIC_RELAXED) : 0;
 }
 
 bool fs_ichunk_find(struct fs *fs, uint64_t c, uint64_t *pblk, uint16_t *used)
