@@ -185,7 +185,10 @@ int fsck_errors_clear(struct fsck *f)
 	    !(f->status & FSCK_UNCORRECTED)) {
 		fsck_msg("  the array is degraded at the end of the check: a "
 			 "member failed during it");
+		/* 4 alone, as the manual says: it was 5 with the repairs
+		 * made before the loss (V4's find) */
 		f->status |= FSCK_UNCORRECTED;
+		f->status &= ~FSCK_CORRECTED;
 	}
 	/* Errors left: on the members, so that the next plain run checks in
 	 * full.  A writing pass used to activate the array at its start,

@@ -372,6 +372,14 @@ struct rc_array {
 	atomic_bool suspended;
 	int suspend_slot;
 	char suspend_why[160];
+	atomic_uint_fast64_t tables_rewritten; /* unreadable table blocks
+					   written again, not yet in a scrub's
+					   report (rc_csum_rewrite_done) */
+	atomic_uint_fast64_t tables_credit_queued; /* read_fixed blocks not
+					   yet taken by a commit */
+	atomic_uint_fast64_t tables_unreadable; /* table blocks found
+					   unreadable, not yet in a scrub's
+					   report (csum.c) */
 	atomic_bool errors_seen;        /* RC_AF_ERRORS from the next superblock
 					   write on */
 	atomic_bool tables_to_heal;     /* csum.c found table blocks failing
@@ -773,14 +781,12 @@ uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
  * the next mount (a tester's find); one so found is counted on the
  * member and, with repair, written home again from its cached copy (it
  * is then dirty: the scrub's closing rc_commit_tables writes it).
- * Returns how many were counted; *unreadable: how many could not be read
- * (each a read error of the member's, credited as corrected once its
- * block is whole in memory and goes home again: csum.c read_fixed), of
- * which *rewritten were so (at once, or by the heal since).
+ * Returns how many were counted.  One that cannot be read is a read
+ * error (tables_unreadable), credited as corrected once its block, whole
+ * in memory, was written home again (csum.c read_fixed).
  */
 uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
-			     uint64_t span, bool repair, uint32_t *unreadable,
-			     uint32_t *rewritten);
+			     uint64_t span, bool repair);
 int rc_csum_entry(struct rc_array *a, int slot, uint64_t mblock,
 		  uint64_t *csum);
 /* The seed of slot's table seals (its array's and its own uuid). */
@@ -794,9 +800,14 @@ int rc_csum_tables_format(uint64_t seed, uint64_t first, uint64_t count,
 int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 		   uint64_t csum);
 /* Copies out every dirty table block into *blocks/targets (malloc'd) and
- * marks them clean; the caller journals and writes them. */
+ * marks them clean; the caller journals and writes them.  credit (may be
+ * NULL; malloc'd): the blocks whose media read had failed, whose write,
+ * once it succeeded, the caller reports (rc_csum_rewrite_done). */
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
-		       uint64_t **targets, uint32_t *n);
+		       uint64_t **targets, bool **credit, uint32_t *n);
+/* Table block `block` (absolute) of slot, unreadable before, was written
+ * again: the read error is corrected, counted as repaired. */
+void rc_csum_rewrite_done(struct rc_array *a, int slot, uint64_t block);
 void rc_csum_drop_slot(struct rc_array *a, int slot);
 /* Forgets the cached copy of table block `block` (absolute) of slot:
  * replay has just put a newer one under it. */

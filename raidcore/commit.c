@@ -40,6 +40,8 @@ struct wrun {
 	const uint8_t *data;
 	bool abs;
 	bool direct;            /* of a direct stripe: not journaled */
+	bool credit;            /* a table block whose read had failed:
+				   rc_csum_rewrite_done once written */
 	uint64_t *csum;         /* per block, filled by wset_checksum */
 };
 
@@ -489,25 +491,30 @@ static int wset_add_tables(struct rc_array *a, struct wset *w)
 {
 	uint8_t *blocks;
 	uint64_t *targets;
+	bool *credit;
 	uint32_t n;
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members && ret == 0; m++) {
 		if (!a->m[m].dev)
 			continue;
-		ret = rc_csum_take_dirty(a, (int)m, &blocks, &targets, &n);
+		ret = rc_csum_take_dirty(a, (int)m, &blocks, &targets, &credit,
+					 &n);
 		if (ret < 0 || n == 0)
 			continue;
 		if (wset_adopt(w, blocks) < 0) {
 			free(blocks);
 			free(targets);
+			free(credit);
 			return -ENOMEM;
 		}
 		for (uint32_t i = 0; i < n && ret == 0; i++)
 			ret = wset_add(w, (struct wrun){ .member = (int)m,
 				.mblock = targets[i], .count = 1,
-				.data = BLK(blocks, i), .abs = true });
+				.data = BLK(blocks, i), .abs = true,
+				.credit = credit[i] });
 		free(targets);
+		free(credit);
 	}
 	return ret;
 }
@@ -586,6 +593,8 @@ static void wset_write_in_place(struct rc_array *a, struct wset *w)
 						 io[i].err);
 			continue;
 		}
+		if (w->runs[i].credit)
+			rc_csum_rewrite_done(a, io[i].member, io[i].block);
 		/* the checkpoint reads the last table block and the last
 		 * data block back (fail.c) */
 		k = io[i].block >= a->sb.csum_offset &&

@@ -37,8 +37,8 @@ struct rc_csum_entry {
 	bool read_failed;                       /* its media read failed:
 						   credited when written
 						   again (read_fixed) */
-	bool fixed_untold;                      /* read_fixed, not yet in a
-						   scrub's report */
+	bool credit;                            /* read_fixed: credit the
+						   write that takes it home */
 	uint8_t fixes;                          /* read_fixed since it was
 						   cached */
 	uint32_t nunknown;
@@ -183,12 +183,14 @@ static void entry_mark_dirty(struct rc_array *a, struct rc_csum_entry *e);
  * Caller holds csum_lock: e, whose media read failed, is whole again in
  * memory (every entry known) and goes home at the next commit, which
  * rewrites the unreadable sector, as md rewrites a sector that failed to
- * read: the error is corrected (rc_member_note_corrected) and counted as
- * repaired.  Before, a table block's read error was never credited, and
+ * read.  That write, once it succeeded, corrects the error
+ * (rc_csum_rewrite_done: rc_member_note_corrected, counted as
+ * repaired).  Before, a table block's read error was never credited, and
  * pending sectors under a member's table faulted it at RAID 6 and said
- * it FAILING at RAID 5 though the rewrite held (a tester's find, W4).
- * The checkpoint's read-back of table blocks finds a rewrite that does
- * not hold.
+ * it FAILING at RAID 5 though the rewrite held (a tester's find, W4);
+ * credited here at once, a member that vanished had writes that all
+ * failed said "repaired" (V4).  The checkpoint's read-back of table
+ * blocks finds a rewrite that does not hold.
  */
 static void read_fixed(struct rc_array *a, struct rc_csum_entry *e)
 {
@@ -203,12 +205,17 @@ static void read_fixed(struct rc_array *a, struct rc_csum_entry *e)
 		return;
 	}
 	e->fixes++;
-	e->fixed_untold = true;
-	atomic_fetch_add(&a->m[e->slot].repaired, 1);
-	rc_member_note_corrected(a, e->slot);
-	rc_log_block(a, e->slot, table_block(a, e->index), "checksum table "
-		     "block unreadable on the media: written again from its "
-		     "known entries");
+	e->credit = true;
+	atomic_fetch_add(&a->tables_credit_queued, 1);
+}
+
+void rc_csum_rewrite_done(struct rc_array *a, int slot, uint64_t block)
+{
+	atomic_fetch_add(&a->m[slot].repaired, 1);
+	atomic_fetch_add(&a->tables_rewritten, 1);
+	rc_member_note_corrected(a, slot);
+	rc_log_block(a, slot, block, "checksum table block unreadable on the "
+		     "media: written again from its known entries");
 }
 
 /*
@@ -269,7 +276,10 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 		/* A slot with no device has nothing to heal onto. */
 		if (e->unknown && a->m[slot].dev)
 			atomic_store(&a->tables_to_heal, true);
-		e->read_failed = ret < 0;
+		/* a media error, not a suspended array or a device gone */
+		e->read_failed = ret == -EIO && !rc_array_suspended(a);
+		if (e->read_failed)
+			atomic_fetch_add(&a->tables_unreadable, 1);
 	}
 	hc_insert(&a->cc->hc, &e->node, key);
 	if (e->read_failed && !e->unknown && !a->rdonly)
@@ -350,31 +360,31 @@ uint64_t rc_csum_verify_blocks(struct rc_array *a, int slot,
 
 /*
  * Table block idx of slot cannot be read from the media (its read error
- * counted by the read).  Cached, every entry known: with repair it goes
+ * counted on the member by the read, and in tables_unreadable for the
+ * next scrub's report).  Cached, every entry known: with repair it goes
  * home again from the copy (read_fixed), without it the copy is used.
- * Cached otherwise: marked, and credited when it is whole and goes home.
+ * Cached otherwise: marked, and credited when it is whole and written.
  * Not cached: it is loaded, which finds that as any load does (entries
- * unknown, a heal set; credited when the heal has made it whole).
- * Returns 1 (counted as a read error of the scrub's).
+ * unknown, a heal set; credited when the heal has made it whole and it
+ * is written).
  */
-static uint32_t table_unreadable(struct rc_array *a, int slot, uint64_t idx,
-				 bool repair)
+static void table_unreadable(struct rc_array *a, int slot, uint64_t idx,
+			     bool repair)
 {
 	struct rc_csum_entry *e;
-	uint32_t counted = 1;
 
 	pthread_mutex_lock(&a->csum_lock);
 	e = entry_of(hc_find(&a->cc->hc, csum_key(slot, idx)));
 	if (!e) {
-		e = entry_get(a, slot, idx);
-		counted = e && e->read_failed;  /* else: its seal, or it read */
-	} else if (e->unknown || e->dirty || repair) {
-		e->read_failed = true;
+		entry_get(a, slot, idx);        /* counts it, as a load */
+	} else {
+		atomic_fetch_add(&a->tables_unreadable, 1);
+		if (e->unknown || e->dirty || repair)
+			e->read_failed = true;
 		if (!e->unknown && repair)
 			read_fixed(a, e);
 	}
 	pthread_mutex_unlock(&a->csum_lock);
-	return counted;
 }
 
 /*
@@ -424,9 +434,8 @@ enum table_state {
 	TABLE_CLEAN,            /* whole, as on the media */
 };
 
-/* *fixed: its read error was fixed since the last report (taken). */
 static enum table_state table_state(struct rc_array *a, int slot,
-				    uint64_t idx, bool *fixed)
+				    uint64_t idx)
 {
 	struct rc_csum_entry *e;
 	enum table_state st;
@@ -436,16 +445,12 @@ static enum table_state table_state(struct rc_array *a, int slot,
 	st = !e ? TABLE_ABSENT : e->unknown && e->read_failed ?
 	     TABLE_UNREADABLE : e->unknown ? TABLE_UNKNOWN :
 	     e->dirty ? TABLE_DIRTY : TABLE_CLEAN;
-	*fixed = e && e->fixed_untold;
-	if (e)
-		e->fixed_untold = false;
 	pthread_mutex_unlock(&a->csum_lock);
 	return st;
 }
 
 uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
-			     uint64_t span, bool repair, uint32_t *unreadable,
-			     uint32_t *rewritten)
+			     uint64_t span, bool repair)
 {
 	/* the table blocks that begin in the span: over a pass, each once */
 	uint64_t first = (mb0 + RC_CSUM_PER_BLOCK - 1) / RC_CSUM_PER_BLOCK;
@@ -453,9 +458,8 @@ uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
 	uint32_t n = end > first ? (uint32_t)(end - first) : 0, damaged = 0;
 	uint8_t *buf = n ? rc_buf_alloc((size_t)n * RC_BLOCK_SIZE) : NULL;
 	uint64_t seed = rc_csum_seed(a, slot);
-	bool batch, fixed;
+	bool batch;
 
-	*unreadable = *rewritten = 0;
 	if (!buf)
 		goto out;
 	/* not counted: what fails is looked at block by block below, and
@@ -466,28 +470,17 @@ uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t at = table_block(a, first + i);
 		uint8_t *b = buf + (size_t)i * RC_BLOCK_SIZE;
-		enum table_state st = table_state(a, slot, first + i, &fixed);
 		int rd;
 
-		/* unreadable when loaded (the scrub's rows load it first),
-		 * whole again since: told here */
-		if (fixed) {
-			(*unreadable)++;
-			(*rewritten)++;
-			continue;
-		}
 		if (batch && rc_csum_block_ok(b, seed, at))
 			continue;
-		switch (st) {
-		case TABLE_UNREADABLE:  /* found, counted; the heal fixes it */
-			(*unreadable)++;
-			continue;
+		switch (table_state(a, slot, first + i)) {
+		case TABLE_UNREADABLE:  /* found and counted; the heal fixes it */
 		case TABLE_UNKNOWN:     /* found, counted as damaged */
 		case TABLE_DIRTY:       /* written home anyway */
 			continue;
 		case TABLE_ABSENT:      /* loaded: its read counts, once */
-			*unreadable += table_unreadable(a, slot, first + i,
-							repair);
+			table_unreadable(a, slot, first + i, repair);
 			continue;
 		case TABLE_CLEAN:
 			break;
@@ -496,12 +489,9 @@ uint32_t rc_csum_media_check(struct rc_array *a, int slot, uint64_t mb0,
 		rd = rc_io_member_read(a, slot, at, 1, b);
 		if (rd == 0 && rc_csum_block_ok(b, seed, at))
 			continue;
-		if (rd < 0) {
-			*unreadable += table_unreadable(a, slot, first + i,
-							repair);
-			table_state(a, slot, first + i, &fixed);
-			*rewritten += fixed;    /* read_fixed, at once */
-		} else
+		if (rd < 0)
+			table_unreadable(a, slot, first + i, repair);
+		else
 			damaged += table_damaged(a, slot, first + i, repair);
 	}
 out:
@@ -563,7 +553,7 @@ out:
 }
 
 int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
-		       uint64_t **targets, uint32_t *n)
+		       uint64_t **targets, bool **credit, uint32_t *n)
 {
 	struct rc_csum_entry *e, **pp;
 	uint32_t count = 0, i = 0;
@@ -571,17 +561,25 @@ int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 
 	*blocks = NULL;
 	*targets = NULL;
+	if (credit)
+		*credit = NULL;
 	pthread_mutex_lock(&a->csum_lock);
 	for (e = a->cc->dirty[slot]; e; e = e->dnext)
 		count += !e->unknown;
 	if (count) {
 		*blocks = malloc((size_t)count * RC_BLOCK_SIZE);
 		*targets = malloc(count * sizeof(uint64_t));
-		if (!*blocks || !*targets) {
+		if (credit)
+			*credit = calloc(count, sizeof(bool));
+		if (!*blocks || !*targets || (credit && !*credit)) {
 			free(*blocks);
 			free(*targets);
 			*blocks = NULL;
 			*targets = NULL;
+			if (credit) {
+				free(*credit);
+				*credit = NULL;
+			}
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -596,6 +594,11 @@ int rc_csum_take_dirty(struct rc_array *a, int slot, uint8_t **blocks,
 				   table_block(a, e->index));
 		memcpy(*blocks + (size_t)i * RC_BLOCK_SIZE, e->block,
 		       RC_BLOCK_SIZE);
+		if (credit)
+			(*credit)[i] = e->credit;
+		if (e->credit)
+			atomic_fetch_sub(&a->tables_credit_queued, 1);
+		e->credit = false;
 		(*targets)[i++] = table_block(a, e->index);
 		e->dirty = false;
 		*pp = e->dnext;

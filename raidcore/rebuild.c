@@ -412,7 +412,7 @@ int rc_tables_put(struct rc_array *a, int slot, rc_block_put put, void *ctx)
 	uint32_t n;
 	int ret;
 
-	ret = rc_csum_take_dirty(a, slot, &blocks, &targets, &n);
+	ret = rc_csum_take_dirty(a, slot, &blocks, &targets, NULL, &n);
 	for (uint32_t i = 0; i < n && ret == 0; i++)
 		ret = put(a, ctx, slot, targets[i], BLK(blocks, i));
 	free(blocks);

@@ -235,30 +235,36 @@ static int scrub_tables(struct rc_array *a, uint64_t row0, uint64_t nrows,
 {
 	uint64_t nr = a->g.chunk_blocks;
 	bool write = repair && !a->rdonly;
-	uint32_t found = 0, unreadable = 0, rewritten = 0, u, w;
+	uint32_t found = 0;
+	uint64_t unreadable, rewritten;
 	int ret = 0;
 
 	for (uint32_t m = 0; m < a->g.members; m++)
-		if (how[m] != RC_LOADED_ABSENT) {
+		if (how[m] != RC_LOADED_ABSENT)
 			found += rc_csum_media_check(a, (int)m, row0 * nr,
-						     nrows * nr, write, &u, &w);
-			unreadable += u;
-			rewritten += w;
-		}
-	rep->csum_errors += found;
-	/* an unreadable table block: a read error, repaired when written
-	 * again (at once from a whole copy, or when the heal it set has
-	 * made it whole; it reported none: a tester's find, W4) */
-	rep->read_errors += unreadable;
-	rep->repaired += rewritten;
-	if (write)
-		rep->repaired += found;         /* a table block written again */
-	found += unreadable;
-	if (found) {
+						     nrows * nr, write);
+	if (found || atomic_load(&a->tables_unreadable)) {
 		atomic_store(&a->errors_seen, true);
 		if (write)
 			ret = rc_array_activate(a);
 	}
+	/* Unreadable table blocks made whole again go home now, not at the
+	 * end of a pass that may take hours: their read errors are credited
+	 * only once written, and meanwhile they count against the member,
+	 * which a pass full of them would fault (csum.c read_fixed). */
+	if (ret == 0 && write && atomic_load(&a->tables_credit_queued))
+		ret = rc_commit_tables(a);
+	/* table blocks found unreadable (by this look, or by a load of the
+	 * rows'), and written home again, since the last report */
+	unreadable = atomic_exchange(&a->tables_unreadable, 0);
+	rewritten = atomic_exchange(&a->tables_rewritten, 0);
+	rep->csum_errors += found;
+	/* an unreadable table block: a read error, repaired once written
+	 * again (it reported none: a tester's find, W4) */
+	rep->read_errors += unreadable;
+	rep->repaired += rewritten;
+	if (write)
+		rep->repaired += found;         /* a table block written again */
 	return ret;
 }
 
@@ -377,6 +383,9 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
 	/* Table entries fixed by repairs go out with the next commit. */
 	if (ret == 0 && repair && !a->rdonly && rc_array_is_active(a))
 		ret = rc_commit_tables(a);
+	/* with the unreadable table blocks that commit wrote again */
+	rep->read_errors += atomic_exchange(&a->tables_unreadable, 0);
+	rep->repaired += atomic_exchange(&a->tables_rewritten, 0);
 	return ret;
 }
 
