@@ -132,6 +132,25 @@ static void test_chunks_given_back(void **state)
 	tfs_remount(t);
 	tfs_check(t);
 	assert_int_equal(tfs_lookup(t, ROOT, "f000047"), ino[47]);
+	/* across a remount too (a file handle outlives a mount: NFS, or
+	 * name_to_handle_at saved in a file): given back, remounted, made
+	 * again, no slot repeats its generation */
+	for (int round = 0; round < 2; round++) {
+		for (i = 0; i < 48; i++) {
+			snprintf(name, sizeof(name), "f%06d", i);
+			assert_int_equal(fs_unlink(t->fs, ROOT, name), 0);
+		}
+		tfs_remount(t);
+		for (i = 0; i < 48; i++) {
+			assert_int_equal(mkfile(t, ROOT, i, &a.ino), 0);
+			assert_int_equal(a.ino, ino[i]);
+			assert_int_equal(fs_getattr(t->fs, ino[i], &a), 0);
+			if (round && ino[i] >= 16)
+				assert_true((uint32_t)a.generation !=
+					    (uint32_t)gen[i]);
+			gen[i] = a.generation;
+		}
+	}
 }
 
 /* Files until ENOSPC: space, not a table, is what runs out. */
