@@ -463,6 +463,12 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 		err = data_dropped(fs, ip);
 		pthread_rwlock_unlock(&ip->lock);
 	}
+	/* cached writes were dropped for want of space (hole_note): every
+	 * fsync says so until the file is truncated to what was stored or
+	 * closed by all; the kernel tells one fsync or one close only, and
+	 * any process's close took it (a tester's find, V3) */
+	if (!err && __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED))
+		err = -ENOSPC;
 	fs_iput(fs, ip);
 	return err;
 }
