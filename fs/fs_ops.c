@@ -354,8 +354,8 @@ static void hole_note(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		if (!h)
 			fs_log(LOG_ERR, "inode %llu: cached writes from byte "
 			       "%llu on could not be stored: no space left; "
-			       "fsync and close report it, and nothing past "
-			       "it is stored until the file is closed",
+			       "fsync reports it, and later cached writes "
+			       "past it are refused until the file is closed",
 			       (unsigned long long)ip->ino,
 			       (unsigned long long)at);
 		__atomic_store_n(&ip->wb_hole, at + 1, __ATOMIC_RELAXED);
