@@ -286,6 +286,19 @@ static void test_read_errors_rewritten(void **state)
 	}
 }
 
+/* Every block of member m's checksum table pending (unreadable until
+ * written); *sb: the member's superblock. */
+static void table_pending(struct rc_testbed *tb, int m, struct rc_sb *sb)
+{
+	uint8_t raw[RC_BLOCK_SIZE];
+
+	assert_int_equal(rc_dev_read(tb->mem[m], raw, sizeof(raw), 0), 0);
+	assert_int_equal(rc_sb_decode(raw, sb, NULL), 0);
+	for (uint64_t t = 0; t < sb->csum_blocks; t++)
+		rc_fault_pending(tb->fault[m], (sb->csum_offset + t) *
+				 RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+}
+
 /*
  * Pending sectors under one member's checksum table (every table block
  * unreadable until written): the tables are re-derived from the rows and
@@ -307,16 +320,11 @@ static void test_table_read_errors_credited(void **state)
 		struct rc_member_status st;
 		struct rc_testbed tb;
 		struct rc_array *a;
-		uint8_t raw[RC_BLOCK_SIZE];
 		uint64_t blocks;
 		struct rc_sb sb;
 
 		a = filled(&tb, c, &blocks);
-		assert_int_equal(rc_dev_read(tb.mem[1], raw, sizeof(raw), 0), 0);
-		assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
-		for (uint64_t t = 0; t < sb.csum_blocks; t++)
-			rc_fault_pending(tb.fault[1], (sb.csum_offset + t) *
-					 RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+		table_pending(&tb, 1, &sb);
 		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
 		assert_int_equal(rep.read_errors, sb.csum_blocks);
 		assert_int_equal(rep.repaired, sb.csum_blocks);
@@ -351,16 +359,11 @@ static void test_table_rewrite_failed_not_credited(void **state)
 	struct rc_member_status st;
 	struct rc_testbed tb;
 	struct rc_array *a;
-	uint8_t raw[RC_BLOCK_SIZE];
 	uint64_t blocks;
 	struct rc_sb sb;
 
 	a = filled(&tb, &c, &blocks);
-	assert_int_equal(rc_dev_read(tb.mem[1], raw, sizeof(raw), 0), 0);
-	assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
-	for (uint64_t t = 0; t < sb.csum_blocks; t++)
-		rc_fault_pending(tb.fault[1], (sb.csum_offset + t) *
-				 RC_BLOCK_SIZE, RC_BLOCK_SIZE);
+	table_pending(&tb, 1, &sb);
 	rc_fault_eio(tb.fault[1], RC_FAULT_WRITE, sb.csum_offset * RC_BLOCK_SIZE,
 		     sb.csum_blocks * RC_BLOCK_SIZE, RC_FAULT_PERSISTENT);
 	rc_scrub(a, true, &rep, NULL, NULL);
