@@ -104,6 +104,8 @@ static void entry_free(struct rc_csum_entry *e)
 
 static void entry_remove(struct rc_array *a, struct rc_csum_entry *e)
 {
+	if (e->credit)          /* never written home: nothing to credit */
+		atomic_fetch_sub(&a->tables_credit_queued, 1);
 	(*removal_count(a->cc, csum_key(e->slot, e->index)))++;
 	hc_remove(&a->cc->hc, &e->node);
 	entry_free(e);
