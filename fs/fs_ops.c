@@ -332,8 +332,8 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
  * Here the first cached write that finds no space marks where the file's
  * stored data ends (wb_hole), and no cached write that needs new blocks
  * past it is stored until the gap is written or the file truncated or
- * closed by all: the file is what was stored of it, a prefix, and fsync
- * and close report ENOSPC.  Caller holds ip's lock.
+ * closed by all: the file is what was stored of it, a prefix, and every
+ * fsync reports ENOSPC meanwhile (fs_fsync).  Caller holds ip's lock.
  */
 static bool hole_behind(const struct fs_inode *ip, uint64_t off)
 {
@@ -342,8 +342,8 @@ static bool hole_behind(const struct fs_inode *ip, uint64_t off)
 	return h && off > h - 1;
 }
 
-static void hole_note(struct fs *fs, struct fs_inode *ip, uint64_t off,
-		      size_t size, ssize_t n)
+static void hole_note(struct fs_inode *ip, uint64_t off, size_t size,
+		      ssize_t n)
 {
 	uint64_t h = __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED);
 	uint64_t at = n < 0 ? off : off + (uint64_t)n;
@@ -363,7 +363,6 @@ static void hole_note(struct fs *fs, struct fs_inode *ip, uint64_t off,
 		/* the gap's start written after all */
 		__atomic_store_n(&ip->wb_hole, at + 1, __ATOMIC_RELAXED);
 	}
-	(void)fs;
 }
 
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
@@ -403,7 +402,7 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		    fs_file_write(fs, ip, off, size, buf,
 				  cache);
 		if (cache)
-			hole_note(fs, ip, off, size, n);
+			hole_note(ip, off, size, n);
 		pthread_rwlock_unlock(&ip->lock);
 	}
 	fs_iput(fs, ip);

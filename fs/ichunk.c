@@ -11,9 +11,10 @@
  * numbers (and file handles) stay stable, and a free slot keeps its
  * generation for the next inode to take it.  The last chunks, once empty,
  * are given back (ich_trim): their block returns to free space, as XFS
- * frees an empty inode chunk; a slot of a chunk made again later starts
- * above every generation this mount has seen (gen_hi), so no inode the
- * kernel may still hold is matched by a new one.  The map is loaded whole at
+ * frees an empty inode chunk; a slot never used (a chunk made again
+ * later) starts 32 random bits above every generation this mount has seen
+ * (gen_hi, inode.c fs_inode_new), so neither an inode the kernel may
+ * still hold nor a file handle saved before a remount matches a new one.  The map is loaded whole at
  * mount (ic->v); every change writes the record (and the root, when it
  * moves) in the caller's transaction.
  *
@@ -266,9 +267,9 @@ int fs_free_inode(struct fs *fs, struct fs_tx *tx, uint64_t ino)
 	ic->used--;
 	if (c < ic->cursor)
 		ic->cursor = c;
-	err = ich_store(fs, tx, c, false);
-	if (!err && c == ic->n - 1 && !ic->v[c].used)
-		err = ich_trim(fs, tx);
+	/* the last chunk emptied leaves the map: no record to update */
+	err = c == ic->n - 1 && !ic->v[c].used ? ich_trim(fs, tx) :
+	      ich_store(fs, tx, c, false);
 	pthread_mutex_unlock(&ic->lock);
 	return err;
 }
