@@ -245,8 +245,10 @@ test-build: all $(UNIT_BINS) $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 
 # Every kind of member fault x region x level x member, offline and busy
 # (t400 with RAIDFS_FAULTS=full), and the repair property test with many
-# iterations and a new seed (t410; RAIDFS_PROPERTY_SEED=N repeats a run).
-# About an hour on 2 cores.  make test runs a sample of both.  One
+# iterations and a new seed (t410; RAIDFS_PROPERTY_SEED=N repeats a run),
+# and the RAID 6 power cuts with every pair of members missing after every
+# cut (make test checks a third of the pairs after each cut, in turn).
+# About an hour on 2 cores.  make test runs a sample of each.  One
 # reproduces an entry of tests/integration/KNOWN_FAULTS with, e.g.,
 #   make faults FAULT_TESTS=t400 RAIDFS_FAULTS=zeros/csum/online/raid5/m1
 #   make faults FAULT_TESTS=t420
@@ -254,8 +256,9 @@ test-build: all $(UNIT_BINS) $(addprefix build/asan/,$(PROGS)) $(TOOLS)
 FAULTS_DIR := $(CURDIR)/build/faults
 FAULT_TESTS ?= t400 t410
 RAIDFS_FAULTS ?= full
-faults: all $(addprefix build/asan/,$(PROGS)) $(TOOLS)
+faults: all $(addprefix build/asan/,$(PROGS)) $(TOOLS) build/asan/tests/test_crash_raid6
 	@mkdir -p $(FAULTS_DIR)
+	@RAIDFS_CRASH_ALL_PAIRS=1 build/asan/tests/test_crash_raid6
 	@RAIDFS_BIN=build/asan RAIDFS_FAULTS="$(RAIDFS_FAULTS)" RAIDFS_TEST_VERBOSE=1 \
 		RAIDFS_TEST_TIMEOUT=$${RAIDFS_TEST_TIMEOUT:-14400} \
 		RAIDFS_FAULTS_TABLE=$(FAULTS_DIR)/matrix.txt \
