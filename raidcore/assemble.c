@@ -204,15 +204,6 @@ static int newest(struct cand *c, int n)
 	return best;
 }
 
-/* Does the table block at c's csum_offset (read into blk) seal for the
- * member of uuid? */
-static bool seals_for(const struct cand *c, const uint8_t *blk,
-		      const uint8_t *uuid)
-{
-	return rc_csum_block_ok(blk, rc_table_seed(c->sb.array_uuid, uuid),
-				c->sb.csum_offset);
-}
-
 /* Is slot s a member slot whose device is in use (active, or being
  * rebuilt) in the slot table t? */
 static bool slot_live(const struct rc_sb *t, uint32_t s)
@@ -222,10 +213,45 @@ static bool slot_live(const struct rc_sb *t, uint32_t s)
 		t->slots[s].state == RC_MEMBER_REBUILDING);
 }
 
+/* Which live slot of t, other than c's own, do c's checksum tables seal
+ * for?  -1 when none does, or when any block sampled (the first, the
+ * middle and the last of its table) seals for c's own member: a
+ * superblock swapped in leaves every table block sealed for the member it
+ * came from (creation seals them all), while one block copied over from
+ * another member is damage to that block alone (a tester's find: one
+ * such block refused the whole array).  A block that cannot be read
+ * tells nothing. */
+static int tables_sealed_for(const struct cand *c, const struct rc_sb *t,
+			     uint8_t *blk)
+{
+	uint64_t nb = c->sb.csum_blocks, pick[3] = { 0, nb / 2, nb - 1 };
+	int other = -1;
+
+	for (int k = 0; k < 3 && nb; k++) {
+		uint64_t tb = c->sb.csum_offset + pick[k];
+
+		if ((tb + 1) * RC_BLOCK_SIZE > c->dev->size ||
+		    rc_dev_read(c->dev, blk, RC_BLOCK_SIZE,
+				tb * RC_BLOCK_SIZE) < 0)
+			continue;
+		if (rc_csum_block_ok(blk, rc_table_seed(c->sb.array_uuid,
+							c->sb.member_uuid),
+				     tb))
+			return -1;
+		for (uint32_t s = 0; other < 0 && s < t->members; s++)
+			if (s != c->sb.role && slot_live(t, s) &&
+			    rc_csum_block_ok(blk, rc_table_seed(c->sb.array_uuid,
+								t->slots[s].uuid),
+					     tb))
+				other = (int)s;
+	}
+	return other;
+}
+
 /*
  * Is each device the member its superblock says?  Two devices holding one
  * member (a dd copy, a loop device over a member image also named), or a
- * device whose first checksum table block seals for another slot's member
+ * device whose checksum tables seal for another slot's member
  * (the seal is keyed by the member's uuid, so that block was written for
  * that member: superblocks swapped or copied between members), cannot be
  * placed by their superblocks: taking one for the other reads every block
@@ -247,27 +273,22 @@ static int cands_identity(struct cand *c, int n, char *err, size_t len)
 		return -ENOMEM;
 	t = nb < 0 ? NULL : &c[nb].sb;
 	for (int i = 0; t && ret == 0 && i < n; i++) {
+		int s;
+
 		if (!c[i].ok || !slot_live(t, c[i].sb.role) ||
 		    memcmp(t->slots[c[i].sb.role].uuid, c[i].sb.member_uuid,
-			   RC_UUID_SIZE) ||
-		    (c[i].sb.csum_offset + 1) * RC_BLOCK_SIZE > c[i].dev->size ||
-		    rc_dev_read(c[i].dev, blk, RC_BLOCK_SIZE,
-				c[i].sb.csum_offset * RC_BLOCK_SIZE) < 0 ||
-		    seals_for(&c[i], blk, c[i].sb.member_uuid))
+			   RC_UUID_SIZE))
 			continue;
-		for (uint32_t s = 0; s < t->members && ret == 0; s++)
-			if (s != c[i].sb.role && slot_live(t, s) &&
-			    seals_for(&c[i], blk, t->slots[s].uuid)) {
-				snprintf(err, len, "%s: its superblock says "
-					 "member %u, but its checksum tables "
-					 "were written for member %u: "
-					 "superblocks swapped or copied "
-					 "between members. Nothing was "
-					 "written; leave it out to run "
-					 "without it (degraded)",
-					 c[i].dev->name, c[i].sb.role, s);
-				ret = -EINVAL;
-			}
+		s = tables_sealed_for(&c[i], t, blk);
+		if (s >= 0) {
+			snprintf(err, len, "%s: its superblock says member %u, "
+				 "but its checksum tables were written for "
+				 "member %d: superblocks swapped or copied "
+				 "between members. Nothing was written; leave "
+				 "it out to run without it (degraded)",
+				 c[i].dev->name, c[i].sb.role, s);
+			ret = -EINVAL;
+		}
 	}
 	for (int i = 0; ret == 0 && i < n; i++)
 		for (int j = i + 1; c[i].ok && ret == 0 && j < n; j++)
