@@ -248,9 +248,56 @@ static int tables_sealed_for(const struct cand *c, const struct rc_sb *t,
 	return other;
 }
 
+/* Two devices holding one member: the one whose superblock is behind is
+ * an old copy (a dd copy of the member made earlier, or a device whose
+ * superblocks were copied over from the member while the array ran on):
+ * it is left out, as mdadm leaves out a device whose event count is
+ * behind its member's (a tester's find: superblocks copied over a member
+ * of a running array, which faulted it, refused every later assembly).
+ * At equal events which one is the real one cannot be told: nothing is
+ * assembled. */
+static int cands_one_each(struct cand *c, int n, char *err, size_t len)
+{
+	int ret = 0;
+
+	for (int i = 0; ret == 0 && i < n; i++)
+		for (int j = i + 1; c[i].ok && ret == 0 && j < n; j++) {
+			char who[32] = "a spare", why[400];
+			int old;
+
+			if (!c[j].ok || memcmp(c[i].sb.member_uuid,
+					       c[j].sb.member_uuid,
+					       RC_UUID_SIZE))
+				continue;
+			if (c[i].sb.role < RC_MAX_MEMBERS)
+				snprintf(who, sizeof(who), "member %u",
+					 c[i].sb.role);
+			if (c[i].sb.events != c[j].sb.events) {
+				old = c[i].sb.events < c[j].sb.events ? i : j;
+				snprintf(why, sizeof(why), "an old copy of %s "
+					 "(events %llu; %s holds it at %llu)",
+					 who,
+					 (unsigned long long)c[old].sb.events,
+					 c[old == i ? j : i].dev->name,
+					 (unsigned long long)
+					 c[old == i ? j : i].sb.events);
+				leave_out(&c[old], why);
+				continue;
+			}
+			snprintf(err, len, "%s and %s both hold %s of the "
+				 "array (a copy of one over the other?): which "
+				 "one is the real one cannot be told. Nothing "
+				 "was written; name only the real one",
+				 c[i].dev->name, c[j].dev->name, who);
+			ret = -EINVAL;
+		}
+	return ret;
+}
+
 /*
  * Is each device the member its superblock says?  Two devices holding one
- * member (a dd copy, a loop device over a member image also named), or a
+ * member at equal events (a dd copy, a loop device over a member image
+ * also named; the one behind is left out: cands_one_each), or a
  * device whose checksum tables seal for another slot's member
  * (the seal is keyed by the member's uuid, so that block was written for
  * that member: superblocks swapped or copied between members), cannot be
@@ -267,10 +314,12 @@ static int cands_identity(struct cand *c, int n, char *err, size_t len)
 {
 	const struct rc_sb *t;
 	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
-	int nb = newest(c, n), ret = 0;
+	int nb, ret;
 
 	if (!blk)
 		return -ENOMEM;
+	ret = 0;
+	nb = newest(c, n);
 	t = nb < 0 ? NULL : &c[nb].sb;
 	for (int i = 0; t && ret == 0 && i < n; i++) {
 		int s;
@@ -290,24 +339,8 @@ static int cands_identity(struct cand *c, int n, char *err, size_t len)
 			ret = -EINVAL;
 		}
 	}
-	for (int i = 0; ret == 0 && i < n; i++)
-		for (int j = i + 1; c[i].ok && ret == 0 && j < n; j++)
-			if (c[j].ok && !memcmp(c[i].sb.member_uuid,
-					       c[j].sb.member_uuid,
-					       RC_UUID_SIZE)) {
-				char who[32] = "a spare";
-
-				if (c[i].sb.role < RC_MAX_MEMBERS)
-					snprintf(who, sizeof(who), "member %u",
-						 c[i].sb.role);
-				snprintf(err, len, "%s and %s both hold %s of "
-					 "the array (a copy of one over the "
-					 "other?): which one is the real one "
-					 "cannot be told. Nothing was written; "
-					 "name only the real one",
-					 c[i].dev->name, c[j].dev->name, who);
-				ret = -EINVAL;
-			}
+	if (ret == 0)
+		ret = cands_one_each(c, n, err, len);
 	free(blk);
 	return ret;
 }

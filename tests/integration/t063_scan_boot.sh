@@ -63,6 +63,22 @@ grep -q 'both hold member' "$T/daemon.log" || t_fail "no ambiguity message: $(ca
 t_log "$(grep 'both hold' "$T/daemon.log")"
 sleep 1
 [ "$(sums)" = "$before" ] || t_fail "a member changed after the refused mount"
+mv "$S/copy.img" "$T/copy.img"
+
+t_log "an old copy of a member (taken a mount ago): left alone, the member used"
+t_mount "$T/a.conf" "$M"
+echo again >"$M/g"
+t_umount "$M"
+mv "$T/copy.img" "$S/copy.img"
+copy=$(xxhsum -H3 "$S/copy.img")
+: >"$T/daemon.log"
+t_mount "$T/a.conf" "$M"
+[ "$(cat "$M/g")" = again ] || t_fail "the old copy was read: $(cat "$M/g")"
+t_umount "$M"
+grep -q "scan: $S/copy.img is an old copy of member .* left alone" "$T/daemon.log" \
+	|| t_fail "no old-copy message: $(cat "$T/daemon.log")"
+degraded && t_fail "assembled degraded"
+[ "$(xxhsum -H3 "$S/copy.img")" = "$copy" ] || t_fail "the old copy was written"
 rm "$S/copy.img"
 
 t_log "degraded_wait: a member 1.5 s late is waited for"
