@@ -644,6 +644,16 @@ void rc_wi_fini(struct rc_array *a);
 /* Does the record cover a former member whose superblock is sb (its
  * events at or after the record's base, behind the template)? */
 bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb);
+/* Before dev, slot's former member whose superblock is sb, catches up:
+ * do its checksum table blocks that cover the regions the record has
+ * written pass their seals?  A catch-up writes only those regions and
+ * leaves a table block it cannot complete (entries of other blocks it
+ * does not know) as it found it, so its read-back then finds the blocks
+ * it wrote unsealed and faults a healthy device as one that drops writes
+ * (a tester's find, x3).  A device with such damage is rebuilt in full;
+ * logs which block.  Reads, taking no lock but wi.lock for moments. */
+bool rc_wi_tables_whole(struct rc_array *a, int slot, struct rc_dev *dev,
+			const struct rc_sb *sb);
 /* Stripe s is written (a commit, a discard, a replayed block): pending,
  * and the record while recording.  Caller holds commit_lock (or the array
  * is not shared yet). */

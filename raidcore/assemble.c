@@ -807,6 +807,11 @@ static void returning_place(struct rc_array *a, struct cand *c, int n)
 			continue;
 		if (cand_diverged(a, &c[i])) {
 			split_note(a, &c[i], s);
+		} else if (!a->m[s].dev && rc_wi_covers(a, &c[i].sb) &&
+			   !rc_wi_tables_whole(a, (int)s, c[i].dev, &c[i].sb)) {
+			rc_log("%s: left out: rebuild it in full (raidfsctl add "
+			       "%s on the mount, or fsck.raidfs -y --rebuild %s)",
+			       c[i].dev->name, c[i].dev->name, c[i].dev->name);
 		} else if (!a->m[s].dev && rc_wi_covers(a, &c[i].sb)) {
 			rc_member_catchup_begin(a, (int)s, c[i].dev, &c[i].sb);
 			rc_csum_drop_slot(a, (int)s);

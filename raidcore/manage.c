@@ -245,6 +245,21 @@ static int readd_slot(struct rc_array *a, const struct rc_sb *sb)
 	return slot;
 }
 
+/* Before the locks (it reads): may dev, whose superblock is sb, catch up
+ * as far as its checksum tables tell (rc_wi_tables_whole)?  Only asked
+ * of a device readd_slot may take; true of any other, which readd_slot
+ * turns away itself. */
+static bool readd_tables_whole(struct rc_array *a, struct rc_dev *dev,
+			       const struct rc_sb *sb)
+{
+	bool ask;
+
+	pthread_mutex_lock(&a->state_lock);
+	ask = readd_slot(a, sb) >= 0;
+	pthread_mutex_unlock(&a->state_lock);
+	return !ask || rc_wi_tables_whole(a, (int)sb->role, dev, sb);
+}
+
 int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 {
 	struct rc_dev *old = NULL;
@@ -255,7 +270,7 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 	if (a->rdonly)
 		return -EROFS;
 	ret = rc_sb_read_best(dev, &sb, &why);
-	if (ret < 0)
+	if (ret < 0 || !readd_tables_whole(a, dev, &sb))
 		return -ENOENT;
 	ret = rc_array_activate(a);
 	if (ret < 0)

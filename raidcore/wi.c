@@ -194,6 +194,66 @@ bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb)
 	return covers(a, sb->array_uuid, sb->events);
 }
 
+/* Is region r of the record set (written while a member was away)? */
+static bool region_written(struct rc_array *a, uint64_t r)
+{
+	bool yes;
+
+	pthread_mutex_lock(&a->wi.lock);
+	yes = !a->wi.recording || bit_get(a->wi.bits, r);
+	pthread_mutex_unlock(&a->wi.lock);
+	return yes;
+}
+
+bool rc_wi_tables_whole(struct rc_array *a, int slot, struct rc_dev *dev,
+			const struct rc_sb *sb)
+{
+	uint64_t rs = a->wi.region_stripes, seed, last = UINT64_MAX;
+	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
+	struct rc_stripe_map map;
+	bool whole = blk != NULL;
+
+	seed = rc_table_seed(sb->array_uuid, sb->member_uuid);
+	for (uint64_t r = 0; whole && rs && r * rs < a->stripes; r++) {
+		if (!region_written(a, r))
+			continue;
+		for (uint64_t s = r * rs; whole && s < (r + 1) * rs &&
+		     s < a->stripes; s++) {
+			rc_geom_stripe(&a->g, s, &map);
+			for (uint32_t c = 0; whole && c < map.ncols; c++) {
+				uint64_t i, end;
+
+				if (map.col[c].member != (uint32_t)slot)
+					continue;
+				i = map.col[c].offset / RC_CSUM_PER_BLOCK;
+				end = (map.col[c].offset + a->g.chunk_blocks - 1) /
+				      RC_CSUM_PER_BLOCK;
+				for (; whole && i <= end; i++) {
+					uint64_t tb = sb->csum_offset + i;
+
+					if (i == last)
+						continue;
+					last = i;
+					whole = rc_dev_read(dev, blk, RC_BLOCK_SIZE,
+							    tb * RC_BLOCK_SIZE) == 0 &&
+						rc_csum_block_ok(blk, seed, tb);
+					if (!whole)
+						rc_log("member %d (%s): its checksum "
+						       "table block %llu fails its "
+						       "seal (or its read) in a "
+						       "region written while it was "
+						       "away: it cannot catch up, "
+						       "only be rebuilt in full",
+						       slot, dev->name,
+						       (unsigned long long)tb);
+				}
+			}
+		}
+	}
+	free(blk);
+	return whole;
+}
+
 bool rc_array_may_return(struct rc_array *a, const struct rc_probe *p)
 {
 	return covers(a, p->array_uuid, p->events);
