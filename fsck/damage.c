@@ -105,15 +105,20 @@ static int extent_suspect(void *arg, uint64_t ino, uint64_t lblk,
  * that lost a write and its checksum entry reads back an older version
  * with no error (a tester's find: RAID 1 served it, fsck named nothing).
  */
+static void doubt_list(struct damage *d)
+{
+	d->what = "in doubt: the members disagree there, and one reading "
+		  "may be an older version";
+	if (d->f->mismatches && d->r)
+		fs_repair_extents(d->r, extent_suspect, d);
+	run_flush(d);
+}
+
 static void damage_none(struct fsck *f, struct fs_repair *r)
 {
-	struct damage d = { .f = f, .r = r,
-			    .what = "in doubt: the members disagree there, and "
-				    "one reading may be an older version" };
+	struct damage d = { .f = f, .r = r };
 
-	if (f->mismatches && r)
-		fs_repair_extents(r, extent_suspect, &d);
-	run_flush(&d);
+	doubt_list(&d);
 	if (f->mismatches)
 		fsck_msg("  no block is unreadable, but in %llu stripes %s: "
 			 "one of their blocks may hold an older version (a lost "
@@ -279,7 +284,7 @@ static void free_bad_rewrite(struct fsck *f, struct fs_repair *r)
 
 int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 {
-	struct damage d = { .f = f, .r = r };
+	struct damage d = { .f = f, .r = r }, lost;
 	struct rc_info info;
 	int ret;
 
@@ -325,16 +330,30 @@ int fsck_damage(struct fsck *f, struct fs *fs, struct fs_repair *r)
 	if (ret)
 		return ret;
 	f->status |= FSCK_UNCORRECTED;
-	if (!d.ranges && f->unrecoverable)
+	lost = (struct damage){ .ranges = d.ranges, .files = d.files };
+	/* and, as when nothing is unreadable, the files with data where the
+	 * members disagree (a tester's find: at RAID 5 a member rolled back
+	 * served a file's old contents, and with a few unreadable blocks
+	 * elsewhere fsck named no file) */
+	d.ranges = d.files = 0;
+	d.last_ino = 0;
+	doubt_list(&d);
+	if (!lost.ranges && f->unrecoverable)
 		fsck_msg("  %llu blocks could not be reconstructed (phase 2); "
 			 "no file data among them (free space or metadata: see "
 			 "phase 3)", (unsigned long long)f->unrecoverable);
-	else if (!d.ranges)
+	else if (!lost.ranges)
 		fsck_msg("  some reads could not be reconstructed; no file data "
 			 "among them (metadata: see phase 3)");
 	else
 		fsck_msg("  %llu ranges in %llu files could not be "
-			 "reconstructed", (unsigned long long)d.ranges,
+			 "reconstructed", (unsigned long long)lost.ranges,
+			 (unsigned long long)lost.files);
+	if (d.ranges)
+		fsck_msg("  and in %llu stripes the members disagree, each "
+			 "verifying: %llu ranges in %llu files are in doubt "
+			 "(above)", (unsigned long long)f->mismatches,
+			 (unsigned long long)d.ranges,
 			 (unsigned long long)d.files);
 	return 0;
 }
