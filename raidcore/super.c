@@ -166,27 +166,32 @@ static bool sb_member_needed(struct rc_array *a, int slot)
 	return rc_array_needs(a, slot);
 }
 
-/* Every copy of sb, just written to slot, reads back as written: the
- * copies at the device's end too.  Reading back copy 0 only, a member
+/* Every copy of sb, just written to slot, reads back as written (NULL),
+ * or why not: the copies at the device's end too.  Reading back copy 0 only, a member
  * whose last MiBs read as zeros (a dm-zero tail, a device that drops
  * writes there) had its end copies "rewritten" at every check, fsck -y
  * said "errors corrected" and the next check found them damaged again
  * (a tester's find). */
-static bool sb_reads_back(struct rc_array *a, int slot, struct rc_sb *sb,
-			  uint8_t *blk, uint8_t *back)
+static const char *sb_reads_back(struct rc_array *a, int slot,
+				 struct rc_sb *sb, uint8_t *blk, uint8_t *back)
 {
 	uint64_t dev_blocks = a->m[slot].dev->size / RC_BLOCK_SIZE;
-	bool same = true;
+	const char *why = NULL;
 
-	for (uint32_t c = 0; same && c < RC_SB_COPIES; c++) {
+	for (uint32_t c = 0; !why && c < RC_SB_COPIES; c++) {
 		sb->sb_copy = c;
 		rc_sb_encode(sb, blk);
-		same = rc_io_member_read(a, slot, rc_sb_copy_block(c,
-							dev_blocks),
-					 1, back) == 0 &&
-		       memcmp(blk, back, RC_BLOCK_SIZE) == 0;
+		if (rc_io_member_read(a, slot, rc_sb_copy_block(c, dev_blocks),
+				      1, back) < 0)
+			/* a tester's note: a read error was said to be
+			 * writes lost */
+			why = "its superblock could not be read back after "
+			      "its write (read error)";
+		else if (memcmp(blk, back, RC_BLOCK_SIZE))
+			why = "its superblock did not read back as written "
+			      "(writes lost, or another device answers)";
 	}
-	return same;
+	return why;
 }
 
 /* Caller holds state_lock: slot lied (why); faulty unless needed. */
@@ -252,6 +257,7 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 			   uint8_t *back, uint64_t base)
 {
 	struct sb_target t = { .a = a };
+	const char *lie;
 
 	/* Before the superblocks that say a slot is not current: the
 	 * write-intent record that covers its absence (wi.c). */
@@ -293,10 +299,8 @@ static bool sb_write_round(struct rc_array *a, struct rc_sb *sb, uint8_t *blk,
 				      why, 0, 0, 0);
 			return false;
 		}
-		if (!sb_reads_back(a, (int)i, sb, blk, back) &&
-		    sb_member_lied(a, (int)i, "its superblock did not read back "
-				   "as written (writes lost, or another device "
-				   "answers)"))
+		lie = sb_reads_back(a, (int)i, sb, blk, back);
+		if (lie && sb_member_lied(a, (int)i, lie))
 			return false;
 		a->m[i].sb_events = sb->events;
 	}

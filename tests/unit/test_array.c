@@ -1741,6 +1741,46 @@ static void test_rebuild_second_loss_failed(void **state)
 	tb_fini(&tb);
 }
 
+/* The why of the first Fail event. */
+static void ev_fail_why(void *ctx, const struct rc_event *ev)
+{
+	char *why = ctx;
+
+	if (ev->kind == RC_EV_FAIL && !why[0])
+		snprintf(why, 160, "%s", ev->why);
+}
+
+/* A superblock copy that cannot be read back after its write faults the
+ * member for a read error; it was said to have lost its writes or be
+ * another device answering (a tester's note). */
+static void test_sb_readback_error_said(void **state)
+{
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	uint8_t buf[RC_BLOCK_SIZE];
+	char why[160] = "";
+
+	(void)state;
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_set_event_handler(a, ev_fail_why, why);
+	assert_int_equal(rc_fault_eio(tb.fault[1], RC_FAULT_READ, 0,
+				      RC_BLOCK_SIZE, RC_FAULT_PERSISTENT), 0);
+	tb_pattern(buf, 3, 1);
+	assert_int_equal(rc_write(a, 3, 1, buf), 0);    /* activates */
+	assert_int_equal(rc_flush(a), 0);
+	rc_array_member_status(a, 1, &st);
+	assert_int_equal(st.state, RC_MEMBER_FAULTY);
+	rc_array_set_event_handler(a, NULL, NULL);
+	if (!strstr(why, "could not be read back after its write (read error)"))
+		fail_msg("fault said \"%s\"", why);
+	rc_fault_clear(tb.fault[1]);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* Fail, remove, add (raidfsctl's calls): refusals, then the added spare
  * rebuilt into the removed slot holds real data; every step an event. */
 static void test_manage_fail_remove_add(void **state)
@@ -2424,6 +2464,7 @@ int main(void)
 		cmocka_unit_test(test_spare_takes_over),
 		cmocka_unit_test(test_spare_automatic),
 		cmocka_unit_test(test_manage_fail_remove_add),
+		cmocka_unit_test(test_sb_readback_error_said),
 		cmocka_unit_test(test_spare_counts_fresh),
 		cmocka_unit_test(test_rebuild_second_loss_failed),
 		cmocka_unit_test(test_rebuild_survivor_errors_kept),
