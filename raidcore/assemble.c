@@ -248,13 +248,36 @@ static int tables_sealed_for(const struct cand *c, const struct rc_sb *t,
 	return other;
 }
 
+/* Does own, a member's superblock behind newest, call every slot newest
+ * has in use (its own slot aside) missing or faulty: a history of its
+ * own (cand_diverged, below)? */
+static bool sb_diverged(const struct rc_sb *newest, const struct rc_sb *own)
+{
+	bool apart = false;
+
+	for (uint32_t s = 0; s < newest->members && s < RC_SB_SLOTS; s++) {
+		enum rc_member_state n = newest->slots[s].state;
+		enum rc_member_state m = own->slots[s].state;
+
+		if (s == own->role || (n != RC_MEMBER_ACTIVE &&
+				       n != RC_MEMBER_REBUILDING))
+			continue;
+		if (m == RC_MEMBER_ACTIVE || m == RC_MEMBER_REBUILDING)
+			return false;   /* own was with it: one history */
+		apart = true;
+	}
+	return apart;
+}
+
 /* Two devices holding one member: the one whose superblock is behind is
  * an old copy (a dd copy of the member made earlier, or a device whose
  * superblocks were copied over from the member while the array ran on):
  * it is left out, as mdadm leaves out a device whose event count is
  * behind its member's (a tester's find: superblocks copied over a member
  * of a running array, which faulted it, refused every later assembly).
- * At equal events which one is the real one cannot be told: nothing is
+ * At equal events which one is the real one cannot be told, nor when the
+ * one behind ran without the slots the other runs with (a split brain:
+ * its events count its own history's updates, not its age): nothing is
  * assembled. */
 static int cands_one_each(struct cand *c, int n, char *err, size_t len)
 {
@@ -272,8 +295,9 @@ static int cands_one_each(struct cand *c, int n, char *err, size_t len)
 			if (c[i].sb.role < RC_MAX_MEMBERS)
 				snprintf(who, sizeof(who), "member %u",
 					 c[i].sb.role);
-			if (c[i].sb.events != c[j].sb.events) {
-				old = c[i].sb.events < c[j].sb.events ? i : j;
+			old = c[i].sb.events < c[j].sb.events ? i : j;
+			if (c[i].sb.events != c[j].sb.events &&
+			    !sb_diverged(&c[old == i ? j : i].sb, &c[old].sb)) {
 				snprintf(why, sizeof(why), "an old copy of %s "
 					 "(events %llu; %s holds it at %llu)",
 					 who,
@@ -700,20 +724,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
  */
 static bool cand_diverged(const struct rc_array *a, const struct cand *c)
 {
-	bool apart = false;
-
-	for (uint32_t s = 0; s < a->sb.members && s < RC_SB_SLOTS; s++) {
-		enum rc_member_state n = a->sb.slots[s].state;
-		enum rc_member_state m = c->sb.slots[s].state;
-
-		if (s == c->sb.role || (n != RC_MEMBER_ACTIVE &&
-					n != RC_MEMBER_REBUILDING))
-			continue;
-		if (m == RC_MEMBER_ACTIVE || m == RC_MEMBER_REBUILDING)
-			return false;   /* c was with it: one history */
-		apart = true;
-	}
-	return apart;
+	return sb_diverged(&a->sb, &c->sb);
 }
 
 /* Notes c as a split brain's other side (rc_array_split_member). */

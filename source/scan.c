@@ -281,44 +281,29 @@ static void set_slots(const struct scan_set *s, const uint8_t *uuid,
 	}
 }
 
-/* Two devices, one member of ours: the one whose superblock is behind is
- * an old copy (a backup image, a dd copy made earlier) and is left alone,
- * as the assembly leaves it out (rc_array_assemble); at equal events
- * which one is live cannot be told. */
-static int set_one_each(struct scan_set *s, const uint8_t *uuid,
-			char *err, size_t errlen)
+/* Two devices, one member of ours, at equal events: which one is live
+ * cannot be told.  At different events both go on to the assembly, which
+ * leaves out the one behind as an old copy (a backup image, a dd copy
+ * made earlier), or refuses a split brain (rc_array_assemble). */
+static int set_ambiguity(const struct scan_set *s, const uint8_t *uuid,
+			 char *err, size_t errlen)
 {
 	char u[37];
 
 	for (int i = 0; i < s->n; i++)
 		for (int j = i + 1; j < s->n; j++) {
-			struct scan_hit *a = &s->hits[i], *b = &s->hits[j];
-			struct scan_hit *old;
+			const struct scan_hit *a = &s->hits[i], *b = &s->hits[j];
 
 			if (!hit_ours(a, uuid) || !hit_ours(b, uuid) ||
 			    memcmp(a->p.member_uuid, b->p.member_uuid,
-				   RC_UUID_SIZE))
+				   RC_UUID_SIZE) || a->p.events != b->p.events)
 				continue;
 			uuid_unparse(a->p.member_uuid, u);
-			if (a->p.events == b->p.events) {
-				snprintf(err, errlen, "%s and %s both hold "
-					 "member %s of the array (a copy? a "
-					 "loop device over a scanned image?): "
-					 "name the members in a configuration "
-					 "file", a->path, b->path, u);
-				return -EINVAL;
-			}
-			old = a->p.events < b->p.events ? a : b;
-			rfs_log(LOG_WARNING, "scan: %s is an old copy of member "
-				"%s (events %llu; %s holds it at %llu): left "
-				"alone", old->path, u,
-				(unsigned long long)old->p.events,
-				(old == a ? b : a)->path,
-				(unsigned long long)(old == a ? b : a)->p.events);
-			free(old->path);
-			*old = s->hits[--s->n];
-			i = -1;         /* the set changed: look again */
-			break;
+			snprintf(err, errlen, "%s and %s both hold member %s "
+				 "of the array (a copy? a loop device over a "
+				 "scanned image?): name the members in a "
+				 "configuration file", a->path, b->path, u);
+			return -EINVAL;
 		}
 	return 0;
 }
@@ -441,7 +426,7 @@ int source_members_find(struct config_source *src,
 	ret = passes_run(&s, src, o, scan, &want);
 	if (ret || !scan)
 		goto out;
-	ret = set_one_each(&s, src->uuid, err, errlen);
+	ret = set_ambiguity(&s, src->uuid, err, errlen);
 	if (!ret)
 		ret = set_to_source(&s, src->uuid, src);
 	if (!ret && !src->nmembers && !src->nspares) {

@@ -75,7 +75,7 @@ copy=$(xxhsum -H3 "$S/copy.img")
 t_mount "$T/a.conf" "$M"
 [ "$(cat "$M/g")" = again ] || t_fail "the old copy was read: $(cat "$M/g")"
 t_umount "$M"
-grep -q "scan: $S/copy.img is an old copy of member .* left alone" "$T/daemon.log" \
+grep -q "$S/copy.img: left out: an old copy of member 1" "$T/daemon.log" \
 	|| t_fail "no old-copy message: $(cat "$T/daemon.log")"
 degraded && t_fail "assembled degraded"
 [ "$(xxhsum -H3 "$S/copy.img")" = "$copy" ] || t_fail "the old copy was written"

@@ -333,6 +333,50 @@ static void test_old_copy_left_out(void **state)
 	tb_fini(&tb);
 }
 
+/* RAID 1 of 2: member 0's device ran alone once (side X), and a copy of
+ * it from before ran on with member 1 (side Y, more updates since).  X's
+ * device is behind Y's, but its history is its own (it ran without
+ * member 1, which Y ran with): not an old copy to leave out but a split
+ * brain, refused with both named. */
+static void test_old_copy_split_refused(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	uint8_t *fork = malloc(DEV_BYTES), *x = malloc(DEV_BYTES);
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	assert_non_null(fork);
+	assert_non_null(x);
+	tb_init(&tb, 3, DEV_BYTES);
+	tb.n = 2;
+	tb_create(&tb, RC_RAID1, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	tb_pattern(buf, 1, 1);
+	assert_int_equal(rc_write(a, 1, 1, buf), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[0], fork, DEV_BYTES, 0), 0);
+	a = tb_assemble(&tb, 1u << 1, 0);               /* X: alone */
+	tb_pattern(buf, 2, 2);
+	assert_int_equal(rc_write(a, 2, 1, buf), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	assert_int_equal(rc_dev_read(tb.mem[0], x, DEV_BYTES, 0), 0);
+	assert_int_equal(rc_dev_write(tb.mem[0], fork, DEV_BYTES, 0), 0);
+	for (uint32_t k = 0; k < 4; k++) {              /* Y, ahead */
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, 3, 3 + k);
+		assert_int_equal(rc_write(a, 3, 1, buf), 0);
+		assert_int_equal(rc_array_close(a), 0);
+	}
+	assert_int_equal(rc_dev_write(tb.mem[2], x, DEV_BYTES, 0), 0);
+	tb.n = 3;
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL, "both hold member 0");
+	free(fork);
+	free(x);
+	tb_fini(&tb);
+}
+
 /* One checksum table block - member 1's first - copied over member 0's
  * first, its superblocks and every other table block its own: damage to
  * that block, not a swapped superblock.  It refused the whole array
@@ -550,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_mislabelled_members),
 		cmocka_unit_test(test_table_block_copied),
 		cmocka_unit_test(test_old_copy_left_out),
+		cmocka_unit_test(test_old_copy_split_refused),
 		cmocka_unit_test(test_stale_copy_named),
 		cmocka_unit_test(test_stale_member),
 		cmocka_unit_test(test_wrong_order),
