@@ -318,6 +318,36 @@ static int cands_one_each(struct cand *c, int n, char *err, size_t len)
 	return ret;
 }
 
+/* Members at the newest events whose superblocks were written by another
+ * update (another utime_ns: every member of one update carries the same,
+ * super.c) come from another history: a copy of the whole array (a
+ * backup, a cloned disk set) mounted and written on its own the same
+ * number of times.  Taken together they served a mix of both histories
+ * and fsck called it clean (a tester's find, x1).  Nothing is assembled.
+ * A member one update behind (a crash during the update) is not asked:
+ * its time is the update before's, which no superblock here keeps. */
+static int cands_one_history(struct cand *c, int n, char *err, size_t len)
+{
+	int nb = newest(c, n);
+
+	for (int i = 0; nb >= 0 && i < n; i++) {
+		const struct rc_sb *x = &c[i].sb, *t = &c[nb].sb;
+
+		if (!c[i].ok || x->role >= t->members ||
+		    x->events != t->events || x->utime_ns == t->utime_ns)
+			continue;
+		snprintf(err, len, "%s and %s carry the same update of the "
+			 "array (events %llu) written at different times: "
+			 "members of two copies of the array, each mounted and "
+			 "written on its own (a SPLIT BRAIN). Nothing was "
+			 "written; name the members of one copy only",
+			 c[nb].dev->name, c[i].dev->name,
+			 (unsigned long long)t->events);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Is each device the member its superblock says?  Two devices holding one
  * member at equal events (a dd copy, a loop device over a member image
@@ -365,6 +395,8 @@ static int cands_identity(struct cand *c, int n, char *err, size_t len)
 	}
 	if (ret == 0)
 		ret = cands_one_each(c, n, err, len);
+	if (ret == 0)
+		ret = cands_one_history(c, n, err, len);
 	free(blk);
 	return ret;
 }

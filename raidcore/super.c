@@ -340,13 +340,17 @@ int rc_sb_write_all(struct rc_array *a)
 	 * whose last two slots they were refused to assemble for good (a
 	 * tester's two kills in a row, the second in the mount's first
 	 * round).  Members already at these events get the new contents. */
+	/* An update is its events and its time (utime_ns): the round that
+	 * completes a torn one keeps both, so that the assembly can tell two
+	 * copies of the array run on their own, whose members reach the same
+	 * events at different times (cands_one_history). */
 	if (a->sb_torn) {
 		base = a->sb.events - 1;
 	} else {
 		base = a->sb.events;
 		a->sb.events++;
+		a->sb.utime_ns = rc_time_ns();
 	}
-	a->sb.utime_ns = rc_time_ns();
 	a->sb.journal_seq = a->jcheckpoint;
 	while (!rc_array_suspended(a) &&
 	       !sb_write_round(a, sb, blk, back, base))

@@ -377,6 +377,53 @@ static void test_old_copy_split_refused(void **state)
 	tb_fini(&tb);
 }
 
+/* Two copies of a whole array (a backup, a cloned disk set), each
+ * assembled and written on its own the same number of times: members
+ * 0 and 1 of one with 2 and 3 of the other carry the same events, and
+ * were taken together - a mix of both histories, which fsck called
+ * clean (a tester's find, x1).  Refused, nothing written; each copy
+ * alone still assembles whole. */
+static void test_clone_mix_refused(void **state)
+{
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a;
+	struct rc_sb sa, sb;
+	uint8_t **clone, **side_a;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	setup_raid5(&tb, 4);
+	clone = tb_snapshot(&tb);
+	for (int side = 0; side < 2; side++) {
+		if (side) {
+			side_a = tb_snapshot(&tb);
+			tb_restore(&tb, clone);
+		}
+		a = tb_assemble(&tb, 0, 0);
+		tb_pattern(buf, 5, 1);         /* the same data: an update */
+		assert_int_equal(rc_write(a, 5, 1, buf), 0);
+		assert_int_equal(rc_array_close(a), 0);
+	}
+	/* members 0 and 1 of side A, 2 and 3 of side B */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rc_dev_write(tb.mem[i], side_a[i], DEV_BYTES,
+					      0), 0);
+	assert_int_equal(rc_dev_read(tb.mem[0], buf, RC_BLOCK_SIZE, 0), 0);
+	assert_int_equal(rc_sb_decode(buf, &sa, NULL), 0);
+	assert_int_equal(rc_dev_read(tb.mem[3], buf, RC_BLOCK_SIZE, 0), 0);
+	assert_int_equal(rc_sb_decode(buf, &sb, NULL), 0);
+	assert_true(sa.events == sb.events);
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL, "SPLIT BRAIN");
+	tb_restore(&tb, side_a);
+	a = tb_assemble(&tb, 0, 0);
+	check_data(a);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_snapshot_free(&tb, side_a);
+	tb_snapshot_free(&tb, clone);
+	tb_fini(&tb);
+}
+
 /* One checksum table block - member 1's first - copied over member 0's
  * first, its superblocks and every other table block its own: damage to
  * that block, not a swapped superblock.  It refused the whole array
@@ -595,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_table_block_copied),
 		cmocka_unit_test(test_old_copy_left_out),
 		cmocka_unit_test(test_old_copy_split_refused),
+		cmocka_unit_test(test_clone_mix_refused),
 		cmocka_unit_test(test_stale_copy_named),
 		cmocka_unit_test(test_stale_member),
 		cmocka_unit_test(test_wrong_order),
