@@ -103,8 +103,13 @@ static int run(struct fsck *f)
 	int ret;
 
 	ret = fsck_members(f);
-	if (ret)
+	if (ret) {
+		/* stopped before the read-write assembly: nothing written,
+		 * so nothing corrected, whatever phase 1 meant to mend (a
+		 * refused --rebuild exited 9: x1's find) */
+		f->status &= ~FSCK_CORRECTED;
 		return ret;
+	}
 	fsck_cancel_point(f);
 	ret = fsck_fast_path(f, &done);
 	if (ret || done)

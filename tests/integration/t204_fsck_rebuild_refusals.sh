@@ -78,6 +78,25 @@ sums | diff - "$T/sums" >/dev/null || t_fail "fsck -y with data.img in SOURCE wr
 sleep 3
 sums | diff - "$T/sums" >/dev/null || t_fail "an image changed after the refusals"
 
+# An active member named while another member is an old copy (phase 1
+# finds damage it would mend by -y's first write): refused as above, and
+# exit 8 alone - it said 9, "errors corrected", with nothing written (a
+# tester's find, x1).
+t_log "an active member named, an old copy of another member in SOURCE: exit 8"
+t_images 4 64M s
+t_mkfs 5 64K "$T"/s?.img
+S="$T/s0.img:$T/s1.img:$T/s2.img:$T/s3.img"
+t_mount "$S" "$T/mnt"
+echo one >"$T/mnt/a"
+t_umount "$T/mnt"
+cp --sparse=always "$T/s1.img" "$T/s1.old"
+t_mount "$S" "$T/mnt"
+echo two >"$T/mnt/b"
+t_umount "$T/mnt"
+mv "$T/s1.old" "$T/s1.img"
+sums >"$T/sums"
+refused "$T/s2.img" "$S" "slot 2 of this array, active"
+
 t_log "-f: the ext4 image is erased and rebuilt onto"
 f_rc 1 -y -f --rebuild "$T/ext4.img" "$OTHERS"
 grep -q "ext4.*-f, overwriting it" "$T/out" || { cat "$T/out"; t_fail "-f does not say what it overwrites"; }
