@@ -142,21 +142,26 @@ static int members_find(struct fsck *f)
 	return ret;
 }
 
-static const char *verdict(int status)
+/* degraded: the array ends the run with a slot not in sync (-p lets a
+ * boot go on with it, exit 0, but "clean" alone misled: x1's note) */
+static const char *verdict(int status, bool degraded)
 {
 	if (status & FSCK_OPERATIONAL)
 		return "check not completed";
 	if (status & FSCK_UNCORRECTED)
 		return "ERRORS LEFT UNCORRECTED";
 	if (status & FSCK_CORRECTED)
-		return "errors corrected";
-	return "clean";
+		return degraded ? "errors corrected, the array DEGRADED" :
+				  "errors corrected";
+	return degraded ? "clean, the array DEGRADED" : "clean";
 }
 
 int main(int argc, char **argv)
 {
 	struct fsck f = { 0 };
 	char err[CONFIG_ERR_MAX];
+	struct rc_info info;
+	bool degraded = false;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -175,9 +180,11 @@ int main(int argc, char **argv)
 		ret = run(&f);
 	if (ret)
 		f.status |= FSCK_OPERATIONAL;
+	if (f.array && rc_array_info(f.array, &info) == 0)
+		degraded = info.degraded;
 	if (fsck_array_close(&f))
 		f.status |= FSCK_OPERATIONAL;
-	fsck_msg("%s: %s", f.o.source, verdict(f.status));
+	fsck_msg("%s: %s", f.o.source, verdict(f.status, degraded));
 	free(f.devs);
 	free(f.bad);
 	config_source_free(&f.src);

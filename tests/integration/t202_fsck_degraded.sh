@@ -36,6 +36,8 @@ sha256sum "${IMG_LIST[@]}" >"$T/sums.p"
 rc=0; "$FSCK" -p "$IMGS" >"$T/out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/out"; t_fail "degraded fsck -p: exit $rc, want 0"; }
 grep -q "WARNING: the array runs degraded" "$T/out" || { cat "$T/out"; t_fail "fsck -p: no warning"; }
+# its last word is not "clean" alone (x1's note)
+tail -1 "$T/out" | grep -q ": clean, the array DEGRADED$" || { cat "$T/out"; t_fail "fsck -p: verdict"; }
 sha256sum -c --quiet "$T/sums.p" || t_fail "fsck -p changed an image"
 rm "${IMG_LIST[2]}"
 
