@@ -305,6 +305,19 @@ static void test_mislabelled_members(void **state)
 	tb_fini(&tb);
 }
 
+/* One run of the array (members in skip away): block b written with
+ * generation gen, then a clean close - updates of its superblocks. */
+static void run_write(struct rc_testbed *tb, uint32_t skip, uint64_t b,
+		      uint32_t gen)
+{
+	struct rc_array *a = tb_assemble(tb, skip, 0);
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	tb_pattern(buf, b, gen);
+	assert_int_equal(rc_write(a, b, 1, buf), 0);
+	assert_int_equal(rc_array_close(a), 0);
+}
+
 /* An old copy of member 1 (taken before the array's last run) in member
  * 2's place: its superblock is behind member 1's own, so it is the copy,
  * left out as mdadm leaves out a device behind its member; the array
@@ -316,15 +329,11 @@ static void test_old_copy_left_out(void **state)
 	struct rc_dev *devs[TB_MAX];
 	struct rc_array *a;
 	uint8_t *img = malloc(DEV_BYTES);
-	uint8_t buf[RC_BLOCK_SIZE];
 
 	assert_non_null(img);
 	setup_raid5(&tb, 4);
 	assert_int_equal(rc_dev_read(tb.mem[1], img, DEV_BYTES, 0), 0);
-	a = tb_assemble(&tb, 0, 0);
-	tb_pattern(buf, 7, 1);
-	assert_int_equal(rc_write(a, 7, 1, buf), 0);   /* the same data */
-	assert_int_equal(rc_array_close(a), 0);
+	run_write(&tb, 0, 7, 1);                       /* the same data */
 	assert_int_equal(rc_dev_write(tb.mem[2], img, DEV_BYTES, 0), 0);
 	tb_devs(&tb, devs, false, 0);
 	a = expect_degraded(&tb, devs);
@@ -342,32 +351,20 @@ static void test_old_copy_split_refused(void **state)
 {
 	struct rc_testbed tb;
 	struct rc_dev *devs[TB_MAX];
-	struct rc_array *a;
 	uint8_t *fork = malloc(DEV_BYTES), *x = malloc(DEV_BYTES);
-	uint8_t buf[RC_BLOCK_SIZE];
 
 	assert_non_null(fork);
 	assert_non_null(x);
 	tb_init(&tb, 3, DEV_BYTES);
 	tb.n = 2;
 	tb_create(&tb, RC_RAID1, 16384, 0);
-	a = tb_assemble(&tb, 0, 0);
-	tb_pattern(buf, 1, 1);
-	assert_int_equal(rc_write(a, 1, 1, buf), 0);
-	assert_int_equal(rc_array_close(a), 0);
+	run_write(&tb, 0, 1, 1);
 	assert_int_equal(rc_dev_read(tb.mem[0], fork, DEV_BYTES, 0), 0);
-	a = tb_assemble(&tb, 1u << 1, 0);               /* X: alone */
-	tb_pattern(buf, 2, 2);
-	assert_int_equal(rc_write(a, 2, 1, buf), 0);
-	assert_int_equal(rc_array_close(a), 0);
+	run_write(&tb, 1u << 1, 2, 2);                  /* X: alone */
 	assert_int_equal(rc_dev_read(tb.mem[0], x, DEV_BYTES, 0), 0);
 	assert_int_equal(rc_dev_write(tb.mem[0], fork, DEV_BYTES, 0), 0);
-	for (uint32_t k = 0; k < 4; k++) {              /* Y, ahead */
-		a = tb_assemble(&tb, 0, 0);
-		tb_pattern(buf, 3, 3 + k);
-		assert_int_equal(rc_write(a, 3, 1, buf), 0);
-		assert_int_equal(rc_array_close(a), 0);
-	}
+	for (uint32_t k = 0; k < 4; k++)                /* Y, ahead */
+		run_write(&tb, 0, 3, 3 + k);
 	assert_int_equal(rc_dev_write(tb.mem[2], x, DEV_BYTES, 0), 0);
 	tb.n = 3;
 	tb_devs(&tb, devs, false, 0);
@@ -399,10 +396,7 @@ static void test_clone_mix_refused(void **state)
 			side_a = tb_snapshot(&tb);
 			tb_restore(&tb, clone);
 		}
-		a = tb_assemble(&tb, 0, 0);
-		tb_pattern(buf, 5, 1);         /* the same data: an update */
-		assert_int_equal(rc_write(a, 5, 1, buf), 0);
-		assert_int_equal(rc_array_close(a), 0);
+		run_write(&tb, 0, 5, 1);       /* the same data: an update */
 	}
 	/* members 0 and 1 of side A, 2 and 3 of side B */
 	for (int i = 0; i < 2; i++)
