@@ -324,8 +324,10 @@ static int cands_one_each(struct cand *c, int n, char *err, size_t len)
  * backup, a cloned disk set) mounted and written on its own the same
  * number of times.  Taken together they served a mix of both histories
  * and fsck called it clean (a tester's find, x1).  Nothing is assembled.
- * A member one update behind (a crash during the update) is not asked:
- * its time is the update before's, which no superblock here keeps. */
+ * A member one update behind (a crash during the update leaves a suffix
+ * of the slots so) must carry the update before's time, which the newest
+ * superblock keeps (prev_utime_ns, 2.7; 0 from an older writer: not
+ * asked). */
 static int cands_one_history(struct cand *c, int n, char *err, size_t len)
 {
 	int nb = newest(c, n);
@@ -333,17 +335,29 @@ static int cands_one_history(struct cand *c, int n, char *err, size_t len)
 	for (int i = 0; nb >= 0 && i < n; i++) {
 		const struct rc_sb *x = &c[i].sb, *t = &c[nb].sb;
 
-		if (!c[i].ok || x->role >= t->members ||
-		    x->events != t->events || x->utime_ns == t->utime_ns)
+		if (!c[i].ok || x->role >= t->members)
 			continue;
-		snprintf(err, len, "%s and %s carry the same update of the "
-			 "array (events %llu) written at different times: "
-			 "members of two copies of the array, each mounted and "
-			 "written on its own (a SPLIT BRAIN). Nothing was "
-			 "written; name the members of one copy only",
-			 c[nb].dev->name, c[i].dev->name,
-			 (unsigned long long)t->events);
-		return -EINVAL;
+		if (x->events == t->events && x->utime_ns != t->utime_ns) {
+			snprintf(err, len, "%s and %s carry the same update of "
+				 "the array (events %llu) written at different "
+				 "times: members of two copies of the array, "
+				 "each mounted and written on its own (a SPLIT "
+				 "BRAIN). Nothing was written; name the members "
+				 "of one copy only", c[nb].dev->name,
+				 c[i].dev->name, (unsigned long long)t->events);
+			return -EINVAL;
+		}
+		if (x->events + 1 == t->events && t->prev_utime_ns &&
+		    x->utime_ns != t->prev_utime_ns) {
+			snprintf(err, len, "%s is one update behind %s (events "
+				 "%llu) but was not written by the update "
+				 "before it: members of two copies of the "
+				 "array, each mounted and written on its own (a "
+				 "SPLIT BRAIN). Nothing was written; name the "
+				 "members of one copy only", c[i].dev->name,
+				 c[nb].dev->name, (unsigned long long)t->events);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

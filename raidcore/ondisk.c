@@ -74,7 +74,8 @@ SB_OFF(admin.scrub, 328);
 SB_OFF(admin.last, 392);
 SB_OFF(admin.rebuild_min_kib, 456);
 SB_OFF(admin.rebuild_max_kib, 464);
-SB_OFF(reserved0, 472);
+SB_OFF(prev_utime_ns, 472);
+SB_OFF(reserved0, 480);
 SB_OFF(slots, 512);
 SB_OFF(wi, 2048);
 SB_OFF(reserved1, 2112);
@@ -254,6 +255,7 @@ static void sb_fields_encode(const struct rc_sb *sb, struct rc_sb_disk *d)
 	d->events = htole64(sb->events);
 	d->ctime_ns = htole64(sb->ctime_ns);
 	d->utime_ns = htole64(sb->utime_ns);
+	d->prev_utime_ns = htole64(sb->prev_utime_ns);
 	d->array_state = htole32((uint32_t)sb->array_state);
 	d->sb_copy = htole32(sb->sb_copy);
 	d->journal_seq = htole64(sb->journal_seq);
@@ -313,6 +315,7 @@ static void sb_fields_decode(const struct rc_sb_disk *d, struct rc_sb *sb)
 	sb->events = le64toh(d->events);
 	sb->ctime_ns = le64toh(d->ctime_ns);
 	sb->utime_ns = le64toh(d->utime_ns);
+	sb->prev_utime_ns = le64toh(d->prev_utime_ns);
 	sb->array_state = (enum rc_array_state)le32toh(d->array_state);
 	sb->sb_copy = le32toh(d->sb_copy);
 	sb->journal_seq = le64toh(d->journal_seq);

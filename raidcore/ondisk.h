@@ -27,14 +27,15 @@
 #define RC_SB_MAGIC 0x424d534644494152ull      /* "RAIDFSMB" */
 #define RC_JHDR_MAGIC 0x31304c4e524a4352ull    /* "RCJRNL01" */
 #define RC_SB_VERSION_MAJOR 2
-#define RC_SB_VERSION_MINOR 6                  /* 2.1: the write-intent record,
+#define RC_SB_VERSION_MINOR 7                  /* 2.1: the write-intent record,
 						   slot flags (catch-up, REPLACING),
 						   the admin state; 2.2: direct
 						   stripes in the journal; 2.3:
 						   direct stripes at RAID 0, 1, 10;
 						   2.4: the DAMAGED slot flag;
 						   2.5: the REMOVED slot flag;
-						   2.6: the UNVERIFIED slot flag */
+						   2.6: the UNVERIFIED slot flag;
+						   2.7: prev_utime_ns */
 #define RC_SB_COPIES 4                         /* 2 at each end */
 #define RC_SB_HEAD_COPIES 2
 #define RC_SB_TAIL_BLOCKS 2                    /* copies 2, 3: the last blocks */
@@ -195,7 +196,7 @@ struct rc_sb_disk {
 	uint64_t csum_blocks;
 	uint64_t events;
 	uint64_t ctime_ns;              /* creation, ns since the epoch */
-	uint64_t utime_ns;              /* last superblock write */
+	uint64_t utime_ns;              /* the update's time */
 	uint32_t array_state;           /* enum rc_array_state */
 	uint32_t sb_copy;               /* 0 or 1 */
 	uint64_t journal_seq;           /* last checkpointed transaction */
@@ -210,7 +211,8 @@ struct rc_sb_disk {
 	uint32_t array_flags;           /* RC_AF_* */
 	uint32_t reserved_flags;        /* zero */
 	struct rc_admin_disk admin;     /* RC_FEATURE_COMPAT_ADMIN */
-	uint8_t reserved0[40];
+	uint64_t prev_utime_ns;         /* 2.7: the update before's time */
+	uint8_t reserved0[32];
 	struct rc_slot_disk slots[RC_SB_SLOTS];
 	struct rc_wi_hdr_disk wi;       /* the write-intent record, or zeros */
 	uint8_t reserved1[1976];
@@ -252,6 +254,8 @@ struct rc_sb {
 	uint64_t csum_offset, csum_blocks;
 	uint64_t events;
 	uint64_t ctime_ns, utime_ns;
+	uint64_t prev_utime_ns;         /* utime_ns of the update before; 0:
+					   not known (written before 2.7) */
 	enum rc_array_state array_state;
 	uint32_t sb_copy;
 	uint64_t journal_seq, journal_tail;

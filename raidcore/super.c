@@ -349,6 +349,7 @@ int rc_sb_write_all(struct rc_array *a)
 	} else {
 		base = a->sb.events;
 		a->sb.events++;
+		a->sb.prev_utime_ns = a->sb.utime_ns;
 		a->sb.utime_ns = rc_time_ns();
 	}
 	a->sb.journal_seq = a->jcheckpoint;

@@ -374,6 +374,26 @@ static void test_old_copy_split_refused(void **state)
 	tb_fini(&tb);
 }
 
+/* Device i's superblocks as the next update writes them (what a crash
+ * during it leaves on the slots it reached). */
+static void sb_next_update(struct rc_testbed *tb, int i)
+{
+	uint8_t raw[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+
+	for (int c = 0; c < RC_SB_COPIES; c++) {
+		assert_int_equal(rc_dev_read(tb->mem[i], raw, RC_BLOCK_SIZE,
+					     sb_copy_off(tb, i, c)), 0);
+		assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
+		sb.events++;
+		sb.prev_utime_ns = sb.utime_ns;
+		sb.utime_ns += 1000000000ull;
+		rc_sb_encode(&sb, raw);
+		assert_int_equal(rc_dev_write(tb->mem[i], raw, RC_BLOCK_SIZE,
+					      sb_copy_off(tb, i, c)), 0);
+	}
+}
+
 /* Two copies of a whole array (a backup, a cloned disk set), each
  * assembled and written on its own the same number of times: members
  * 0 and 1 of one with 2 and 3 of the other carry the same events, and
@@ -386,7 +406,7 @@ static void test_clone_mix_refused(void **state)
 	struct rc_dev *devs[TB_MAX];
 	struct rc_array *a;
 	struct rc_sb sa, sb;
-	uint8_t **clone, **side_a;
+	uint8_t **clone, **side_a, **side_b;
 	uint8_t buf[RC_BLOCK_SIZE];
 
 	setup_raid5(&tb, 4);
@@ -409,6 +429,30 @@ static void test_clone_mix_refused(void **state)
 	assert_true(sa.events == sb.events);
 	tb_devs(&tb, devs, false, 0);
 	expect_refused(&tb, devs, 0, -EINVAL, "SPLIT BRAIN");
+	/* side A one update further, cut short after its members 0 and 1:
+	 * B's members, one behind, would pass as the slots a crash left
+	 * behind in the last update, but carry another update's time */
+	side_b = tb_snapshot(&tb);
+	tb_restore(&tb, side_a);
+	for (int i = 0; i < 2; i++)
+		sb_next_update(&tb, i);
+	for (int i = 2; i < 4; i++)
+		assert_int_equal(rc_dev_write(tb.mem[i], side_b[i], DEV_BYTES,
+					      0), 0);
+	tb_snapshot_free(&tb, side_b);
+	assert_int_equal(rc_dev_read(tb.mem[0], buf, RC_BLOCK_SIZE, 0), 0);
+	assert_int_equal(rc_sb_decode(buf, &sa, NULL), 0);
+	if (sa.events != sb.events + 1)
+		fail_msg("events %llu and %llu", (unsigned long long)sa.events, (unsigned long long)sb.events);
+	tb_devs(&tb, devs, false, 0);
+	expect_refused(&tb, devs, 0, -EINVAL, "one update behind");
+	/* the same cut on side A alone: a crash's suffix, assembled */
+	tb_restore(&tb, side_a);
+	for (int i = 0; i < 2; i++)
+		sb_next_update(&tb, i);
+	a = tb_assemble(&tb, 0, 0);
+	check_data(a);
+	assert_int_equal(rc_array_close(a), 0);
 	tb_restore(&tb, side_a);
 	a = tb_assemble(&tb, 0, 0);
 	check_data(a);

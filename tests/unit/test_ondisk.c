@@ -157,6 +157,7 @@ static void sb_make(struct rc_sb *sb)
 	sb->events = 0x0102030405060708ull;
 	sb->ctime_ns = 0x1111222233334444ull;
 	sb->utime_ns = 0x5555666677778888ull;
+	sb->prev_utime_ns = 0x5555666677770000ull;
 	sb->array_state = RC_STATE_ACTIVE;
 	sb->sb_copy = 1;
 	sb->journal_seq = 0xa1a2a3a4a5a6a7a8ull;
@@ -215,6 +216,7 @@ static void sb_assert_equal(const struct rc_sb *a, const struct rc_sb *b)
 	assert_int_equal(a->events, b->events);
 	assert_int_equal(a->ctime_ns, b->ctime_ns);
 	assert_int_equal(a->utime_ns, b->utime_ns);
+	assert_int_equal(a->prev_utime_ns, b->prev_utime_ns);
 	assert_int_equal(a->array_state, b->array_state);
 	assert_int_equal(a->sb_copy, b->sb_copy);
 	assert_int_equal(a->journal_seq, b->journal_seq);
@@ -292,6 +294,7 @@ static void test_sb_bytes_little_endian(void **state)
 		{ "events", 144, 8, 0x0102030405060708ull },
 		{ "ctime_ns", 152, 8, 0x1111222233334444ull },
 		{ "utime_ns", 160, 8, 0x5555666677778888ull },
+		{ "prev_utime_ns", 472, 8, 0x5555666677770000ull },
 		{ "array_state", 168, 4, 1 },
 		{ "sb_copy", 172, 4, 1 },
 		{ "journal_seq", 176, 8, 0xa1a2a3a4a5a6a7a8ull },
@@ -415,7 +418,7 @@ static void test_sb_reserved_zero(void **state)
 	rc_sb_encode(&sb, b);
 	assert_true(raw_is_zero(b, 308, 4));             /* reserved_flags */
 	assert_true(raw_is_zero(b, 324, 4));             /* admin.reserved */
-	assert_true(raw_is_zero(b, 472, 40));            /* reserved0 */
+	assert_true(raw_is_zero(b, 480, 32));            /* reserved0 */
 	assert_true(raw_is_zero(b, 2048, 2040));         /* no record, reserved1 */
 	assert_true(raw_is_zero(b, 208 + 5, 64 - 5));    /* label tail */
 	for (uint32_t i = 0; i < RC_SB_SLOTS; i++)
