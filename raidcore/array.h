@@ -642,8 +642,15 @@ void rc_overlay_each(struct rc_array *a,
 int rc_wi_init(struct rc_array *a);
 void rc_wi_fini(struct rc_array *a);
 /* Does the record cover a former member whose superblock is sb (its
- * events at or after the record's base, behind the template)? */
+ * events at or after the record's base, behind the template, and not of
+ * another history)? */
 bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb);
+/* Was sb, a former member's superblock, written after the record's base
+ * (beyond the update that started it) without the record?  Every update
+ * of this history since then carries the record's epoch: sb's history
+ * went on apart - a copy of the array mounted on its own, whose member
+ * a catch-up took for current and mixed in (a tester's find, V1). */
+bool rc_wi_other_history(struct rc_array *a, const struct rc_sb *sb);
 /* Before dev, slot's former member whose superblock is sb, catches up:
  * do its checksum table blocks that cover the regions the record has
  * written pass their seals?  A catch-up writes only those regions and

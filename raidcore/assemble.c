@@ -768,9 +768,9 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
  * diverged; a side that replaced the slot it ran without (its table
  * names the new member active) does not.
  */
-static bool cand_diverged(const struct rc_array *a, const struct cand *c)
+static bool cand_diverged(struct rc_array *a, const struct cand *c)
 {
-	return sb_diverged(&a->sb, &c->sb);
+	return sb_diverged(&a->sb, &c->sb) || rc_wi_other_history(a, &c->sb);
 }
 
 /* Notes c as a split brain's other side (rc_array_split_member). */

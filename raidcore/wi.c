@@ -189,9 +189,21 @@ static bool covers(struct rc_array *a, const uint8_t *uuid, uint64_t events)
 	return yes;
 }
 
+bool rc_wi_other_history(struct rc_array *a, const struct rc_sb *sb)
+{
+	bool yes;
+
+	pthread_mutex_lock(&a->wi.lock);
+	yes = a->wi.recording && sb->events > a->sb.wi.base_events + 1 &&
+	      sb->events < a->sb.events && sb->wi.epoch != a->sb.wi.epoch;
+	pthread_mutex_unlock(&a->wi.lock);
+	return yes;
+}
+
 bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb)
 {
-	return covers(a, sb->array_uuid, sb->events);
+	return covers(a, sb->array_uuid, sb->events) &&
+	       !rc_wi_other_history(a, sb);
 }
 
 /* Is region r of the record set (written while a member was away)? */
