@@ -269,53 +269,66 @@ static bool sb_diverged(const struct rc_sb *newest, const struct rc_sb *own)
 	return apart;
 }
 
-/* Two devices holding one member: the one whose superblock is behind is
- * an old copy (a dd copy of the member made earlier, or a device whose
- * superblocks were copied over from the member while the array ran on):
- * it is left out, as mdadm leaves out a device whose event count is
- * behind its member's (a tester's find: superblocks copied over a member
- * of a running array, which faulted it, refused every later assembly).
- * At equal events which one is the real one cannot be told, nor when the
- * one behind ran without the slots the other runs with (a split brain:
- * its events count its own history's updates, not its age): nothing is
+/* Two devices holding one member: those whose superblock is behind the
+ * newest holder's are old copies (a dd copy of the member made earlier,
+ * a device whose superblocks were copied over from the member while the
+ * array ran on) and are left out, as mdadm leaves out a device whose
+ * event count is behind its member's (a tester's find: superblocks
+ * copied over a member of a running array, which faulted it, refused
+ * every later assembly).  Each is compared with the newest holder, not
+ * with another copy: two copies alike beside the member refused by the
+ * order they were named in (V1).  One that ran without the slots the
+ * newest runs with may hold a history of its own (a split brain: its
+ * events count its own updates, not its age): left out too, and said so.
+ * Two newest holders at equal events cannot be told apart: nothing is
  * assembled. */
 static int cands_one_each(struct cand *c, int n, char *err, size_t len)
 {
-	int ret = 0;
+	for (int i = 0; i < n; i++) {
+		char who[32] = "a spare", why[800];
+		int best = i;
 
-	for (int i = 0; ret == 0 && i < n; i++)
-		for (int j = i + 1; c[i].ok && ret == 0 && j < n; j++) {
-			char who[32] = "a spare", why[400];
-			int old;
-
-			if (!c[j].ok || memcmp(c[i].sb.member_uuid,
-					       c[j].sb.member_uuid,
-					       RC_UUID_SIZE))
+		if (!c[i].ok)
+			continue;
+		for (int j = 0; j < n; j++)
+			if (c[j].ok && j != i &&
+			    !memcmp(c[i].sb.member_uuid, c[j].sb.member_uuid,
+				    RC_UUID_SIZE) &&
+			    c[j].sb.events > c[best].sb.events)
+				best = j;
+		if (c[i].sb.role < RC_MAX_MEMBERS)
+			snprintf(who, sizeof(who), "member %u", c[i].sb.role);
+		for (int j = 0; j < n; j++) {
+			if (!c[j].ok || j == best ||
+			    memcmp(c[best].sb.member_uuid, c[j].sb.member_uuid,
+				   RC_UUID_SIZE))
 				continue;
-			if (c[i].sb.role < RC_MAX_MEMBERS)
-				snprintf(who, sizeof(who), "member %u",
-					 c[i].sb.role);
-			old = c[i].sb.events < c[j].sb.events ? i : j;
-			if (c[i].sb.events != c[j].sb.events &&
-			    !sb_diverged(&c[old == i ? j : i].sb, &c[old].sb)) {
-				snprintf(why, sizeof(why), "an old copy of %s "
-					 "(events %llu; %s holds it at %llu)",
-					 who,
-					 (unsigned long long)c[old].sb.events,
-					 c[old == i ? j : i].dev->name,
-					 (unsigned long long)
-					 c[old == i ? j : i].sb.events);
-				leave_out(&c[old], why);
-				continue;
+			if (c[j].sb.events == c[best].sb.events) {
+				snprintf(err, len, "%s and %s both hold %s of "
+					 "the array (a copy of one over the "
+					 "other?): which one is the real one "
+					 "cannot be told. Nothing was written; "
+					 "name only the real one",
+					 c[best].dev->name, c[j].dev->name,
+					 who);
+				return -EINVAL;
 			}
-			snprintf(err, len, "%s and %s both hold %s of the "
-				 "array (a copy of one over the other?): which "
-				 "one is the real one cannot be told. Nothing "
-				 "was written; name only the real one",
-				 c[i].dev->name, c[j].dev->name, who);
-			ret = -EINVAL;
+			snprintf(why, sizeof(why), "%s %s (events %llu; %s "
+				 "holds it at %llu)%s",
+				 sb_diverged(&c[best].sb, &c[j].sb) ?
+				 "an older device of" : "an old copy of", who,
+				 (unsigned long long)c[j].sb.events,
+				 c[best].dev->name,
+				 (unsigned long long)c[best].sb.events,
+				 sb_diverged(&c[best].sb, &c[j].sb) ?
+				 ", which ran without the members the other "
+				 "runs with: a SPLIT BRAIN? Its writes are not "
+				 "in this array; to keep them, mount it alone "
+				 "(-o degraded=allow) and copy them off" : "");
+			leave_out(&c[j], why);
 		}
-	return ret;
+	}
+	return 0;
 }
 
 /* Members at the newest events whose superblocks were written by another

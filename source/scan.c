@@ -281,10 +281,22 @@ static void set_slots(const struct scan_set *s, const uint8_t *uuid,
 	}
 }
 
-/* Two devices, one member of ours, at equal events: which one is live
- * cannot be told.  At different events both go on to the assembly, which
- * leaves out the one behind as an old copy (a backup image, a dd copy
- * made earlier), or refuses a split brain (rc_array_assemble). */
+/* Is there a hit of member m of ours newer than events? */
+static bool newer_hit(const struct scan_set *s, const uint8_t *uuid,
+		      const uint8_t *m, uint64_t events)
+{
+	for (int i = 0; i < s->n; i++)
+		if (hit_ours(&s->hits[i], uuid) &&
+		    !memcmp(s->hits[i].p.member_uuid, m, RC_UUID_SIZE) &&
+		    s->hits[i].p.events > events)
+			return true;
+	return false;
+}
+
+/* Two devices, one member of ours, at equal events and none newer: which
+ * one is live cannot be told.  Otherwise all go on to the assembly, which
+ * leaves out those behind the newest as old copies (a backup image, a dd
+ * copy made earlier; two alike refused here, beside the member: V1). */
 static int set_ambiguity(const struct scan_set *s, const uint8_t *uuid,
 			 char *err, size_t errlen)
 {
@@ -296,7 +308,8 @@ static int set_ambiguity(const struct scan_set *s, const uint8_t *uuid,
 
 			if (!hit_ours(a, uuid) || !hit_ours(b, uuid) ||
 			    memcmp(a->p.member_uuid, b->p.member_uuid,
-				   RC_UUID_SIZE) || a->p.events != b->p.events)
+				   RC_UUID_SIZE) || a->p.events != b->p.events ||
+			    newer_hit(s, uuid, a->p.member_uuid, a->p.events))
 				continue;
 			uuid_unparse(a->p.member_uuid, u);
 			snprintf(err, errlen, "%s and %s both hold member %s "
@@ -352,15 +365,20 @@ static int set_to_source(const struct scan_set *s, const uint8_t *uuid,
 	return ret;
 }
 
-static void scan_found_log(const struct config_source *src, uint32_t want)
+/* have: the slots held; the devices beyond them are old copies, which the
+ * assembly leaves out (they were counted as members: "4 of 3", V1). */
+static void scan_found_log(const struct config_source *src, uint32_t have,
+			   uint32_t want)
 {
+	int copies = src->nmembers - (int)have;
 	char u[37];
 
 	uuid_unparse(src->uuid, u);
-	rfs_log(LOG_INFO, "scan: array %s: %d of %u members found%s, %d "
-		"spare%s", u, src->nmembers, want, src->nscan ?
+	rfs_log(LOG_INFO, "scan: array %s: %u of %u members found%s, %d "
+		"spare%s%s", u, have, want, src->nscan ?
 		" in the scan directories" : " among the block devices",
-		src->nspares, src->nspares == 1 ? "" : "s");
+		src->nspares, src->nspares == 1 ? "" : "s",
+		copies > 0 ? ", and older devices of members (left out)" : "");
 }
 
 /* ---- waiting ------------------------------------------------------------ */
@@ -417,7 +435,7 @@ int source_members_find(struct config_source *src,
 {
 	bool scan = src->has_uuid && !src->nmembers;
 	struct scan_set s = { 0 };
-	uint32_t want = 0;
+	uint32_t want = 0, have = 0;
 	char u[37];
 	int ret;
 
@@ -436,8 +454,10 @@ int source_members_find(struct config_source *src,
 			"every block device");
 		ret = -ENODEV;
 	}
-	if (!ret)
-		scan_found_log(src, want);
+	if (!ret) {
+		set_slots(&s, src->uuid, &have, &want);
+		scan_found_log(src, have, want);
+	}
 out:
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");

@@ -65,10 +65,11 @@ sleep 1
 [ "$(sums)" = "$before" ] || t_fail "a member changed after the refused mount"
 mv "$S/copy.img" "$T/copy.img"
 
-t_log "an old copy of a member (taken a mount ago): left alone, the member used"
+t_log "two old copies of a member alike (taken a mount ago): left out, the member used"
 t_mount "$T/a.conf" "$M"
 echo again >"$M/g"
 t_umount "$M"
+cp "$T/copy.img" "$S/copy2.img"
 mv "$T/copy.img" "$S/copy.img"
 copy=$(xxhsum -H3 "$S/copy.img")
 : >"$T/daemon.log"
@@ -77,9 +78,12 @@ t_mount "$T/a.conf" "$M"
 t_umount "$M"
 grep -q "$S/copy.img: left out: an old copy of member 1" "$T/daemon.log" \
 	|| t_fail "no old-copy message: $(cat "$T/daemon.log")"
+grep -q "3 of 3 members found in the scan directories, 1 spare, and older devices" "$T/daemon.log" \
+	|| t_fail "scan summary: $(cat "$T/daemon.log")"
 degraded && t_fail "assembled degraded"
 [ "$(xxhsum -H3 "$S/copy.img")" = "$copy" ] || t_fail "the old copy was written"
-rm "$S/copy.img"
+[ "$(xxhsum -H3 "$S/copy2.img" | cut -d' ' -f1)" = "${copy%% *}" ] || t_fail "the second old copy was written"
+rm "$S/copy.img" "$S/copy2.img"
 
 t_log "degraded_wait: a member 1.5 s late is waited for"
 mv "$S/m2.img" "$T/away/"
