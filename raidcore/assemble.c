@@ -348,7 +348,9 @@ static int cands_one_history(struct cand *c, int n, char *err, size_t len)
 	for (int i = 0; nb >= 0 && i < n; i++) {
 		const struct rc_sb *x = &c[i].sb, *t = &c[nb].sb;
 
-		if (!c[i].ok || x->role >= t->members)
+		/* one that ran without the newest's slots is a split
+		 * brain's other side, left out at its placement (t215) */
+		if (!c[i].ok || x->role >= t->members || sb_diverged(t, x))
 			continue;
 		if (x->events == t->events && x->utime_ns != t->utime_ns) {
 			snprintf(err, len, "%s and %s carry the same update of "
