@@ -347,32 +347,26 @@ static int cands_one_history(struct cand *c, int n, char *err, size_t len)
 
 	for (int i = 0; nb >= 0 && i < n; i++) {
 		const struct rc_sb *x = &c[i].sb, *t = &c[nb].sb;
+		const char *how;
 
 		/* one that ran without the newest's slots is a split
 		 * brain's other side, left out at its placement (t215) */
 		if (!c[i].ok || x->role >= t->members || sb_diverged(t, x))
 			continue;
-		if (x->events == t->events && x->utime_ns != t->utime_ns) {
-			snprintf(err, len, "%s and %s carry the same update of "
-				 "the array (events %llu) written at different "
-				 "times: members of two copies of the array, "
-				 "each mounted and written on its own (a SPLIT "
-				 "BRAIN). Nothing was written; name the members "
-				 "of one copy only", c[nb].dev->name,
-				 c[i].dev->name, (unsigned long long)t->events);
-			return -EINVAL;
-		}
-		if (x->events + 1 == t->events && t->prev_utime_ns &&
-		    x->utime_ns != t->prev_utime_ns) {
-			snprintf(err, len, "%s is one update behind %s (events "
-				 "%llu) but was not written by the update "
-				 "before it: members of two copies of the "
-				 "array, each mounted and written on its own (a "
-				 "SPLIT BRAIN). Nothing was written; name the "
-				 "members of one copy only", c[i].dev->name,
-				 c[nb].dev->name, (unsigned long long)t->events);
-			return -EINVAL;
-		}
+		if (x->events == t->events && x->utime_ns != t->utime_ns)
+			how = "carries the same update of the array as";
+		else if (x->events + 1 == t->events && t->prev_utime_ns &&
+			 x->utime_ns != t->prev_utime_ns)
+			how = "is one update behind, but not the update before,";
+		else
+			continue;
+		snprintf(err, len, "%s %s %s (events %llu), written apart: "
+			 "members of two copies of the array, each mounted and "
+			 "written on its own (a SPLIT BRAIN). Nothing was "
+			 "written; name the members of one copy only",
+			 c[i].dev->name, how, c[nb].dev->name,
+			 (unsigned long long)t->events);
+		return -EINVAL;
 	}
 	return 0;
 }
