@@ -584,7 +584,7 @@ static void sb_damage_note(struct rc_array *a, uint32_t s,
 		return;
 	off = damage_part(msg, sizeof(msg), off, d->eio, "unreadable");
 	off = damage_part(msg, sizeof(msg), off, d->bad,
-			  "invalid (zeros, garbage)");
+			  "invalid (zeros, garbage, another member's)");
 	damage_part(msg, sizeof(msg), off, d->old, "older than the others");
 	rc_log("member %u (%s): superblock %s; copy %u is good: the others "
 	       "are rewritten at the array's first write", s, c->dev->name,

@@ -523,52 +523,126 @@ static int sb_read_copy(struct rc_dev *dev, uint32_t c, uint8_t *blk,
 	return r;
 }
 
+/* Do c and d name the same member of the same array? */
+static bool sb_same_member(const struct rc_sb *c, const struct rc_sb *d)
+{
+	return !memcmp(c->array_uuid, d->array_uuid, RC_UUID_SIZE) &&
+	       !memcmp(c->member_uuid, d->member_uuid, RC_UUID_SIZE);
+}
+
+/* Does dev's first checksum table block seal for the member sb names? */
+static bool sb_tables_agree(struct rc_dev *dev, const struct rc_sb *sb,
+			    uint8_t *blk)
+{
+	uint64_t tb = sb->csum_offset;
+
+	return (tb + 1) * RC_BLOCK_SIZE <= dev->size &&
+	       rc_dev_read(dev, blk, RC_BLOCK_SIZE, tb * RC_BLOCK_SIZE) == 0 &&
+	       rc_csum_block_ok(blk, rc_table_seed(sb->array_uuid,
+						   sb->member_uuid), tb);
+}
+
+/*
+ * Valid copies that name different members (another member's copied over
+ * some of them): which is this device's?  The one its checksum tables
+ * were written for, when exactly one is; else the one most copies name
+ * (the first copy's on a tie).  One copied block refused the whole array
+ * as swapped superblocks, and three copied over one left the wrong ones
+ * in place while fsck said clean (V1).  Returns the copy to keep.
+ */
+static uint32_t sb_copies_vote(struct rc_dev *dev, const struct rc_sb *cp,
+			       const bool *valid, uint8_t *blk)
+{
+	uint32_t pick = RC_SB_COPIES, votes = 0, sealed = 0, seal_pick = 0;
+
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		uint32_t v = 0;
+		bool seen = false;
+
+		if (!valid[c])
+			continue;
+		for (uint32_t d = 0; d < c && !seen; d++)
+			seen = valid[d] && sb_same_member(&cp[c], &cp[d]);
+		if (seen)
+			continue;
+		for (uint32_t d = c; d < RC_SB_COPIES; d++)
+			v += valid[d] && sb_same_member(&cp[c], &cp[d]);
+		if (pick == RC_SB_COPIES || v > votes) {
+			pick = c;
+			votes = v;
+		}
+		if (sb_tables_agree(dev, &cp[c], blk)) {
+			sealed++;
+			seal_pick = c;
+		}
+	}
+	return sealed == 1 ? seal_pick : pick;
+}
+
 /* Reads the four copies and returns the valid one with the highest events.
- * A copy counts only where it belongs (its sb_copy is its position). */
+ * A copy counts only where it belongs (its sb_copy is its position), and
+ * only when it names the member the device's copies agree on
+ * (sb_copies_vote); one naming another is damage (bad). */
 int rc_sb_read_copies(struct rc_dev *dev, struct rc_sb *best,
 		      const char **why, struct rc_sb_damage *dmg)
 {
 	uint8_t *blk = malloc(RC_BLOCK_SIZE);
-	struct rc_sb *sb = malloc(sizeof(*sb));
+	struct rc_sb *cp = calloc(RC_SB_COPIES, sizeof(*cp));
 	uint64_t events[RC_SB_COPIES] = { 0 };
+	bool valid[RC_SB_COPIES] = { false };
 	int ret = -ENODATA, r;
-	bool found = false;
+	bool found = false, zero_best;
+	uint32_t keep = 0;
 
 	memset(dmg, 0, sizeof(*dmg));
-	if (!blk || !sb) {
+	if (!blk || !cp) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
-		r = sb_read_copy(dev, c, blk, sb, why, dmg);
-		if (r == 0) {
-			events[c] = sb->events;
-			if (!found || sb->events > best->events)
-				*best = *sb;
-			found = true;
-		}
+		r = sb_read_copy(dev, c, blk, &cp[c], why, dmg);
+		valid[c] = r == 0;
 		if (!found && r < 0 && r != -ENODATA &&
 		    (ret == -ENODATA || r == -EPROTONOSUPPORT))
 			ret = r;
+		if (r == 0 && !found)
+			keep = c;
+		found |= r == 0;
 	}
-	if (found) {
-		ret = 0;
-		bool zero_best = !((dmg->eio | dmg->bad) & 1) &&
-				 events[0] == best->events;
-
-		for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
-			if (((dmg->eio | dmg->bad) >> c & 1) ||
-			    events[c] >= best->events)
-				continue;
-			if (c > 0 && zero_best && events[c] + 1 == best->events)
-				dmg->torn |= (uint8_t)(1u << c);
-			else
-				dmg->old |= (uint8_t)(1u << c);
+	if (!found)
+		goto out;
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++)
+		if (valid[c] && !sb_same_member(&cp[c], &cp[keep])) {
+			keep = sb_copies_vote(dev, cp, valid, blk);
+			break;
 		}
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		if (valid[c] && !sb_same_member(&cp[c], &cp[keep])) {
+			valid[c] = false;
+			dmg->bad |= (uint8_t)(1u << c);
+			continue;
+		}
+		if (!valid[c])
+			continue;
+		events[c] = cp[c].events;
+		if (cp[c].events > cp[keep].events)
+			keep = c;
+	}
+	*best = cp[keep];
+	ret = 0;
+	zero_best = !((dmg->eio | dmg->bad) & 1) && events[0] == best->events;
+	for (uint32_t c = 0; c < RC_SB_COPIES; c++) {
+		if (((dmg->eio | dmg->bad) >> c & 1) ||
+		    events[c] >= best->events)
+			continue;
+		if (c > 0 && zero_best && events[c] + 1 == best->events)
+			dmg->torn |= (uint8_t)(1u << c);
+		else
+			dmg->old |= (uint8_t)(1u << c);
 	}
 out:
 	free(blk);
-	free(sb);
+	free(cp);
 	return ret;
 }
 

@@ -305,6 +305,16 @@ static void test_mislabelled_members(void **state)
 	tb_fini(&tb);
 }
 
+/* Block b written again (generation 1) on the open array a, flushed. */
+static void run_write_on(struct rc_array *a, uint64_t b)
+{
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	tb_pattern(buf, b, 1);
+	assert_int_equal(rc_write(a, b, 1, buf), 0);
+	assert_int_equal(rc_flush(a), 0);
+}
+
 /* One run of the array (members in skip away): block b written with
  * generation gen, then a clean close - updates of its superblocks. */
 static void run_write(struct rc_testbed *tb, uint32_t skip, uint64_t b,
@@ -516,6 +526,52 @@ static void test_clone_member_not_caught_up(void **state)
 	assert_int_equal(rc_array_close(a), 0);
 	tb_snapshot_free(&tb, side_b);
 	tb_snapshot_free(&tb, clone);
+	tb_fini(&tb);
+}
+
+/* Some of member 1's superblock copies replaced by member 0's: copy 0
+ * alone (one block copied), then copies 1-3 (a majority).  Which member
+ * the device is comes from its checksum tables; the copies naming
+ * another are damage, rewritten by the first write.  One copied block
+ * refused the whole array as swapped superblocks, three were left in
+ * place with fsck saying clean (V1). */
+static void test_sb_copies_of_another_member(void **state)
+{
+	static const uint8_t which[2] = { 1u << 0, 0xe };
+	struct rc_testbed tb;
+	struct rc_dev *devs[TB_MAX];
+	struct rc_array *a = NULL;
+	uint8_t **snap, raw[RC_BLOCK_SIZE];
+	struct rc_sb sb;
+	char err[512];
+
+	tb_init(&tb, 4, 4 * DEV_BYTES);         /* several table blocks */
+	tb_create(&tb, RC_RAID5, 16384, 0);
+	a = tb_assemble(&tb, 0, 0);
+	for (uint64_t b = 0; b < 100; b++)
+		run_write_on(a, b);
+	assert_int_equal(rc_array_close(a), 0);
+	snap = tb_snapshot(&tb);
+	for (int k = 0; k < 2; k++) {
+		tb_restore(&tb, snap);
+		for (int c = 0; c < RC_SB_COPIES; c++)
+			if (which[k] >> c & 1)
+				sb_copy(&tb, 0, 1, c);
+		tb_devs(&tb, devs, false, 0);
+		if (tb_try_assemble(&tb, devs, 0, &a, err, sizeof(err)))
+			fail_msg("copies %x refused: %s", which[k], err);
+		check_data(a);
+		run_write_on(a, 5);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int c = 0; c < RC_SB_COPIES; c++) {
+			assert_int_equal(rc_dev_read(tb.mem[1], raw,
+						     RC_BLOCK_SIZE,
+						     sb_copy_off(&tb, 1, c)), 0);
+			assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
+			assert_int_equal(sb.role, 1);
+		}
+	}
+	tb_snapshot_free(&tb, snap);
 	tb_fini(&tb);
 }
 
@@ -739,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_old_copy_split_left_out),
 		cmocka_unit_test(test_clone_mix_refused),
 		cmocka_unit_test(test_clone_member_not_caught_up),
+		cmocka_unit_test(test_sb_copies_of_another_member),
 		cmocka_unit_test(test_stale_copy_named),
 		cmocka_unit_test(test_stale_member),
 		cmocka_unit_test(test_wrong_order),
