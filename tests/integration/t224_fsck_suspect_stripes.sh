@@ -152,6 +152,6 @@ blocks=$(($(stat -c %s "$T/r0.img") / 4096))
 dd if="$T/r0.snap" of="$T/r0.img" bs=4096 skip=8 seek=8 count=$((blocks - 10)) \
 	conv=notrunc status=none
 f_rc 4 -n -f "$R"
-grep -q "^  /f: bytes 0-8388607 in doubt: the members disagree there" "$T/out" ||
+grep -q "^  /f: bytes [0-9]*-[0-9]* in doubt: the members disagree there" "$T/out" ||
 	{ cat "$T/out"; t_fail "the file in doubt is not named"; }
 t_log "ok"
