@@ -777,6 +777,7 @@ static void place(struct rc_array *a, struct cand *c, int n, bool catchup)
  * diverged; a side that replaced the slot it ran without (its table
  * names the new member active) does not.
  */
+/* After rc_array_init (the write-intent record read). */
 static bool cand_diverged(struct rc_array *a, const struct cand *c)
 {
 	return sb_diverged(&a->sb, &c->sb) || rc_wi_other_history(a, &c->sb);
@@ -806,7 +807,9 @@ static void left_say(struct rc_array *a, struct cand *c, int n)
 
 		if (!c[i].left || !c[i].dev)
 			continue;
-		if (cand_diverged(a, &c[i]))
+		/* the record is not read yet (rc_array_init): the slot tables
+		 * alone */
+		if (sb_diverged(&a->sb, &c[i].sb))
 			split_note(a, &c[i], s);
 		else if (a->m[s].removed && !memcmp(c[i].sb.member_uuid,
 						    a->m[s].uuid, RC_UUID_SIZE))
