@@ -651,6 +651,12 @@ bool rc_wi_covers(struct rc_array *a, const struct rc_sb *sb);
  * went on apart - a copy of the array mounted on its own, whose member
  * a catch-up took for current and mixed in (a tester's find, V1). */
 bool rc_wi_other_history(struct rc_array *a, const struct rc_sb *sb);
+/* Does member block tb of dev (a checksum table block) read and seal for
+ * the member member_uuid of array array_uuid?  blk: a block of scratch.
+ * Reads dev directly, outside the array (assembly, probing). */
+bool rc_table_block_read_ok(struct rc_dev *dev, const uint8_t *array_uuid,
+			    const uint8_t *member_uuid, uint64_t tb,
+			    uint8_t *blk);
 /* Before dev, slot's former member whose superblock is sb, catches up:
  * do its checksum table blocks that cover the regions the record has
  * written pass their seals?  A catch-up writes only those regions and

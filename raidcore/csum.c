@@ -174,6 +174,16 @@ uint64_t rc_csum_seed(const struct rc_array *a, int slot)
 	return rc_table_seed(a->sb.array_uuid, a->m[slot].uuid);
 }
 
+bool rc_table_block_read_ok(struct rc_dev *dev, const uint8_t *array_uuid,
+			    const uint8_t *member_uuid, uint64_t tb,
+			    uint8_t *blk)
+{
+	return (tb + 1) * RC_BLOCK_SIZE <= dev->size &&
+	       rc_dev_read(dev, blk, RC_BLOCK_SIZE, tb * RC_BLOCK_SIZE) == 0 &&
+	       rc_csum_block_ok(blk, rc_table_seed(array_uuid, member_uuid),
+				tb);
+}
+
 static uint64_t table_block(const struct rc_array *a, uint64_t index)
 {
 	return a->sb.csum_offset + index;

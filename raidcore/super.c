@@ -534,12 +534,8 @@ static bool sb_same_member(const struct rc_sb *c, const struct rc_sb *d)
 static bool sb_tables_agree(struct rc_dev *dev, const struct rc_sb *sb,
 			    uint8_t *blk)
 {
-	uint64_t tb = sb->csum_offset;
-
-	return (tb + 1) * RC_BLOCK_SIZE <= dev->size &&
-	       rc_dev_read(dev, blk, RC_BLOCK_SIZE, tb * RC_BLOCK_SIZE) == 0 &&
-	       rc_csum_block_ok(blk, rc_table_seed(sb->array_uuid,
-						   sb->member_uuid), tb);
+	return rc_table_block_read_ok(dev, sb->array_uuid, sb->member_uuid,
+				      sb->csum_offset, blk);
 }
 
 /*

@@ -220,12 +220,11 @@ static bool region_written(struct rc_array *a, uint64_t r)
 bool rc_wi_tables_whole(struct rc_array *a, int slot, struct rc_dev *dev,
 			const struct rc_sb *sb)
 {
-	uint64_t rs = a->wi.region_stripes, seed, last = UINT64_MAX;
+	uint64_t rs = a->wi.region_stripes, last = UINT64_MAX;
 	uint8_t *blk = rc_buf_alloc(RC_BLOCK_SIZE);
 	struct rc_stripe_map map;
 	bool whole = blk != NULL;
 
-	seed = rc_table_seed(sb->array_uuid, sb->member_uuid);
 	for (uint64_t r = 0; whole && rs && r * rs < a->stripes; r++) {
 		if (!region_written(a, r))
 			continue;
@@ -246,9 +245,9 @@ bool rc_wi_tables_whole(struct rc_array *a, int slot, struct rc_dev *dev,
 					if (i == last)
 						continue;
 					last = i;
-					whole = rc_dev_read(dev, blk, RC_BLOCK_SIZE,
-							    tb * RC_BLOCK_SIZE) == 0 &&
-						rc_csum_block_ok(blk, seed, tb);
+					whole = rc_table_block_read_ok(dev,
+						sb->array_uuid, sb->member_uuid,
+						tb, blk);
 					if (!whole)
 						rc_log("member %d (%s): its checksum "
 						       "table block %llu fails its "
