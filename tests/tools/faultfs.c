@@ -25,6 +25,17 @@
  *                                not stored
  *   NAME misdirect OFF LEN DELTA writes to the range land DELTA bytes away
  *   NAME vanish                  every operation on NAME fails with ENXIO
+ *   NAME volatile                NAME has a disk's volatile write cache:
+ *                                what is written reaches the media only
+ *                                at its next fsync, or at a power cut
+ *   * powercut KEEP SEED         the power goes, for every volatile file
+ *                                at once: of each 4 KiB block written
+ *                                since its file's last fsync, the old
+ *                                contents come back, unless the block is
+ *                                kept (KEEP percent of them, chosen by
+ *                                SEED: a cache writes its blocks out in
+ *                                any order); then every volatile file
+ *                                vanishes, until "NAME clear vanish"
  *   NAME clear [KIND]            removes NAME's rules (of that kind only)
  *
  * Reading .faultctl lists the rules with how often each has fired.  Offsets
@@ -60,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <search.h>
 
 #define CTL_NAME ".faultctl"
 #define MAX_RULES 256
@@ -68,11 +80,19 @@
 #define PENDING_MAX_LEN (1ULL << 30)
 
 enum rule_kind { EIO_READ, EIO_WRITE, ZERO_READ, LOSE_WRITES, MISDIRECT,
-		 EIO_PENDING, VANISH };
+		 EIO_PENDING, VOLATILE, VANISH };
 
 static const char *const kind_names[] = {
 	"eio-read", "eio-write", "zero-read", "lose-writes", "misdirect",
-	"eio-pending", "vanish",
+	"eio-pending", "volatile", "vanish",
+};
+
+/* VOLATILE: a block's contents before its first write since the file's
+ * last fsync (what the media still holds). */
+struct undo {
+	uint64_t blk;                   /* offset / PENDING_BLOCK */
+	uint32_t len;                   /* short at the end of the file */
+	uint8_t data[PENDING_BLOCK];
 };
 
 struct rule {
@@ -82,6 +102,7 @@ struct rule {
 	int64_t delta;
 	uint64_t hits;
 	uint8_t *pending;       /* EIO_PENDING: bit i set, block i unwritten */
+	void *cache;            /* VOLATILE: tsearch tree of struct undo */
 };
 
 #define MAX_DISKS 64
@@ -94,13 +115,18 @@ struct disk {
 
 static struct {
 	int backfd;                     /* BACKDIR */
+	/* Held shared by a write from its undo entries to its store, and
+	 * exclusively by a power cut, which comes between writes; before
+	 * lock. */
+	pthread_rwlock_t power;
 	pthread_mutex_t lock;           /* rules, disks; a leaf */
 	struct rule rules[MAX_RULES];
 	int nrules;
 	uint64_t bytes_per_s;           /* -r; 0: no disk model */
 	struct disk disks[MAX_DISKS];
 	int ndisks;
-} fst = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} fst = { .power = PTHREAD_RWLOCK_INITIALIZER,
+	    .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint64_t now_ns(void)
 {
@@ -206,7 +232,8 @@ static struct rule *rule_find(const char *name, enum rule_kind kind,
 		struct rule *r = &fst.rules[i];
 
 		if (r->kind == kind && !strcmp(r->name, name) &&
-		    (kind == VANISH || overlaps(r, off, len)) &&
+		    (kind == VANISH || kind == VOLATILE ||
+		     overlaps(r, off, len)) &&
 		    (kind != EIO_PENDING || pending_any(r, off, len)))
 			return r;
 	}
@@ -275,13 +302,147 @@ static int rules_clear(const char *name, const char *kind)
 	for (int i = 0; i < fst.nrules; i++) {
 		struct rule *r = &fst.rules[i];
 
-		if (!strcmp(r->name, name) && (!kind || r->kind == only))
+		if (!strcmp(r->name, name) && (!kind || r->kind == only)) {
 			free(r->pending);
-		else
+			tdestroy(r->cache, free);
+		} else
 			fst.rules[k++] = *r;
 	}
 	fst.nrules = k;
 	return 0;
+}
+
+/* ---- a volatile write cache, and the power cut ----------------------- */
+
+static int undo_cmp(const void *x, const void *y)
+{
+	const struct undo *a = x, *b = y;
+
+	return a->blk < b->blk ? -1 : a->blk > b->blk;
+}
+
+/*
+ * Before name's [off, off+len) is written: the old contents of each of
+ * its blocks not written since the last fsync go into the cache, so that
+ * a power cut can put them back.  Caller holds power shared.
+ */
+static int cache_note(const char *name, int fd, uint64_t off, uint64_t len)
+{
+	struct rule *r;
+	struct undo key, *u;
+	ssize_t n;
+	int ret = 0;
+
+	pthread_mutex_lock(&fst.lock);
+	r = rule_find(name, VOLATILE, 0, 0);
+	for (key.blk = off / PENDING_BLOCK;
+	     r && ret == 0 && key.blk * PENDING_BLOCK < off + len; key.blk++) {
+		if (tfind(&key, &r->cache, undo_cmp))
+			continue;
+		u = malloc(sizeof(*u));
+		if (!u) {
+			ret = -ENOMEM;
+			break;
+		}
+		u->blk = key.blk;
+		n = pread(fd, u->data, PENDING_BLOCK,
+			  (off_t)(key.blk * PENDING_BLOCK));
+		u->len = n > 0 ? (uint32_t)n : 0;
+		if (!tsearch(u, &r->cache, undo_cmp)) {
+			free(u);
+			ret = -ENOMEM;
+		}
+		r->hits++;
+	}
+	pthread_mutex_unlock(&fst.lock);
+	return ret;
+}
+
+/* An fsync of name: its cache is on the media. */
+static void cache_synced(const char *name)
+{
+	struct rule *r;
+
+	pthread_mutex_lock(&fst.lock);
+	r = rule_find(name, VOLATILE, 0, 0);
+	if (r) {
+		tdestroy(r->cache, free);
+		r->cache = NULL;
+	}
+	pthread_mutex_unlock(&fst.lock);
+}
+
+struct cut {
+	int fd;                 /* the backing file */
+	int keep;               /* percent of the cached blocks kept */
+	unsigned seed;
+	uint64_t kept, lost;
+};
+
+static void cut_block(const void *node, VISIT which, void *arg)
+{
+	const struct undo *u = *(const struct undo *const *)node;
+	struct cut *c = arg;
+
+	if (which != postorder && which != leaf)
+		return;
+	if ((int)(rand_r(&c->seed) % 100) < c->keep) {
+		c->kept++;
+		return;
+	}
+	if (u->len && pwrite(c->fd, u->data, u->len,
+			     (off_t)(u->blk * PENDING_BLOCK)) != (ssize_t)u->len)
+		fprintf(stderr, "faultfs: power cut: block %llu: %s\n",
+			(unsigned long long)u->blk, strerror(errno));
+	c->lost++;
+}
+
+/*
+ * The power goes: every volatile file loses the blocks of its cache not
+ * kept, between two writes (power exclusive), and vanishes.
+ */
+static int power_cut(int keep, unsigned seed)
+{
+	struct cut c = { .keep = keep, .seed = seed };
+	struct rule gone = { .kind = VANISH };
+	int nvol = 0, ret = 0;
+
+	if (keep < 0 || keep > 100)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&fst.power);
+	pthread_mutex_lock(&fst.lock);
+	for (int i = 0; i < fst.nrules && ret == 0; i++) {
+		struct rule *r = &fst.rules[i];
+
+		if (r->kind != VOLATILE)
+			continue;
+		c.fd = openat(fst.backfd, r->name, O_WRONLY | O_CLOEXEC);
+		if (c.fd < 0) {
+			ret = -errno;
+			break;
+		}
+		twalk_r(r->cache, cut_block, &c);
+		close(c.fd);
+		tdestroy(r->cache, free);
+		r->cache = NULL;
+		nvol++;
+	}
+	for (int i = 0; i < fst.nrules && ret == 0 && nvol; i++) {
+		if (fst.rules[i].kind != VOLATILE)
+			continue;
+		if (fst.nrules == MAX_RULES) {
+			ret = -ENOSPC;
+			break;
+		}
+		snprintf(gone.name, sizeof(gone.name), "%s", fst.rules[i].name);
+		fst.rules[fst.nrules++] = gone;
+	}
+	pthread_mutex_unlock(&fst.lock);
+	pthread_rwlock_unlock(&fst.power);
+	fprintf(stderr, "faultfs: power cut: %d volatile files, %llu cached "
+		"blocks kept, %llu lost\n", nvol, (unsigned long long)c.kept,
+		(unsigned long long)c.lost);
+	return ret;
 }
 
 /* One control line: "NAME KIND [OFF LEN [DELTA]]" or "NAME clear [KIND]". */
@@ -304,10 +465,19 @@ static int ctl_line(char *line)
 		ret = rules_clear(r.name, n > 2 ? tok[2] : NULL);
 		goto out;
 	}
+	if (!strcmp(tok[1], "powercut")) {
+		pthread_mutex_unlock(&fst.lock);
+		return n == 4 ? power_cut(atoi(tok[2]), (unsigned)atol(tok[3])) :
+			-EINVAL;
+	}
 	r.kind = kind_parse(tok[1]);
 	if (r.kind > VANISH || fst.nrules == MAX_RULES)
 		goto out;
-	if (r.kind != VANISH) {
+	if (r.kind == VOLATILE && rule_find(r.name, VOLATILE, 0, 0)) {
+		ret = 0;        /* already */
+		goto out;
+	}
+	if (r.kind != VANISH && r.kind != VOLATILE) {
 		if (n < 4 || size_parse(tok[2], &r.off) || size_parse(tok[3], &r.len))
 			goto out;
 		if (r.kind == MISDIRECT) {
@@ -568,18 +738,31 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	if (r)
 		return r->kind == VANISH ? -ENXIO : -EIO;
 	end = disk_take(name, size);
-	ret = store(name, (int)fi->fh, buf, size, (uint64_t)off);
+	pthread_rwlock_rdlock(&fst.power);
+	/* the power may have gone since the check above */
+	ret = vanished(name) ? -ENXIO :
+	      cache_note(name, (int)fi->fh, (uint64_t)off, size);
+	if (ret == 0)
+		ret = store(name, (int)fi->fh, buf, size, (uint64_t)off);
+	pthread_rwlock_unlock(&fst.power);
 	disk_wait(end);
 	return ret ? ret : (int)size;
 }
 
 static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
+	int ret;
+
 	if (fi->fh == (uint64_t)-1)
 		return 0;
-	if (vanished(base(path)))
-		return -ENXIO;
-	return (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) ? -errno : 0;
+	pthread_rwlock_rdlock(&fst.power);
+	ret = vanished(base(path)) ? -ENXIO :
+	      (datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh)) ?
+	      -errno : 0;
+	if (ret == 0)
+		cache_synced(base(path));
+	pthread_rwlock_unlock(&fst.power);
+	return ret;
 }
 
 static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
