@@ -23,6 +23,8 @@ void rc_array_set_cache(struct rc_array *a, uint64_t bytes)
 	uint64_t n = bytes / ((uint64_t)a->stripe_blocks * RC_BLOCK_SIZE);
 
 	a->max_dirty_stripes = n < 4 ? 4 : n > 65536 ? 65536 : (uint32_t)n;
+	if (a->pool)
+		rc_stripe_pool_limit(a);
 }
 
 void rc_array_set_fault_errors(struct rc_array *a, uint32_t errors)

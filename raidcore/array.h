@@ -312,7 +312,8 @@ struct rc_array {
 	struct rc_stripe *dirty_head;   /* stripes with dirty data */
 	/* Free stripe data buffers, reused: allocating and freeing them (they
 	 * are large, so malloc maps and unmaps them) costs page faults on
-	 * every stripe.  pool_lock is a leaf. */
+	 * every stripe.  As many as max_dirty_stripes (rc_stripe_pool_limit).
+	 * pool_lock is a leaf. */
 	pthread_mutex_t pool_lock;
 	void **pool;
 	uint32_t npool, pool_max;
@@ -838,6 +839,7 @@ void rc_csum_forget(struct rc_array *a, int slot, uint64_t block);
 
 /* ---- stripe.c: the stripe table and locks ---- */
 int rc_stripe_table_init(struct rc_array *a);
+void rc_stripe_pool_limit(struct rc_array *a);
 void rc_stripe_table_fini(struct rc_array *a);
 struct rc_stripe *rc_stripe_lock(struct rc_array *a, uint64_t stripe);
 void rc_stripe_unlock(struct rc_array *a, struct rc_stripe *st);

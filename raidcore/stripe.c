@@ -45,9 +45,37 @@ static void pool_put(struct rc_array *a, void *p)
 	free(p);
 }
 
+/*
+ * The pool keeps as many buffers as the cache may hold dirty stripes: a
+ * writer filling the cache again after a commit emptied it finds them
+ * there.  It kept 256, and a RAID 6 of 5 with the default cache (682
+ * stripes) freed and mapped anew a third of its buffers at every commit:
+ * the page faults of their first copy took about a tenth of the daemon's
+ * CPU under a sequential write.  The price: memory up to the cache's
+ * size stays mapped after a burst of writes, as md's stripe cache keeps
+ * its stripe_cache_size.
+ */
+void rc_stripe_pool_limit(struct rc_array *a)
+{
+	uint32_t want = a->max_dirty_stripes;
+	void **np;
+
+	pthread_mutex_lock(&a->pool_lock);
+	while (a->npool > want)
+		free(a->pool[--a->npool]);
+	np = realloc(a->pool, want * sizeof(*np));
+	if (np) {
+		a->pool = np;
+		a->pool_max = want;
+	} else if (want < a->pool_max) {
+		a->pool_max = want;     /* the larger array serves */
+	}
+	pthread_mutex_unlock(&a->pool_lock);
+}
+
 int rc_stripe_table_init(struct rc_array *a)
 {
-	a->pool_max = 256;
+	a->pool_max = a->max_dirty_stripes;
 	a->pool = calloc(a->pool_max, sizeof(*a->pool));
 	if (!a->pool)
 		return -ENOMEM;
