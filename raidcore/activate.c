@@ -36,8 +36,18 @@ static int activate_locked(struct rc_array *a)
 	int ret;
 
 	atomic_store(&a->writable, true);
-	/* A member missing now may have lost these too (write-intent). */
+	/* A member missing now may have lost these too (write-intent): a
+	 * record resumed from before takes them before they go in place;
+	 * one not started yet, from pending at the checkpoint's superblock
+	 * write (rc_wi_checkpointed keeps them). */
 	rc_wi_note_overlay(a);
+	ret = rc_wi_flush(a);
+	if (ret < 0) {
+		/* as a commit fails when its stripes cannot be recorded */
+		rc_log("the write-intent record could not be written: the "
+		       "replayed journal is not put in place");
+		return ret;
+	}
 	rc_overlay_write_back(a, &failed);
 	for (uint32_t s = 0; s < a->g.members; s++)
 		if (failed >> s & 1)

@@ -603,6 +603,9 @@ static int direct_supersede(struct rc_array *a, struct jscan *js,
 	for (uint32_t i = 0; ret == 0 && i < l.n; i++) {
 		if (l.v[i] >= a->stripes)
 			continue;
+		/* a member missing now may have lost its columns (its cells
+		 * leave the overlay, so rc_wi_note_overlay does not see them) */
+		rc_wi_note(a, l.v[i]);
 		rc_geom_stripe(&a->g, l.v[i], &map);
 		for (uint32_t c = 0; c < map.ncols; c++)
 			for (uint32_t row = 0; row < a->g.chunk_blocks; row++)
@@ -749,6 +752,9 @@ int rc_journal_replay(struct rc_array *a)
 	if (ret == 0 && gr.n)
 		ret = rc_gaps_rebuild(a, gr.v, gr.n,
 				      torn_members(a, js, first_gap_end));
+	/* the stop batch's too: they may have gone in place (wi.c) */
+	for (uint32_t i = 0; ret == 0 && i < settle.n; i++)
+		rc_wi_note(a, settle.v[i]);
 	if (ret == 0 && settle.n)
 		ret = rc_direct_settle(a, settle.v, settle.n);
 	free(settle.v);

@@ -328,14 +328,32 @@ int rc_wi_flush(struct rc_array *a)
 	return ret;
 }
 
+/*
+ * Every present member flushed: pending starts over - unless a slot is
+ * not current while no record runs.  Then pending is what its member may
+ * lack and the record about to start must take: after a crash that took
+ * the member's unflushed writes, with the member missing at the assembly,
+ * the replay wrote them again on the others only (rc_wi_note_overlay and
+ * the replay's direct stripes), and the activation's checkpoint, which
+ * comes before the superblock write that starts the record, cleared them
+ * (until 2026-12-07: the member caught up without them, its old columns
+ * then disagreeing with the parity - test_catchup_after_crash).
+ */
 void rc_wi_checkpointed(struct rc_array *a)
 {
+	bool behind = false;
+
 	if (!a->wi.pending)
 		return;
+	pthread_mutex_lock(&a->state_lock);
+	for (uint32_t s = 0; s < a->g.members; s++)
+		behind |= !slot_is_current(a, s);
 	pthread_mutex_lock(&a->wi.lock);
-	memset(a->wi.pending, 0, RC_DIV_ROUND_UP(a->wi.nregions, 64) *
-	       sizeof(uint64_t));
+	if (!behind || a->wi.recording)
+		memset(a->wi.pending, 0, RC_DIV_ROUND_UP(a->wi.nregions, 64) *
+		       sizeof(uint64_t));
 	pthread_mutex_unlock(&a->wi.lock);
+	pthread_mutex_unlock(&a->state_lock);
 }
 
 /* Caller holds state_lock and wi.lock: the record starts now, with what
