@@ -194,3 +194,16 @@ bool tb_check(const void *buf, uint64_t b, uint32_t gen)
 	tb_pattern(want, b, gen);
 	return memcmp(want, buf, RC_BLOCK_SIZE) == 0;
 }
+
+void tb_scrub_clean(struct rc_array *a, const char *what)
+{
+	struct rc_scrub_report rep;
+
+	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+	if (rep.csum_errors || rep.parity_mismatches || rep.unrecoverable)
+		fail_msg("%s: scrub found %llu checksum errors, %llu parity "
+			 "mismatches, %llu unrecoverable blocks", what,
+			 (unsigned long long)rep.csum_errors,
+			 (unsigned long long)rep.parity_mismatches,
+			 (unsigned long long)rep.unrecoverable);
+}

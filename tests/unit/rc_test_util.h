@@ -66,5 +66,8 @@ struct rc_array *tb_assemble(struct rc_testbed *tb, uint32_t skip,
 void tb_pattern(void *buf, uint64_t b, uint32_t gen);
 bool tb_check(const void *buf, uint64_t b, uint32_t gen);
 uint64_t tb_rand(uint64_t *state);
+/* A scrub without repair finds no checksum error, no parity mismatch and
+ * nothing unrecoverable; fails the test naming what otherwise. */
+void tb_scrub_clean(struct rc_array *a, const char *what);
 
 #endif

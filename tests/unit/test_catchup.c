@@ -469,20 +469,6 @@ static void test_catchup_not_onto_damaged_table(void **state)
 	cu_full_only(&tb, a, &m, 2, 2, 0);
 }
 
-/* A scrub of a finds nothing wrong. */
-static void cu_scrub_clean(struct rc_array *a, const char *when)
-{
-	struct rc_scrub_report rep;
-
-	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
-	if (rep.csum_errors || rep.parity_mismatches || rep.unrecoverable)
-		fail_msg("%s: scrub found %llu checksum errors, %llu parity "
-			 "mismatches, %llu unrecoverable", when,
-			 (unsigned long long)rep.csum_errors,
-			 (unsigned long long)rep.parity_mismatches,
-			 (unsigned long long)rep.unrecoverable);
-}
-
 /*
  * A crash takes the writes a member had not flushed, and the member is
  * missing at the next assembly: replay rebuilds nothing onto it, so when
@@ -543,7 +529,7 @@ static void test_catchup_after_crash(void **state)
 
 	a = tb_assemble(&tb, 0, RC_ASSEMBLE_CATCHUP);
 	cu_rebuild(a, 2);
-	cu_scrub_clean(a, "after the catch-up");
+	tb_scrub_clean(a, "after the catch-up");
 	assert_int_equal(rc_array_close(a), 0);
 	/* without member 0, every block acknowledged reads back */
 	a = tb_assemble(&tb, 1u << 0, 0);
