@@ -716,18 +716,24 @@ static uint64_t rebuild_batch_max(struct rc_array *a, uint64_t s, uint64_t end,
 	return a->stripes - s > most ? s + most : a->stripes;
 }
 
-/* After a batch of n stripes that took since start_ns (no lock held):
- * sleeps what keeps it under the limit, waking for close. */
+/*
+ * After a batch of n stripes that took since start_ns (no lock held):
+ * sleeps what keeps it under the limit, waking for close.  The limit is
+ * asked again at every wake (a tenth of a second): one set lower or
+ * lifted meanwhile, or the array gone idle (the maximum instead of the
+ * minimum), counts at once.  The wait was computed once: at a 1 KiB/s
+ * minimum a 64 KiB stripe held the rebuild a minute after the limit was
+ * lifted (a tester's catch-up stalled so at every mount).
+ */
 static void rebuild_throttle(struct rc_array *a, uint64_t n, uint64_t start_ns)
 {
-	uint64_t limit = rebuild_limit(a), kib, want_ns, now;
+	uint64_t kib = n * a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024);
+	uint64_t limit, want_ns, now;
 	struct timespec ts;
 
-	if (!limit)
-		return;
-	kib = n * a->g.chunk_blocks * (RC_BLOCK_SIZE / 1024);
-	want_ns = start_ns + kib * 1000000000ull / limit;
-	while (!atomic_load(&a->rebuild_abort) && (now = rc_mono_ns()) < want_ns) {
+	while (!atomic_load(&a->rebuild_abort) && (limit = rebuild_limit(a)) &&
+	       (now = rc_mono_ns()) <
+	       (want_ns = start_ns + kib * 1000000000ull / limit)) {
 		uint64_t d = want_ns - now < 100000000ull ? want_ns - now :
 			     100000000ull;
 

@@ -2234,6 +2234,44 @@ static void test_rebuild_speed_limit(void **state)
 	tb_fini(&tb);
 }
 
+/* A limit lifted while the rebuild waits on it counts at once: at
+ * 1 KiB/s a 64 KiB-chunk stripe is a minute's wait, which went on to its
+ * end after `raidfsctl set` lifted the limit (a tester's paced catch-up
+ * stalled a minute at every mount, 2026-12-07).  Lifted after 0.3 s, the
+ * rebuild of these small members ends in well under that minute. */
+static void test_rebuild_speed_lifted(void **state)
+{
+	struct timespec t0, t1, nap = { 0, 300 * 1000 * 1000 };
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+
+	tb_init(&tb, 4, DEV_BYTES);
+	tb_create(&tb, RC_RAID5, 65536, 1);
+	a = tb_assemble(&tb, 0, 0);
+	rc_array_set_rebuild_speed(a, 1, 1);
+	assert_int_equal(rc_array_start_recovery(a), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rc_member_fail(a, 0), 0);      /* the spare goes in */
+	nanosleep(&nap, NULL);
+	rc_array_info(a, &info);
+	assert_true(info.degraded);                      /* held back */
+	rc_array_set_rebuild_speed(a, 0, 0);
+	for (int i = 0; i < 3000; i++) {
+		rc_array_info(a, &info);
+		if (!info.degraded)
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_false(info.degraded);
+	if (t1.tv_sec - t0.tv_sec > 30)
+		fail_msg("the rebuild took %lld s after the limit was lifted",
+			 (long long)(t1.tv_sec - t0.tv_sec));
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(&tb);
+}
+
 /* The scrub's admin state is written to every member and read back by
  * the next assembly, also from one member alone; a read-only array
  * refuses to record it. */
@@ -2474,6 +2512,7 @@ int main(void)
 		cmocka_unit_test(test_rebuild_onto_liar),
 		cmocka_unit_test(test_rebuild_sparse_liar),
 		cmocka_unit_test(test_rebuild_speed_limit),
+		cmocka_unit_test(test_rebuild_speed_lifted),
 		cmocka_unit_test(test_scrub_state_kept),
 		cmocka_unit_test(test_superblock_write_fails),
 		cmocka_unit_test(test_discard),
