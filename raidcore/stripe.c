@@ -50,10 +50,10 @@ static void pool_put(struct rc_array *a, void *p)
  * writer filling the cache again after a commit emptied it finds them
  * there.  It kept 256, and a RAID 6 of 5 with the default cache (682
  * stripes) freed and mapped anew a third of its buffers at every commit:
- * the page faults of their first copy took about a tenth of the daemon's
- * CPU under a sequential write.  The price: memory up to the cache's
- * size stays mapped after a burst of writes, as md's stripe cache keeps
- * its stripe_cache_size.
+ * the page faults of their first copy cost the daemon 10-20 % more CPU
+ * under a sequential write (docs/BENCHMARKS.md).  The price: memory up
+ * to the cache's size stays mapped after a burst of writes, as md's
+ * stripe cache keeps its stripe_cache_size.
  */
 void rc_stripe_pool_limit(struct rc_array *a)
 {
