@@ -230,6 +230,20 @@ t_umount() {
 	unset "T_PID_OF[$dir]"
 }
 
+# t_crash_daemon DIR [PID...]: kill -9 of the daemon serving DIR (a crash),
+# then waits for the PIDs given (writers, which fail once the mount is
+# dead: the dead mount stays until they stopped, or what they wrote to the
+# bare mount point would look lost) and unmounts it.
+t_crash_daemon() {
+	local dir=$1 pid=${T_PID_OF[$1]}
+	shift
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null || true
+	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+	RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$dir" 2>/dev/null || umount -l "$dir"
+	unset "T_PID_OF[$dir]"
+}
+
 # t_daemon_pid DIR: the live raidfs serving DIR (started by mount(8), so
 # not our child; run by mount(8) it is named mount.raidfs).  DIR is inside
 # $T, so no other mount can match.

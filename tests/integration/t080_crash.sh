@@ -46,14 +46,10 @@ PYEOF
 for round in 1 2 3; do
 	t_log "round $round: workload, then kill -9"
 	t_mount "$IMGS" "$M"
-	pid=${T_PID_OF[$M]}
 	"$PY" "$T/work.py" "$M" "$T/synced.$round" "$round" 2>/dev/null &
 	wpid=$!
 	sleep $((2 + round))
-	kill -9 "$pid"
-	wait "$pid" 2>/dev/null || true
-	wait "$wpid" 2>/dev/null || true    # it fails once the mount is dead
-	RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
+	t_crash_daemon "$M" "$wpid"
 	n=$(wc -l <"$T/synced.$round")
 	[ "$n" -gt 0 ] || t_fail "round $round: nothing was fsync'd before the kill"
 

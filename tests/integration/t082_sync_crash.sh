@@ -26,11 +26,7 @@ for i in range(20):
 PY
 sync
 sleep 3
-pid=${T_PID_OF[$M]}
-kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
-RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
-unset "T_PID_OF[$M]"
+t_crash_daemon "$M"
 
 t_mount "$IMGS" "$M"
 n=$("$PY" - "$M/tree" <<'PY'

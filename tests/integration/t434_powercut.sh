@@ -100,18 +100,13 @@ for round in $(seq 1 "$ROUNDS"); do
 		echo "m$i.img volatile" >"$T/ff/.faultctl"
 	done
 	t_mount "$FF" "$M"
-	pid=${T_PID_OF[$M]}
 	"$PY" "$T/work.py" "$M" "$T/acked" "$round" 2>/dev/null &
 	wpid=$!
 	sleep "$(( (round % 3) + 1 )).$((round * 3 % 10))"
 	keep=$(( (round * 37) % 101 ))
 	t_log "round $round: power cut, $keep % of each member's unflushed blocks kept"
 	echo "* powercut $keep $round" >"$T/ff/.faultctl"
-	kill -9 "$pid"
-	wait "$pid" 2>/dev/null || true
-	wait "$wpid" 2>/dev/null || true
-	RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
-	unset "T_PID_OF[$M]"
+	t_crash_daemon "$M" "$wpid"
 	grep 'power cut' "$T/faultfs.log" | tail -1 | sed 's/^/  /'
 	n=$(wc -l <"$T/acked")
 	[ "$n" -gt 0 ] || t_fail "round $round: nothing was acknowledged"

@@ -55,11 +55,7 @@ for k in range(1, 7):
     open("%s/F%d.want" % (t, k), "wb").write(want[:off] + b + want[off + 4096:])
 PY
 	echo "* powercut 0 1" >"$T/ff/.faultctl"
-	pid=${T_PID_OF[$M]}
-	kill -9 "$pid"
-	wait "$pid" 2>/dev/null || true
-	RAIDFS_UMOUNT_WAIT=10 t_umount_idle "$M" 2>/dev/null || umount -l "$M"
-	unset "T_PID_OF[$M]"
+	t_crash_daemon "$M"
 	for i in $(seq 0 $((n - 1))); do echo "m$i.img clear" >"$T/ff/.faultctl"; done
 
 	t_log "mounted without member 1: replay; a write; unmounted"
