@@ -164,6 +164,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off,
 		err = zero_range(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
 	else
 		err = prealloc(fs, ip, off, len, mode & FALLOC_FL_KEEP_SIZE);
+	fs_wb_acked(ip);                /* a size the caller set: never cut */
 	pthread_rwlock_unlock(&ip->lock);
 	fs_iput(fs, ip);
 	return err;

@@ -384,6 +384,7 @@ int fs_file_truncate(struct fs *fs, struct fs_inode *ip, uint64_t size)
 		else
 			fs_tx_ordered(tx);      /* the zeroed tail becomes file */
 		ip->d.size = size;
+		fs_wb_acked(ip);        /* a size set: nothing past it to cut */
 		/* cut back to what was stored: writes may go on (fs_write) */
 		if (ip->wb_hole && size <= ip->wb_hole - 1)
 			__atomic_store_n(&ip->wb_hole, 0, __ATOMIC_RELAXED);

@@ -505,7 +505,23 @@ struct fs_inode {
 	 * until the file is truncated to it or closed by all (fs_write); under
 	 * lock, atomic for the release's reset. */
 	uint64_t wb_hole;
+	/* 1 + the size the file had when cached write-backs began to grow
+	 * it after its data was last acknowledged (0: not grown since):
+	 * everything past it came from write-backs that no fsync, close or
+	 * other size change has answered for yet.  A cached write-back that
+	 * finds no space at or past it cuts the file back to where that
+	 * write starts (hole_note); reset by fs_wb_acked.  Under lock,
+	 * atomic for the release's and fsync's resets. */
+	uint64_t wb_base;
 };
+
+/* ip's data up to its size has been answered for (fsync, a handle's
+ * release after the kernel wrote the file back, a size set otherwise):
+ * no cut of a later hole_note goes below it. */
+static inline void fs_wb_acked(struct fs_inode *ip)
+{
+	__atomic_store_n(&ip->wb_base, 0, __ATOMIC_RELAXED);
+}
 
 int fs_icache_init(struct fs *fs);
 void fs_icache_destroy(struct fs *fs);

@@ -737,6 +737,81 @@ static uint64_t fill_data(struct tfs *t)
 	}
 }
 
+/*
+ * Cached write-backs reach fs out of order: a later page of a write(2)
+ * stored before an earlier one found no space left a gap of zeros inside
+ * the file, data after it (t430 under load).  When all past the gap came
+ * from write-backs not yet answered for, the file is cut back to the gap
+ * (hole_cut): a prefix, the space past it free again, fsync saying
+ * ENOSPC.  What an fsync or a handle's release acknowledged is never cut.
+ */
+static void test_enospc_cached_prefix(void **state)
+{
+	struct tfs *t = *state;
+	static uint8_t w[1 << 20], r[1 << 20];
+	uint64_t f, g, h, fh, at;
+	struct statvfs s0, s1;
+	struct fs_attr a;
+	ssize_t n;
+
+	tfs_pattern(w, sizeof(w), 7);
+	f = tfs_create(t, ROOT, "f");   /* both halves unacknowledged: cut */
+	g = tfs_create(t, ROOT, "g");   /* the second half fsync'd: kept */
+	h = tfs_create(t, ROOT, "h");   /* the second half released: kept */
+	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
+	assert_int_equal(fs_write(t->fs, g, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
+	assert_int_equal(fs_fsync(t->fs, g, 0), 0);
+	assert_int_equal(fs_open(t->fs, h, O_WRONLY, &fh), 0);
+	assert_int_equal(fs_write(t->fs, h, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
+	assert_int_equal(fs_release(t->fs, h, fh), 0);
+	assert_int_equal(fs_open(t->fs, h, O_WRONLY, &fh), 0);
+	fill_data(t);
+
+	/* g and h: the first half finds no space, the second stays */
+	n = fs_write(t->fs, g, 0, sizeof(w), w, FS_WRITE_CACHE);
+	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
+	n = fs_write(t->fs, h, 0, sizeof(w), w, FS_WRITE_CACHE);
+	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(fs_getattr(t->fs, i ? h : g, &a), 0);
+		assert_int_equal(a.size, 2 * sizeof(w));
+		assert_int_equal(fs_read(t->fs, i ? h : g, sizeof(w), sizeof(r),
+					 r), sizeof(r));
+		assert_memory_equal(r, w, sizeof(w));
+	}
+	assert_int_equal(fs_fsync(t->fs, g, 0), -ENOSPC);
+
+	/* f: cut back to what its failed write stored, the rest freed */
+	assert_int_equal(fs_statfs(t->fs, &s0), 0);
+	n = fs_write(t->fs, f, 0, sizeof(w), w, FS_WRITE_CACHE);
+	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
+	at = n < 0 ? 0 : (uint64_t)n;
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, at);
+	assert_int_equal(fs_statfs(t->fs, &s1), 0);
+	assert_true((s1.f_bfree - s0.f_bfree) * s1.f_frsize + at >=
+		    sizeof(w));
+	assert_int_equal(fs_fsync(t->fs, f, 0), -ENOSPC);
+	/* a later write-back past the gap finds the freed room: refused */
+	assert_int_equal(fs_write(t->fs, f, at + 8192, 4096, w,
+				  FS_WRITE_CACHE), -ENOSPC);
+	assert_int_equal(fs_release(t->fs, h, fh), 0);
+	tfs_remount(t);
+	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
+	assert_int_equal(a.size, at);
+	if (at) {
+		assert_int_equal(fs_read(t->fs, f, 0, at, r), (ssize_t)at);
+		assert_memory_equal(r, w, at);
+	}
+	assert_int_equal(fs_read(t->fs, g, sizeof(w), sizeof(r), r),
+			 sizeof(r));
+	assert_memory_equal(r, w, sizeof(w));
+	tfs_check(t);
+}
+
 /* fill_data, then names (and some attributes) made in a new directory
  * "names" until the metadata reserve is gone too; returns that
  * directory. */
@@ -869,6 +944,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_statfs_adds_up, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_consistent, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_keep, tfs_setup, tfs_teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_cached_prefix, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_metadata, tfs_setup, tfs_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc_names_after_delete, tfs_setup, tfs_teardown),
 	};
