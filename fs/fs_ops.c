@@ -357,9 +357,16 @@ static void hole_cut(struct fs *fs, struct fs_inode *ip, uint64_t at)
 {
 	uint64_t base = __atomic_load_n(&ip->wb_base, __ATOMIC_RELAXED);
 	uint64_t size = ip->d.size;
+	uint32_t nopen;
 	int err;
 
-	if (!base || at < base - 1 || size <= at)
+	/* One handle at most: another's close(2) may have answered for its
+	 * bytes already, its RELEASE (which resets wb_base) still on the
+	 * way; the kernel sends no FLUSH here (fuse_ops.c). */
+	pthread_mutex_lock(&fs->icache_lock);
+	nopen = ip->nopen;
+	pthread_mutex_unlock(&fs->icache_lock);
+	if (!base || at < base - 1 || size <= at || nopen > 1)
 		return;
 	err = fs_file_truncate(fs, ip, at);
 	if (err)
@@ -502,18 +509,22 @@ int fs_fsync(struct fs *fs, uint64_t ino, int datasync)
 	if (!err) {
 		pthread_rwlock_rdlock(&ip->lock);
 		err = data_dropped(fs, ip);
+		/* cached writes were dropped for want of space (hole_note):
+		 * every fsync says so until the file is truncated to what was
+		 * stored or closed by all; the kernel tells one fsync or one
+		 * close only, and any process's close took it (a tester's
+		 * find, V3) */
+		if (!err && __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED))
+			err = -ENOSPC;
+		/* What was written back before this fsync began is
+		 * acknowledged.  The check and the reset under the lock that
+		 * a cut holds (hole_note): a cut either came before, and this
+		 * fsync fails, or comes after, and stops at the reset.  A
+		 * later write-back caught in it only makes a cut shorter. */
+		if (!err)
+			fs_wb_acked(ip);
 		pthread_rwlock_unlock(&ip->lock);
 	}
-	/* cached writes were dropped for want of space (hole_note): every
-	 * fsync says so until the file is truncated to what was stored or
-	 * closed by all; the kernel tells one fsync or one close only, and
-	 * any process's close took it (a tester's find, V3) */
-	if (!err && __atomic_load_n(&ip->wb_hole, __ATOMIC_RELAXED))
-		err = -ENOSPC;
-	/* what was written back before this fsync began is acknowledged;
-	 * a later write-back caught in the reset only makes a cut shorter */
-	if (!err)
-		fs_wb_acked(ip);
 	fs_iput(fs, ip);
 	return err;
 }

@@ -743,13 +743,14 @@ static uint64_t fill_data(struct tfs *t)
  * the file, data after it (t430 under load).  When all past the gap came
  * from write-backs not yet answered for, the file is cut back to the gap
  * (hole_cut): a prefix, the space past it free again, fsync saying
- * ENOSPC.  What an fsync or a handle's release acknowledged is never cut.
+ * ENOSPC.  What an fsync or a handle's release acknowledged is never cut,
+ * nor a file open twice (the other's close may have answered already).
  */
 static void test_enospc_cached_prefix(void **state)
 {
 	struct tfs *t = *state;
 	static uint8_t w[1 << 20], r[1 << 20];
-	uint64_t f, g, h, fh, at;
+	uint64_t f, g, h, k, fh, kh[2], at;
 	struct statvfs s0, s1;
 	struct fs_attr a;
 	ssize_t n;
@@ -758,6 +759,7 @@ static void test_enospc_cached_prefix(void **state)
 	f = tfs_create(t, ROOT, "f");   /* both halves unacknowledged: cut */
 	g = tfs_create(t, ROOT, "g");   /* the second half fsync'd: kept */
 	h = tfs_create(t, ROOT, "h");   /* the second half released: kept */
+	k = tfs_create(t, ROOT, "k");   /* open twice: kept */
 	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w,
 				  FS_WRITE_CACHE), sizeof(w));
 	assert_int_equal(fs_write(t->fs, g, sizeof(w), sizeof(w), w,
@@ -768,6 +770,10 @@ static void test_enospc_cached_prefix(void **state)
 				  FS_WRITE_CACHE), sizeof(w));
 	assert_int_equal(fs_release(t->fs, h, fh), 0);
 	assert_int_equal(fs_open(t->fs, h, O_WRONLY, &fh), 0);
+	assert_int_equal(fs_open(t->fs, k, O_WRONLY, &kh[0]), 0);
+	assert_int_equal(fs_open(t->fs, k, O_WRONLY, &kh[1]), 0);
+	assert_int_equal(fs_write(t->fs, k, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
 	fill_data(t);
 
 	/* g and h: the first half finds no space, the second stays */
@@ -775,11 +781,15 @@ static void test_enospc_cached_prefix(void **state)
 	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
 	n = fs_write(t->fs, h, 0, sizeof(w), w, FS_WRITE_CACHE);
 	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(fs_getattr(t->fs, i ? h : g, &a), 0);
+	n = fs_write(t->fs, k, 0, sizeof(w), w, FS_WRITE_CACHE);
+	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
+	for (int i = 0; i < 3; i++) {
+		uint64_t ino = i == 0 ? g : i == 1 ? h : k;
+
+		assert_int_equal(fs_getattr(t->fs, ino, &a), 0);
 		assert_int_equal(a.size, 2 * sizeof(w));
-		assert_int_equal(fs_read(t->fs, i ? h : g, sizeof(w), sizeof(r),
-					 r), sizeof(r));
+		assert_int_equal(fs_read(t->fs, ino, sizeof(w), sizeof(r), r),
+				 sizeof(r));
 		assert_memory_equal(r, w, sizeof(w));
 	}
 	assert_int_equal(fs_fsync(t->fs, g, 0), -ENOSPC);
@@ -799,6 +809,8 @@ static void test_enospc_cached_prefix(void **state)
 	assert_int_equal(fs_write(t->fs, f, at + 8192, 4096, w,
 				  FS_WRITE_CACHE), -ENOSPC);
 	assert_int_equal(fs_release(t->fs, h, fh), 0);
+	assert_int_equal(fs_release(t->fs, k, kh[0]), 0);
+	assert_int_equal(fs_release(t->fs, k, kh[1]), 0);
 	tfs_remount(t);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, at);
