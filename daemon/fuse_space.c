@@ -46,8 +46,8 @@
  *
  * Write handles are told apart by a bit in fi->fh (fuse_ops.h); the
  * writers table counts them per inode.  Lock order: space->lock, then
- * inval->lock (rfs_inval_attr) or fs's allocator lock (fs_space_keep);
- * nothing else is taken under it.
+ * inval->lock (rfs_inval_attr), fs's allocator lock (fs_space_keep) or
+ * fs's icache_lock (fs_wb_settle); nothing else is taken under it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -205,9 +205,16 @@ static bool space_checks(const struct rfs_daemon *d)
 	return d->space && d->writeback && space_is_near(d->space);
 }
 
+/* Entering near full: the writers' attributes dropped (each write(2)
+ * asks from now on), and what they stored so far never cut (fs_wb_settle:
+ * write(2)s accepted before the check, one larger than the room among
+ * them, must not take back what a close answered for). */
 static int writer_inval(struct hc_node *n, void *arg)
 {
-	rfs_inval_attr(arg, n->key);
+	struct rfs_daemon *d = arg;
+
+	fs_wb_settle(d->fs, n->key);
+	rfs_inval_attr(d, n->key);
 	return 0;
 }
 

@@ -311,6 +311,13 @@ int fs_accessed(struct fs *fs, uint64_t ino);
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
 		 const void *buf, int flags);
 int fs_release(struct fs *fs, uint64_t ino, uint64_t fh);
+/* What ino's cached write-backs stored so far may have been answered for
+ * without fs seeing it (a close(2) of one of several descriptors of one
+ * open file, which sends no RELEASE), and the kernel is about to take a
+ * new write(2) (its GETATTR) or the filesystem got near full: a cached
+ * write-back that finds no space later never cuts the file below what is
+ * stored now (fs_ops.c hole_cut). */
+void fs_wb_settle(struct fs *fs, uint64_t ino);
 int fs_fsync(struct fs *fs, uint64_t ino, int datasync);
 /* Has ino's st_blocks changed since a caller last said it showed them
  * (fs_blocks_shown with this *version; an inode new in memory: yes)?  For

@@ -341,10 +341,11 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size,
  * WRITEs past the gap may also have come first and been stored before it
  * found no space (under load, t430 saw it).  When everything past the
  * gap came from write-backs not yet answered for (wb_base: no fsync,
- * release or other size change since the file grew past it), the file
- * is cut back to the gap (hole_cut): those bytes are as lost as the
- * gap's, and fsync and close say so.  Below wb_base nothing is cut: a
- * sparse file written in its middle can still keep a gap there.
+ * release, GETATTR, near-full state or other size change since the file
+ * grew past it: fs_wb_acked, fs_wb_settle), the file is cut back to the
+ * gap (hole_cut): those bytes are as lost as the gap's, and fsync and
+ * close say so.  Below wb_base nothing is cut: a sparse file written in
+ * its middle can still keep a gap there.
  */
 static bool hole_behind(const struct fs_inode *ip, uint64_t off)
 {

@@ -519,6 +519,20 @@ struct fs_inode *fs_icache_find(struct fs *fs, uint64_t ino)
 	return ip;
 }
 
+/* Under icache_lock alone, no reference taken: callers hold locks that
+ * an fs_iput (which may free an inode) must not run under (fuse_space.c's
+ * space->lock). */
+void fs_wb_settle(struct fs *fs, uint64_t ino)
+{
+	struct hc_node *n;
+
+	pthread_mutex_lock(&fs->icache_lock);
+	n = hc_find(&fs->icache, ino);
+	if (n)
+		fs_wb_acked(hc_entry(n, struct fs_inode, node));
+	pthread_mutex_unlock(&fs->icache_lock);
+}
+
 int fs_inode_delete(struct fs *fs, struct fs_tx *tx, struct fs_inode *ip)
 {
 	int err;

@@ -744,13 +744,15 @@ static uint64_t fill_data(struct tfs *t)
  * from write-backs not yet answered for, the file is cut back to the gap
  * (hole_cut): a prefix, the space past it free again, fsync saying
  * ENOSPC.  What an fsync or a handle's release acknowledged is never cut,
- * nor a file open twice (the other's close may have answered already).
+ * nor a file open twice (the other's close may have answered already),
+ * nor what was stored before the daemon said settled (fs_wb_settle: a
+ * GETATTR, the filesystem getting near full).
  */
 static void test_enospc_cached_prefix(void **state)
 {
 	struct tfs *t = *state;
 	static uint8_t w[1 << 20], r[1 << 20];
-	uint64_t f, g, h, k, fh, kh[2], at;
+	uint64_t f, g, h, k, m, fh, kh[2], at;
 	struct statvfs s0, s1;
 	struct fs_attr a;
 	ssize_t n;
@@ -760,6 +762,7 @@ static void test_enospc_cached_prefix(void **state)
 	g = tfs_create(t, ROOT, "g");   /* the second half fsync'd: kept */
 	h = tfs_create(t, ROOT, "h");   /* the second half released: kept */
 	k = tfs_create(t, ROOT, "k");   /* open twice: kept */
+	m = tfs_create(t, ROOT, "m");   /* settled: kept */
 	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w,
 				  FS_WRITE_CACHE), sizeof(w));
 	assert_int_equal(fs_write(t->fs, g, sizeof(w), sizeof(w), w,
@@ -774,6 +777,9 @@ static void test_enospc_cached_prefix(void **state)
 	assert_int_equal(fs_open(t->fs, k, O_WRONLY, &kh[1]), 0);
 	assert_int_equal(fs_write(t->fs, k, sizeof(w), sizeof(w), w,
 				  FS_WRITE_CACHE), sizeof(w));
+	assert_int_equal(fs_write(t->fs, m, sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
+	fs_wb_settle(t->fs, m);
 	fill_data(t);
 
 	/* g and h: the first half finds no space, the second stays */
@@ -783,8 +789,10 @@ static void test_enospc_cached_prefix(void **state)
 	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
 	n = fs_write(t->fs, k, 0, sizeof(w), w, FS_WRITE_CACHE);
 	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
-	for (int i = 0; i < 3; i++) {
-		uint64_t ino = i == 0 ? g : i == 1 ? h : k;
+	n = fs_write(t->fs, m, 0, sizeof(w), w, FS_WRITE_CACHE);
+	assert_true(n == -ENOSPC || (n >= 0 && (size_t)n < sizeof(w)));
+	for (int i = 0; i < 4; i++) {
+		uint64_t ino = i == 0 ? g : i == 1 ? h : i == 2 ? k : m;
 
 		assert_int_equal(fs_getattr(t->fs, ino, &a), 0);
 		assert_int_equal(a.size, 2 * sizeof(w));
