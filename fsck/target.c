@@ -10,7 +10,7 @@
  *
  * --rebuild TARGET is refused (exit 8) when it is in use, holds a member
  * of another raidfs array or any signature libblkid knows (unless -f,
- * which erases those), is smaller than the array's members need, or is an
+ * which erases those), holds data no signature names (unless -f), is smaller than the array's members need, or is an
  * active member of this array.  TARGET holding a slot of this array is
  * not "another signature": an interrupted rebuild onto it resumes, a
  * stale former member is rebuilt in place.
@@ -20,8 +20,8 @@
  * its former member when SOURCE names it and the slot ran without it
  * (left out as stale: rebuilt in full), a device in SOURCE on which
  * nothing at all is found (no raidfs
- * superblock, no libblkid signature, and zeros wherever it is sampled:
- * a member wiped whole, a new disk or image), the array's spare.  Data
+ * superblock, no libblkid signature, and zeros wherever it holds
+ * anything, read whole: a member wiped whole, a new disk or image), the array's spare.  Data
  * without a signature (a file of someone's, an encrypted volume, a disk
  * with old contents) counted as nothing until 2026-12-06, and a typo
  * in SOURCE naming it had fsck -y rebuild over it (a tester's find).  A device that holds anything else is never taken
@@ -163,6 +163,37 @@ static int target_own_slot(struct fsck *f, struct fsck_rebuild *e)
 	return 0;
 }
 
+/* TARGET, not of this array and with no signature, holds nothing but
+ * zeros (read whole), or -f says to overwrite it: --rebuild named it, and
+ * wrote over a file's data without -f (a tester's find). */
+static int target_blank_judge(struct fsck *f)
+{
+	struct rc_dev *dev;
+	uint64_t at = 0;
+	int ret;
+
+	if (f->o.force)
+		return 0;
+	ret = rc_dev_open_file(f->o.rebuild, RC_DEV_RDONLY, &dev);
+	if (ret == 0) {
+		ret = probe_proves_blank(f->o.rebuild, dev, &at);
+		rc_dev_close(dev);
+	}
+	if (ret < 0) {
+		fsck_err("--rebuild %s: cannot read it whole to see that it "
+			 "holds nothing: %s", f->o.rebuild, strerror(-ret));
+		return ret;
+	}
+	if (ret == 0) {
+		fsck_err("--rebuild %s: the device holds data (byte %llu is "
+			 "not zero) and no signature says what: refusing to "
+			 "overwrite it (-f overwrites it)", f->o.rebuild,
+			 (unsigned long long)at);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 static int target_plan(struct fsck *f)
 {
 	struct fsck_rebuild e = { .slot = -1, .kind = FSCK_RB_TARGET,
@@ -173,6 +204,10 @@ static int target_plan(struct fsck *f)
 		ret = target_own_slot(f, &e);
 	if (ret == 0 && e.kind == FSCK_RB_TARGET)
 		ret = target_sigs_judge(f, &e);
+	if (ret == 0 && e.kind == FSCK_RB_TARGET &&
+	    !(f->target.raidfs_ret == 0 && is_ours(f, &f->target.raidfs)) &&
+	    !f->target.nsigs)
+		ret = target_blank_judge(f);
 	if (ret == 0 && e.kind == FSCK_RB_TARGET &&
 	    too_small(f, f->o.rebuild, f->target_size)) {
 		fsck_err("--rebuild %s: the device is too small", f->o.rebuild);
@@ -202,8 +237,8 @@ static int candidate_check(struct fsck *f, const char *path, bool blank,
 	struct probe_result r;
 	struct rc_dev *dev;
 	char err[512], what[512];
-	uint64_t size;
-	bool data;
+	uint64_t size, at = 0;
+	bool data = false;
 	int ret;
 
 	ret = rc_dev_open_file(path, flags, &dev);
@@ -214,7 +249,10 @@ static int candidate_check(struct fsck *f, const char *path, bool blank,
 	}
 	size = dev->size;
 	ret = blank ? probe_sigs_find(path, dev, &r, err, sizeof(err)) : 0;
-	data = !ret && blank && !r.nsigs && !probe_reads_blank(dev);
+	/* read whole: samples missed a file's data between them, and fsck
+	 * -y rebuilt over it (a tester's find) */
+	if (!ret && blank && !r.nsigs)
+		data = probe_proves_blank(path, dev, &at) != 1;
 	rc_dev_close(dev);
 	if (ret) {
 		fsck_msg("  %s", err);
@@ -228,7 +266,8 @@ static int candidate_check(struct fsck *f, const char *path, bool blank,
 	}
 	if (data) {
 		fsck_msg("  %s holds data (no raidfs member, no signature "
-			 "known): not used without --rebuild %s", path, path);
+			 "known): not used without --rebuild %s -f (byte %llu "
+			 "is not zero)", path, path, (unsigned long long)at);
 		return -EEXIST;
 	}
 	if (blank && r.nsigs) {

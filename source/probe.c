@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <blkid/blkid.h>
 #include <uuid/uuid.h>
 
@@ -231,6 +232,83 @@ bool probe_reads_blank(struct rc_dev *dev)
 	}
 	free(buf);
 	return blank;
+}
+
+/* The first byte of buf[0, len) that is not zero: len when none. */
+static size_t first_nonzero(const uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i + 8 <= len && *(const uint64_t *)(buf + i) == 0)
+		i += 8;
+	while (i < len && buf[i] == 0)
+		i++;
+	return i;
+}
+
+/* Reads [off, end) of dev in chunks of len into buf: 1 all zeros, 0 not
+ * (*at set), negative errno. */
+static int range_zero(struct rc_dev *dev, uint8_t *buf, size_t len,
+		      uint64_t off, uint64_t end, uint64_t *at)
+{
+	size_t n, z;
+	int ret = 1;
+
+	while (ret == 1 && off < end) {
+		n = end - off < len ? (size_t)(end - off) : len;
+		ret = rc_dev_read(dev, buf, n, off);
+		if (ret < 0)
+			break;
+		z = first_nonzero(buf, n);
+		if (z < n)
+			*at = off + z;
+		ret = z == n;
+		off += n;
+	}
+	return ret;
+}
+
+int probe_proves_blank(const char *path, struct rc_dev *dev, uint64_t *at)
+{
+	enum { CHUNK = 1 << 20 };
+	uint64_t size = dev->size, off = 0;
+	uint8_t *buf = NULL;
+	struct stat st;
+	off_t data, hole;
+	int fd = -1, ret;
+
+	*at = 0;
+	ret = posix_memalign((void **)&buf, 4096, CHUNK) ? -ENOMEM : 1;
+	if (ret == 1) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			/* not a file (or no extents to ask for): all of it */
+			ret = range_zero(dev, buf, CHUNK, 0, size, at);
+			off = size;
+		}
+	}
+	/* a file: only its data extents hold anything but zeros */
+	while (ret == 1 && off < size) {
+		data = lseek(fd, (off_t)off, SEEK_DATA);
+		if (data < 0) {
+			ret = errno == ENXIO ? 1 : -errno;
+			break;
+		}
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0) {
+			ret = -errno;
+			break;
+		}
+		if ((uint64_t)hole > size)
+			hole = (off_t)size;
+		ret = range_zero(dev, buf, CHUNK, (uint64_t)data,
+				 (uint64_t)hole, at);
+		off = (uint64_t)hole;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
 }
 
 bool probe_has_foreign(const struct probe_result *r)

@@ -55,6 +55,14 @@ int probe_sigs_find(const char *path, struct rc_dev *dev,
  * spread between (a new disk, a member that returns zeros)? */
 bool probe_reads_blank(struct rc_dev *dev);
 
+/* Does dev (opened on path) hold zeros and nothing else?  Reads it whole:
+ * a regular file's data extents only (SEEK_DATA: a sparse image proves
+ * itself at once), every byte of anything else.  1: blank; 0: not, *at
+ * the first byte that is not zero; negative errno when it cannot be
+ * read.  Before a device not named for it is overwritten (fsck's rebuild
+ * targets), where probe_reads_blank's samples miss data between them. */
+int probe_proves_blank(const char *path, struct rc_dev *dev, uint64_t *at);
+
 /* Does r hold a signature libblkid found (not raidcore's)? */
 bool probe_has_foreign(const struct probe_result *r);
 

@@ -2,7 +2,9 @@
 # fsck --rebuild TARGET checks TARGET before it writes anything: a member of
 # another raidfs array, an ext4 filesystem, a device too small for the
 # array's members, a device in use, an active member of this very array are
-# each refused with exit 8 and a message naming what was found, and every
+# each refused with exit 8 and a message naming what was found, as is one
+# holding data that no signature names (read whole: samples miss it), and
+# without --rebuild such a device in SOURCE is not taken; every
 # image (TARGET's included) is bit-for-bit unchanged, also a few seconds
 # later.  With -f the ext4 image is taken: its signature is erased, the
 # rebuild runs, and the array is then fully redundant.
@@ -29,6 +31,10 @@ mkfs.ext4 -q -F -L precious "$T/ext4.img"
 truncate -s 32M "$T/small.img"
 truncate -s 64M "$T/busy.img"
 head -c 64M /dev/urandom >"$T/data.img"
+# data only where the samples of a "blank" device did not look: zeros in
+# its first and last MiB and in 62 blocks spread between
+truncate -s 64M "$T/hidden.img"
+head -c 1245184 /dev/urandom | dd of="$T/hidden.img" bs=4096 seek=400 conv=notrunc status=none
 sums() { (cd "$T" && sha256sum -- *.img); }
 sums >"$T/sums"
 
@@ -60,6 +66,10 @@ refused "$T/busy.img" "$OTHERS" "in use"
 exec 8<&-
 t_log "an active member of this array"
 refused "${M[1]}" "$OTHERS" "slot 1 of this array, active"
+# --rebuild named it: plain data was overwritten without -f (a tester's
+# find); the device is read whole before anything is written
+t_log "data with no signature, between the places a blank device is sampled"
+refused "$T/hidden.img" "$OTHERS" "holds data (byte 1638400 is not zero)" "-f overwrites it"
 
 # A typo in SOURCE naming a file of someone's data (no raidfs member, no
 # signature libblkid knows) in place of the lost member: fsck -y counted
@@ -75,6 +85,13 @@ grep -q "data.img holds data (no raidfs member, no signature known): not used wi
 	{ cat "$T/out"; t_fail "fsck -y: data.img not refused by name"; }
 grep -q "rebuilding slot" "$T/out" && t_fail "fsck -y rebuilt onto data.img"
 sums | diff - "$T/sums" >/dev/null || t_fail "fsck -y with data.img in SOURCE wrote"
+# the same with data where a blank device is not sampled: taken for
+# blank, rebuilt over (a tester's find); now read whole first
+rc=0; "$FSCK" -y "${M[0]}:${M[1]}:$T/hidden.img:${M[3]}" >"$T/out" 2>&1 || rc=$?
+[ $rc -eq 4 ] || { cat "$T/out"; t_fail "fsck -y with hidden.img in SOURCE: exit $rc, want 4"; }
+grep -q "hidden.img holds data (no raidfs member, no signature known): not used without --rebuild .* -f (byte 1638400 is not zero)" "$T/out" ||
+	{ cat "$T/out"; t_fail "fsck -y: hidden.img not refused by name"; }
+sums | diff - "$T/sums" >/dev/null || t_fail "fsck -y with hidden.img in SOURCE wrote"
 sleep 3
 sums | diff - "$T/sums" >/dev/null || t_fail "an image changed after the refusals"
 
