@@ -10,8 +10,9 @@
  *
  * --rebuild TARGET is refused (exit 8) when it is in use, holds a member
  * of another raidfs array or any signature libblkid knows (unless -f,
- * which erases those), holds data no signature names (unless -f), is smaller than the array's members need, or is an
- * active member of this array.  TARGET holding a slot of this array is
+ * which erases those), holds data no signature names (unless -f), is
+ * smaller than the array's members need, or is an active member of this
+ * array.  TARGET holding a slot of this array is
  * not "another signature": an interrupted rebuild onto it resumes, a
  * stale former member is rebuilt in place.
  *
