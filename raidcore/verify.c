@@ -449,6 +449,34 @@ static bool parity_consistent(struct resolve *rs, const bool *failed,
 	return true;
 }
 
+/*
+ * More columns unknown than redundancy, but every one of them read (their
+ * table blocks fail their seals: two members' tables damaged over the
+ * same rows), and the row as read agrees with all of its redundancy:
+ * those blocks are what their row says, and their entries are re-derived
+ * (a tester's find: such rows, every block intact, read as I/O errors,
+ * the filesystem on them would not mount, and fsck -y wrote zeros over
+ * their free blocks).  Damage does not agree by chance; an old version
+ * would have to be every member's alike, parity's too.
+ */
+static bool unknown_row_agrees(struct resolve *rs, const bool *failed,
+			       uint8_t *pq)
+{
+	bool none[RC_MAX_MEMBERS] = { false };
+
+	for (uint32_t c = 0; c < rs->mp->ncols; c++)
+		if (failed[c] && rs->st[c] != BLK_UNKNOWN)
+			return false;
+	if (!parity_consistent(rs, none, pq))
+		return false;
+	for (uint32_t c = 0; c < rs->mp->ncols; c++)
+		if (failed[c]) {
+			rs->out->known[c] = true;
+			rs->out->fix[c] = RC_FIX_ENTRY;
+		}
+	return true;
+}
+
 static bool parity_recover(struct resolve *rs, const bool *failed)
 {
 	void *ptr[RC_MAX_MEMBERS];
@@ -719,7 +747,8 @@ static int resolve_parity(struct resolve *rs, uint8_t *pq)
 			return ret;
 	}
 	if (nfailed > rs->a->nred) {
-		resolve_beyond(rs, failed);
+		if (!unknown_row_agrees(rs, failed, pq))
+			resolve_beyond(rs, failed);
 		return 0;
 	}
 	if (!parity_recover(rs, failed))
@@ -815,6 +844,38 @@ static bool mirror_named(struct resolve *rs, int *src, bool *wrong)
 	return true;
 }
 
+/* No copy established, two or more read whose entries are unknown (every
+ * copy's table damaged over the same rows), and all of them the same:
+ * that is the block (unknown_row_agrees' rule for mirrors); entries
+ * re-derived.  A copy that failed its entry or its read leaves it to the
+ * rules below. */
+static bool mirror_unknown_agree(struct resolve *rs)
+{
+	const struct rc_stripe_map *mp = rs->mp;
+	int first = -1, n = 0;
+
+	for (uint32_t c = 0; c < mp->ncols; c++) {
+		if (rs->st[c] == BLK_ABSENT)
+			continue;
+		if (rs->st[c] != BLK_UNKNOWN)
+			return false;
+		if (first < 0)
+			first = (int)c;
+		else if (memcmp(cell(rs, c), cell(rs, (uint32_t)first),
+				RC_BLOCK_SIZE))
+			return false;
+		n++;
+	}
+	if (n < 2)
+		return false;
+	for (uint32_t c = 0; c < mp->ncols; c++)
+		if (rs->st[c] == BLK_UNKNOWN) {
+			rs->out->known[c] = true;
+			rs->out->fix[c] = RC_FIX_ENTRY;
+		}
+	return true;
+}
+
 static int resolve_mirror(struct resolve *rs)
 {
 	const struct rc_stripe_map *mp = rs->mp;
@@ -836,6 +897,8 @@ static int resolve_mirror(struct resolve *rs)
 		for (uint32_t c = 0; c < mp->ncols; c++)
 			rs->out->vouched[c] = wrong[c];
 	}
+	if (src < 0 && mirror_unknown_agree(rs))
+		return 0;
 	if (src < 0) {
 		for (uint32_t c = 0; c < mp->ncols; c++)
 			if (rs->st[c] == BLK_ZERO) {

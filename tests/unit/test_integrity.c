@@ -348,6 +348,63 @@ static void test_table_read_errors_credited(void **state)
 }
 
 /*
+ * The checksum tables of more members than the redundancy damaged over
+ * the same rows (every table block of members 0 and 1 garbage; also 2 at
+ * RAID 6), every block intact: the rows agree with all their redundancy,
+ * so they are what they say, the entries are re-derived, and a repairing
+ * scrub writes the tables again.  They read as I/O errors, and a
+ * filesystem on them would not mount (a tester's find).
+ */
+static void test_tables_damaged_beyond(void **state)
+{
+	static const struct cfg tcfgs[] = {
+		{ RC_RAID5, 3, 4096 }, { RC_RAID5, 5, 65536 },
+		{ RC_RAID6, 4, 16384 }, { RC_RAID1, 2, 16384 },
+		{ RC_RAID10, 4, 65536 },
+	};
+
+	for (size_t i = 0; i < sizeof(tcfgs) / sizeof(tcfgs[0]); i++) {
+		const struct cfg *c = &tcfgs[i];
+		int victims = c->level == RC_RAID6 ? 3 : 2;
+		uint8_t junk[RC_BLOCK_SIZE];
+		struct rc_scrub_report rep;
+		struct rc_testbed tb;
+		struct rc_array *a;
+		uint64_t blocks;
+		struct rc_sb sb;
+
+		a = filled(&tb, c, &blocks);
+		assert_int_equal(rc_array_close(a), 0);
+		for (int m = 0; m < victims; m++) {
+			uint8_t raw[RC_BLOCK_SIZE];
+
+			assert_int_equal(rc_dev_read(tb.mem[m], raw, sizeof(raw),
+						     0), 0);
+			assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
+			for (uint64_t t = 0; t < sb.csum_blocks; t++) {
+				tb_pattern(junk, 1000 + t, (uint32_t)m + 7);
+				assert_int_equal(rc_dev_write(tb.mem[m], junk,
+					sizeof(junk), (sb.csum_offset + t) *
+					RC_BLOCK_SIZE), 0);
+			}
+		}
+		a = tb_assemble(&tb, 0, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.unrecoverable, 0);
+		assert_int_equal(rc_array_close(a), 0);
+		a = tb_assemble(&tb, 0, 0);
+		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+		assert_int_equal(rep.read_errors + rep.csum_errors +
+				 rep.unrecoverable + rep.parity_mismatches +
+				 rep.conflicts + rep.unverified, 0);
+		assert_int_equal(verify(a, blocks, 1), 0);
+		assert_int_equal(rc_array_close(a), 0);
+		tb_fini(&tb);
+	}
+}
+
+/*
  * The same with the table's writes failing too (a member going away): no
  * rewrite held, none is credited.  It was credited when queued, and fsck
  * said "repaired" on a member that had vanished (a tester's find, V4).
@@ -1793,6 +1850,7 @@ int main(void)
 		cmocka_unit_test(test_shrunk_offline),
 		cmocka_unit_test(test_read_errors_rewritten),
 		cmocka_unit_test(test_table_read_errors_credited),
+		cmocka_unit_test(test_tables_damaged_beyond),
 		cmocka_unit_test(test_table_rewrite_failed_not_credited),
 		cmocka_unit_test(test_read_errors_unwritten),
 	};
