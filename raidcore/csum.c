@@ -37,6 +37,8 @@ struct rc_csum_entry {
 	bool read_failed;                       /* its media read failed:
 						   credited when written
 						   again (read_fixed) */
+	bool seal_failed;                       /* read, it failed its seal:
+						   corrected once whole */
 	bool credit;                            /* read_fixed: credit the
 						   write that takes it home */
 	uint8_t fixes;                          /* read_fixed since it was
@@ -290,6 +292,14 @@ static struct rc_csum_entry *entry_get(struct rc_array *a, int slot,
 			atomic_store(&a->tables_to_heal, true);
 		/* a media error, not a suspended array or a device gone */
 		e->read_failed = ret == -EIO && !rc_array_suspended(a);
+		/* damage read as it is: once its entries are all known again
+		 * from the rows, the checksum error counted above is
+		 * corrected (a RAID 6 member whose every table block was
+		 * garbage, its blocks all intact, was faulted for them: a
+		 * tester's find); the block goes home as any dirty one, a
+		 * write that fails faults the member, and the checkpoint
+		 * reads the last table block back */
+		e->seal_failed = ret == 0;
 		if (e->read_failed)
 			atomic_fetch_add(&a->tables_unreadable, 1);
 	}
@@ -554,6 +564,10 @@ int rc_csum_update(struct rc_array *a, int slot, uint64_t mblock,
 		entry_mark_dirty(a, e);
 		if (!e->unknown && e->read_failed)
 			read_fixed(a, e);
+		if (!e->unknown && e->seal_failed) {
+			e->seal_failed = false;
+			rc_member_note_corrected(a, slot);
+		}
 	}
 	if (rc_csum_get(e->block, j) != csum) {
 		rc_csum_set(e->block, j, csum);
