@@ -183,6 +183,18 @@ static int members_open(char **paths, int n, unsigned flags, bool named,
 				"ro), or make the device writable", paths[i]);
 			return -EROFS;
 		}
+		/* there, but not to be written (chattr +i, its mode, a
+		 * security module): not a dead disk either; counted missing,
+		 * the array ran degraded with a healthy member left out and
+		 * fsck advised a rebuild (a tester's find) */
+		if (ret == -EPERM || ret == -EACCES) {
+			devs[i] = NULL;
+			err_set(err, errlen, "member %s cannot be opened for "
+				"writing (%s): nothing was written. Mount the "
+				"array read-only (-o ro), or make the device "
+				"writable", paths[i], strerror(-ret));
+			return -EROFS;
+		}
 		/* no such path, or one no member can be (a directory,
 		 * /dev/null, a symbolic link loop): a typo, as the rest of
 		 * this check */

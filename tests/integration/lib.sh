@@ -34,6 +34,7 @@ T=
 T_PIDS=()          # daemons this test started
 T_MOUNTS=()        # mount points this test mounted
 T_LOOPS=()         # loop devices this test attached
+T_IMMUTABLE=()     # files this test made immutable (chattr +i)
 T_RM_AT_EXIT=()    # files outside $T this test created (a helper link)
 declare -A T_PID_OF=()   # mount point -> daemon pid
 
@@ -125,6 +126,7 @@ t_cleanup() {
 		t_pid_alive "$p" && kill -9 "$p" 2>/dev/null
 	done
 	for l in "${T_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for l in "${T_IMMUTABLE[@]}"; do chattr -i "$l" 2>/dev/null; done
 	for l in "${T_RM_AT_EXIT[@]}"; do rm -rf "$l"; done
 	if [ $rc -ne 0 ] && [ -n "$T" ] && [ -s "$T/daemon.log" ]; then
 		echo "  --- daemon log (last 30 lines) ---" >&2

@@ -751,8 +751,8 @@ static uint64_t fill_data(struct tfs *t)
 static void test_enospc_cached_prefix(void **state)
 {
 	struct tfs *t = *state;
-	static uint8_t w[1 << 20], r[1 << 20];
-	uint64_t f, g, h, k, m, fh, kh[2], at;
+	static uint8_t w[1 << 20], r[1 << 20], big[8 << 20];
+	uint64_t f, g, h, k, m, q, fh, kh[2], at;
 	struct statvfs s0, s1;
 	struct fs_attr a;
 	ssize_t n;
@@ -763,6 +763,7 @@ static void test_enospc_cached_prefix(void **state)
 	h = tfs_create(t, ROOT, "h");   /* the second half released: kept */
 	k = tfs_create(t, ROOT, "k");   /* open twice: kept */
 	m = tfs_create(t, ROOT, "m");   /* settled: kept */
+	q = tfs_create(t, ROOT, "q");   /* 6000 bytes fsync'd: cut to them */
 	assert_int_equal(fs_write(t->fs, f, sizeof(w), sizeof(w), w,
 				  FS_WRITE_CACHE), sizeof(w));
 	assert_int_equal(fs_write(t->fs, g, sizeof(w), sizeof(w), w,
@@ -780,6 +781,10 @@ static void test_enospc_cached_prefix(void **state)
 	assert_int_equal(fs_write(t->fs, m, sizeof(w), sizeof(w), w,
 				  FS_WRITE_CACHE), sizeof(w));
 	fs_wb_settle(t->fs, m);
+	assert_int_equal(fs_write(t->fs, q, 0, 6000, w, FS_WRITE_CACHE), 6000);
+	assert_int_equal(fs_fsync(t->fs, q, 0), 0);
+	assert_int_equal(fs_write(t->fs, q, 2 * sizeof(w), sizeof(w), w,
+				  FS_WRITE_CACHE), sizeof(w));
 	fill_data(t);
 
 	/* g and h: the first half finds no space, the second stays */
@@ -816,10 +821,22 @@ static void test_enospc_cached_prefix(void **state)
 	/* a later write-back past the gap finds the freed room: refused */
 	assert_int_equal(fs_write(t->fs, f, at + 8192, 4096, w,
 				  FS_WRITE_CACHE), -ENOSPC);
+	/* q: the page holding its fsync'd end sent again with what follows
+	 * (an appender's next record) finds no space: cut back to the
+	 * fsync'd 6000 bytes, not below them, and what lay past is gone
+	 * (a write larger than all f's cut freed) */
+	n = fs_write(t->fs, q, 4096, sizeof(big), big, FS_WRITE_CACHE);
+	assert_int_equal(n, -ENOSPC);
+	assert_int_equal(fs_getattr(t->fs, q, &a), 0);
+	assert_int_equal(a.size, 6000);
+	assert_int_equal(fs_read(t->fs, q, 0, 6000, r), 6000);
+	assert_memory_equal(r, w, 6000);
 	assert_int_equal(fs_release(t->fs, h, fh), 0);
 	assert_int_equal(fs_release(t->fs, k, kh[0]), 0);
 	assert_int_equal(fs_release(t->fs, k, kh[1]), 0);
 	tfs_remount(t);
+	assert_int_equal(fs_getattr(t->fs, q, &a), 0);
+	assert_int_equal(a.size, 6000);
 	assert_int_equal(fs_getattr(t->fs, f, &a), 0);
 	assert_int_equal(a.size, at);
 	if (at) {
