@@ -299,6 +299,39 @@ static void table_pending(struct rc_testbed *tb, int m, struct rc_sb *sb)
 				 RC_BLOCK_SIZE, RC_BLOCK_SIZE);
 }
 
+/* Every block of member m's checksum table overwritten with a pattern
+ * (garbage that fails its seal); *sb: the member's superblock. */
+static void table_garbage(struct rc_testbed *tb, int m, struct rc_sb *sb)
+{
+	uint8_t raw[RC_BLOCK_SIZE];
+
+	assert_int_equal(rc_dev_read(tb->mem[m], raw, sizeof(raw), 0), 0);
+	assert_int_equal(rc_sb_decode(raw, sb, NULL), 0);
+	for (uint64_t t = 0; t < sb->csum_blocks; t++) {
+		tb_pattern(raw, 2000 + t, (uint32_t)m + 7);
+		assert_int_equal(rc_dev_write(tb->mem[m], raw, sizeof(raw),
+				 (sb->csum_offset + t) * RC_BLOCK_SIZE), 0);
+	}
+}
+
+/* Closes a, assembles the array again: a scrub finds nothing, every block
+ * reads right; then closes it and the testbed. */
+static void reopen_clean(struct rc_testbed *tb, struct rc_array *a,
+			 uint64_t blocks)
+{
+	struct rc_scrub_report rep;
+
+	assert_int_equal(rc_array_close(a), 0);
+	a = tb_assemble(tb, 0, 0);
+	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
+	assert_int_equal(rep.read_errors + rep.csum_errors +
+			 rep.unrecoverable + rep.parity_mismatches +
+			 rep.conflicts + rep.unverified, 0);
+	assert_int_equal(verify(a, blocks, 1), 0);
+	assert_int_equal(rc_array_close(a), 0);
+	tb_fini(tb);
+}
+
 /*
  * Pending sectors under one member's checksum table (every table block
  * unreadable until written): the tables are re-derived from the rows and
@@ -337,13 +370,7 @@ static void test_table_read_errors_credited(void **state)
 		assert_int_equal(st.read_errors, sb.csum_blocks);
 		assert_int_equal(st.repaired, sb.csum_blocks);
 		/* written again: the table reads, and a scrub finds nothing */
-		assert_int_equal(rc_array_close(a), 0);
-		a = tb_assemble(&tb, 0, 0);
-		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
-		assert_int_equal(rep.read_errors + rep.csum_errors, 0);
-		assert_int_equal(verify(a, blocks, 1), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		tb_fini(&tb);
+		reopen_clean(&tb, a, blocks);
 	}
 }
 
@@ -357,7 +384,6 @@ static void test_table_read_errors_credited(void **state)
 static void test_table_seal_errors_credited(void **state)
 {
 	static const struct cfg c = { RC_RAID6, 6, 8192 };
-	uint8_t junk[RC_BLOCK_SIZE], raw[RC_BLOCK_SIZE];
 	struct rc_scrub_report rep;
 	struct rc_member_status st;
 	struct rc_testbed tb;
@@ -367,14 +393,8 @@ static void test_table_seal_errors_credited(void **state)
 
 	a = filled(&tb, &c, &blocks);
 	assert_int_equal(rc_array_close(a), 0);
-	assert_int_equal(rc_dev_read(tb.mem[1], raw, sizeof(raw), 0), 0);
-	assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
+	table_garbage(&tb, 1, &sb);
 	assert_true(sb.csum_blocks > 1);        /* the fault limit below */
-	for (uint64_t t = 0; t < sb.csum_blocks; t++) {
-		tb_pattern(junk, 2000 + t, 3);
-		assert_int_equal(rc_dev_write(tb.mem[1], junk, sizeof(junk),
-				 (sb.csum_offset + t) * RC_BLOCK_SIZE), 0);
-	}
 	a = tb_assemble(&tb, 0, 0);
 	rc_array_set_fault_errors(a, 1);        /* fewer than the tables */
 	assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
@@ -386,13 +406,7 @@ static void test_table_seal_errors_credited(void **state)
 	rc_array_member_status(a, 1, &st);
 	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
 	assert_int_equal(st.csum_errors, sb.csum_blocks);
-	assert_int_equal(rc_array_close(a), 0);
-	a = tb_assemble(&tb, 0, 0);
-	assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
-	assert_int_equal(rep.read_errors + rep.csum_errors, 0);
-	assert_int_equal(verify(a, blocks, 1), 0);
-	assert_int_equal(rc_array_close(a), 0);
-	tb_fini(&tb);
+	reopen_clean(&tb, a, blocks);
 }
 
 /*
@@ -414,7 +428,6 @@ static void test_tables_damaged_beyond(void **state)
 	for (size_t i = 0; i < sizeof(tcfgs) / sizeof(tcfgs[0]); i++) {
 		const struct cfg *c = &tcfgs[i];
 		int victims = c->level == RC_RAID6 ? 3 : 2;
-		uint8_t junk[RC_BLOCK_SIZE];
 		struct rc_scrub_report rep;
 		struct rc_testbed tb;
 		struct rc_array *a;
@@ -423,32 +436,13 @@ static void test_tables_damaged_beyond(void **state)
 
 		a = filled(&tb, c, &blocks);
 		assert_int_equal(rc_array_close(a), 0);
-		for (int m = 0; m < victims; m++) {
-			uint8_t raw[RC_BLOCK_SIZE];
-
-			assert_int_equal(rc_dev_read(tb.mem[m], raw, sizeof(raw),
-						     0), 0);
-			assert_int_equal(rc_sb_decode(raw, &sb, NULL), 0);
-			for (uint64_t t = 0; t < sb.csum_blocks; t++) {
-				tb_pattern(junk, 1000 + t, (uint32_t)m + 7);
-				assert_int_equal(rc_dev_write(tb.mem[m], junk,
-					sizeof(junk), (sb.csum_offset + t) *
-					RC_BLOCK_SIZE), 0);
-			}
-		}
+		for (int m = 0; m < victims; m++)
+			table_garbage(&tb, m, &sb);
 		a = tb_assemble(&tb, 0, 0);
 		assert_int_equal(verify(a, blocks, 1), 0);
 		assert_int_equal(rc_scrub(a, true, &rep, NULL, NULL), 0);
 		assert_int_equal(rep.unrecoverable, 0);
-		assert_int_equal(rc_array_close(a), 0);
-		a = tb_assemble(&tb, 0, 0);
-		assert_int_equal(rc_scrub(a, false, &rep, NULL, NULL), 0);
-		assert_int_equal(rep.read_errors + rep.csum_errors +
-				 rep.unrecoverable + rep.parity_mismatches +
-				 rep.conflicts + rep.unverified, 0);
-		assert_int_equal(verify(a, blocks, 1), 0);
-		assert_int_equal(rc_array_close(a), 0);
-		tb_fini(&tb);
+		reopen_clean(&tb, a, blocks);
 	}
 }
 
