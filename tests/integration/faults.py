@@ -823,6 +823,17 @@ def main():
     print(text + "".join(passed_known.splitlines(True)[:10]), end="")
     if len(fixed) > 10:
         print("(and %d more listed but passed)" % (len(fixed) - 10))
+    # the failures again, last: run.sh shows only the output's tail, and
+    # the table above pushed their logs out of it (a sample case failed
+    # once in a full run with nothing left to read)
+    for r in failed[:2]:
+        print(details([r]))
+        try:
+            with open(runner.case_log(r.case)) as f:
+                tail = f.read().splitlines()[-12:]
+            print("      | " + "\n      | ".join(tail))
+        except (OSError, AttributeError):
+            pass
     if a.table:
         with open(a.table, "w") as f:
             f.write(text + passed_known + "\n" + details(results) + "\n")
