@@ -253,13 +253,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int ret = rfs_space_check(d, ino, fi);
 	bool writes = fi && rfs_fh_writes(fi->fh);
 
-	/* A write(2) begins (or someone looks): what was stored before it
+	/* A write(2) begins (or fstat): what was stored before it
 	 * is not cut for its write-backs' want of space.  A close(2) of a
 	 * dup'd or inherited descriptor answers for the file's pages and
 	 * sends nothing (no FLUSH, no RELEASE); near full, the next write(2)
-	 * through a cached handle sends this GETATTR first (a tester's find:
-	 * 4 MiB acknowledged by such a close were cut away). */
-	if (d->writeback)
+	 * through a cached handle sends this GETATTR first, with its handle
+	 * (a tester's find: 4 MiB acknowledged by such a close were cut
+	 * away).  A stat(2) comes without one and costs nothing here. */
+	if (d->writeback && fi)
 		fs_wb_settle(d->fs, ino);
 
 	/* the GETATTR before a write(2) through a handle that was opened
