@@ -208,6 +208,18 @@ int probe_sigs_find(const char *path, struct rc_dev *dev,
 	return ret;
 }
 
+/* The first byte of buf[0, len) that is not zero: len when none. */
+static size_t first_nonzero(const uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i + 8 <= len && *(const uint64_t *)(buf + i) == 0)
+		i += 8;
+	while (i < len && buf[i] == 0)
+		i++;
+	return i;
+}
+
 /* Zeros in its first and last MiB and in 62 blocks spread between? */
 bool probe_reads_blank(struct rc_dev *dev)
 {
@@ -226,24 +238,11 @@ bool probe_reads_blank(struct rc_dev *dev)
 			len = (size_t)(size - off);
 		if (!len)
 			continue;
-		blank = rc_dev_read(dev, buf, len, off) == 0;
-		for (size_t i = 0; blank && i < len; i += 8)
-			blank = *(const uint64_t *)(buf + i) == 0;
+		blank = rc_dev_read(dev, buf, len, off) == 0 &&
+			first_nonzero(buf, len) == len;
 	}
 	free(buf);
 	return blank;
-}
-
-/* The first byte of buf[0, len) that is not zero: len when none. */
-static size_t first_nonzero(const uint8_t *buf, size_t len)
-{
-	size_t i = 0;
-
-	while (i + 8 <= len && *(const uint64_t *)(buf + i) == 0)
-		i += 8;
-	while (i < len && buf[i] == 0)
-		i++;
-	return i;
 }
 
 /* Reads [off, end) of dev in chunks of len into buf: 1 all zeros, 0 not
