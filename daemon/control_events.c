@@ -394,9 +394,12 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 		replace_finished(ev, rc, t);
 		break;
 	case RC_EV_VERIFY:
+		/* a rebuild's holes are known; other damage may have
+		 * reached further */
 		event_emit(ev, CTL_EV_MEMBER_DAMAGED, rc->slot, rc->dev, -1, t,
-			   "%s: the rest of the member may be damaged too; a "
-			   "repairing scrub verifies it", rc->why);
+			   "%s: %sa repairing scrub verifies it", rc->why,
+			   strstr(rc->why, RC_WHY_HOLES) ? "" :
+			   "the rest of the member may be damaged too; ");
 		break;
 	}
 }

@@ -134,10 +134,10 @@ void rc_verify_want(struct rc_array *a, int slot, const char *why)
 	a->verify_slots |= 1u << slot;
 	a->verify_gen++;
 	/* a pass already under way did not set out to verify it */
-	rc_log("member %d (%s): what damaged its superblocks may have reached "
-	       "its other blocks; it is not counted on as redundancy until a "
-	       "repairing scrub of the whole array has verified it", slot,
-	       name);
+	rc_log("member %d (%s): %s; it is not counted on as redundancy until "
+	       "a repairing scrub of the whole array has verified it", slot,
+	       name, strncmp(why, "superblock", 10) ? why : "what damaged its "
+	       "superblocks may have reached its other blocks");
 	rc_event_emit(a, RC_EV_VERIFY, slot, name, why, 0, 0, 0);
 }
 

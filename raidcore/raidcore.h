@@ -610,10 +610,15 @@ enum rc_event_kind {
 					more is read or written, the member
 					is not recorded faulty (fail.c) */
 	RC_EV_VERIFY = 11,           /* slot was found damaged (why: its
-					superblock copies) while the array
-					runs: a scrub should verify it
+					superblock copies), or its rebuild
+					left holes (why: "N " RC_WHY_HOLES),
+					while the array runs: a scrub
+					should verify it
 					(rc_info.verify_slots) */
 };
+
+/* The end of RC_EV_VERIFY's why for a rebuild's holes. */
+#define RC_WHY_HOLES "blocks its rebuild could not make"
 
 struct rc_event {
 	enum rc_event_kind kind;

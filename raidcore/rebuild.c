@@ -595,6 +595,19 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 			a->m[slot].state = RC_MEMBER_ACTIVE;
 			a->m[slot].catchup = false;
 			a->m[slot].rebuild_pos = 0;
+			/* Rows another member could not give are holes in
+			 * the redundancy: not counted on until a repairing
+			 * scrub has filled them (the daemon starts one; a
+			 * slot said in sync and redundant with holes lost
+			 * files at the next member lost: a tester's find) */
+			if (*lost) {
+				char vwhy[96];
+
+				snprintf(vwhy, sizeof(vwhy), "%llu "
+					 RC_WHY_HOLES,
+					 (unsigned long long)*lost);
+				rc_verify_want(a, slot, vwhy);
+			}
 			/* still degraded, still recording: the slot, active
 			 * now, takes the record's bitmap blocks at the next
 			 * flush (it had none; alone later, it could not give
