@@ -48,6 +48,19 @@ static void state_cond_init(struct rc_array *a)
 	pthread_condattr_destroy(&ca);
 }
 
+/* A writer waiting keeps new readers out (glibc's default lets a stream
+ * of readers starve it). */
+static void rwlock_init_writers_first(pthread_rwlock_t *l)
+{
+	pthread_rwlockattr_t at;
+
+	pthread_rwlockattr_init(&at);
+	pthread_rwlockattr_setkind_np(&at,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(l, &at);
+	pthread_rwlockattr_destroy(&at);
+}
+
 int rc_array_init(struct rc_array *a, unsigned flags)
 {
 	int ret;
@@ -74,6 +87,7 @@ int rc_array_init(struct rc_array *a, unsigned flags)
 	pthread_mutex_init(&a->event_lock, NULL);
 	pthread_mutex_init(&a->suspect_lock, NULL);
 	pthread_rwlock_init(&a->overlay_lock, NULL);
+	rwlock_init_writers_first(&a->slots_lock);
 	state_cond_init(a);
 	rc_writeback_init(a);
 	rc_array_set_cache(a, 64ull << 20);
@@ -119,6 +133,7 @@ void rc_array_free(struct rc_array *a)
 	pthread_mutex_destroy(&a->suspect_lock);
 	free(a->suspect);
 	pthread_rwlock_destroy(&a->overlay_lock);
+	pthread_rwlock_destroy(&a->slots_lock);
 	pthread_cond_destroy(&a->state_cond);
 	free(a);
 }

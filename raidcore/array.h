@@ -6,8 +6,8 @@
  *
  * Lock order (take left before right, never the reverse):
  *
- *   commit_lock -> stripe locks (ascending stripe number) -> state_lock
- *               -> wi.lock -> cache_lock -> csum_lock
+ *   commit_lock -> slots_lock -> stripe locks (ascending stripe number)
+ *               -> state_lock -> wi.lock -> cache_lock -> csum_lock
  *
  * and the leaves, taken last and holding nothing else: pool_lock (stripe
  * buffers), each member worker's lock (io.c), each device's own locks,
@@ -283,6 +283,18 @@ struct rc_array {
 	 * commit_waiting: a rebuild holds it past its shortest batch only
 	 * while nobody does (rebuild.c). */
 	pthread_mutex_t commit_lock;
+	/* After commit_lock, before the stripe locks: taken to write
+	 * (rc_slots_wrlock) where a slot's device is swapped at run time (a
+	 * spare or a re-added member taking the slot, an online
+	 * replacement's swap, a faulty device removed), to read by a scrub
+	 * batch from its loads to its repairs, so that what it read, the
+	 * checksum entries it judges them by and the device a repair goes
+	 * to are one device's (a member that vanished in a scrub, a spare
+	 * taking its slot meanwhile: the scrub judged the spare's blank
+	 * blocks by their blank tables, called 1008 blocks lost, and faulted
+	 * the spare for the vanished one's failed write, a tester's find).
+	 * Writer-preferring. */
+	pthread_rwlock_t slots_lock;
 	atomic_uint commit_waiting;
 	/* Alone, never with another lock held: one device retirement at a
 	 * time (rc_member_dev_retire, io.c). */
@@ -687,8 +699,9 @@ void rc_wi_note_overlay(struct rc_array *a);
  * the events before this write) and ends it when every slot is; sets the
  * template's header and slot flags. */
 void rc_wi_sb_prepare(struct rc_array *a, uint64_t base);
-/* Caller holds state_lock (or the array is not shared yet), slot has no
- * device, and rc_wi_covers(a, sb): dev, the slot's former member whose
+/* Caller holds state_lock, and slots_lock to write (or the array is not
+ * shared yet), slot has no device, and rc_wi_covers(a, sb): dev, the
+ * slot's former member whose
  * superblock is sb, takes the slot back, REBUILDING as a catch-up.  The
  * caller drops the slot's cached tables (rc_csum_drop_slot). */
 void rc_member_catchup_begin(struct rc_array *a, int slot,
@@ -773,6 +786,18 @@ void rc_member_set_failed(struct rc_array *a, int slot, const char *why);
 void rc_member_writes_check(struct rc_array *a);
 /* The flush barrier: rc_io_sync_all, members that fail it are faulty. */
 int rc_member_sync_all(struct rc_array *a);
+
+/* A slot's device swapped at run time: slots_lock to write, taken after
+ * commit_lock and let go once the slot's cached tables are dropped too. */
+static inline void rc_slots_wrlock(struct rc_array *a)
+{
+	pthread_rwlock_wrlock(&a->slots_lock);
+}
+
+static inline void rc_slots_unlock(struct rc_array *a)
+{
+	pthread_rwlock_unlock(&a->slots_lock);
+}
 
 /* ---- csum.c: checksum tables ---- */
 int rc_csum_init(struct rc_array *a);
@@ -961,10 +986,12 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
 /* Carries out v's repairs when repair (and the array is writable), and
  * logs every block it repairs or cannot vouch for.  Returns how many of
  * its rewrites did not hold (do not read back as written: the row has no
- * working redundancy in that column). */
+ * working redundancy in that column); *failed (may be NULL) grows by the
+ * rewrites whose write failed (repaired nothing). */
 uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
-		  const struct rc_row *v, bool repair);
+		  const struct rc_row *v, bool repair,
+		      uint32_t *failed);
 uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);
 void rc_state_free(uint8_t **state, uint32_t ncols);
 /* RC_EV_LOST for every data column of row `row` among which (bit c:

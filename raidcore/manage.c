@@ -65,7 +65,8 @@ int rc_member_fail_redundant(struct rc_array *a, int slot)
 	return rc_member_fail(a, slot);
 }
 
-/* Caller holds commit_lock and state_lock: slot's faulty device goes. */
+/* Caller holds commit_lock, slots_lock and state_lock: slot's faulty
+ * device goes. */
 static int slot_clear(struct rc_array *a, int slot, struct rc_dev **closing)
 {
 	struct rc_member *m = &a->m[slot];
@@ -106,12 +107,14 @@ int rc_member_remove(struct rc_array *a, int slot)
 	if (ret < 0)
 		return ret;
 	rc_commit_lock(a);
+	rc_slots_wrlock(a);
 	pthread_mutex_lock(&a->state_lock);
 	if ((uint32_t)slot < a->g.members)
 		ret = slot_clear(a, slot, &closing);
 	else
 		ret = spare_clear(a, slot - (int)a->g.members, &closing);
 	pthread_mutex_unlock(&a->state_lock);
+	rc_slots_unlock(a);
 	if (ret == 0)
 		ret = rc_sb_write_all(a);
 	pthread_mutex_unlock(&a->commit_lock);
@@ -276,6 +279,7 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 	if (ret < 0)
 		return ret;
 	rc_commit_lock(a);
+	rc_slots_wrlock(a);
 	pthread_mutex_lock(&a->state_lock);
 	slot = readd_slot(a, &sb);
 	if (slot >= 0) {
@@ -283,12 +287,13 @@ int rc_member_readd(struct rc_array *a, struct rc_dev *dev)
 		rc_member_catchup_begin(a, slot, dev, &sb);
 	}
 	pthread_mutex_unlock(&a->state_lock);
+	if (slot >= 0)
+		rc_csum_drop_slot(a, slot);
+	rc_slots_unlock(a);
 	/* Its superblocks say so from now on (a failure here faults it, and
 	 * the catch-up does not start). */
-	if (slot >= 0) {
-		rc_csum_drop_slot(a, slot);
+	if (slot >= 0)
 		rc_journal_checkpoint(a, false);
-	}
 	pthread_mutex_unlock(&a->commit_lock);
 	if (slot < 0)
 		return -ENOENT;

@@ -35,7 +35,7 @@ static int read_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 			ret = err;
 			break;
 		}
-		rc_row_apply(a, mp, cols, r0 + r, r, state, &v, true);
+		rc_row_apply(a, mp, cols, r0 + r, r, state, &v, true, NULL);
 		for (uint32_t c = 0; c < mp->ncols; c++) {
 			if (!(want >> c & 1) || v.known[c])
 				continue;

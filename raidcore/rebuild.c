@@ -183,7 +183,7 @@ static int rebuild_rows(struct rc_array *a, const struct rc_stripe_map *mp,
 		ret = rc_row_resolve(a, mp, cols, r, r, state, &v);
 		if (ret)
 			break;
-		rc_row_apply(a, mp, cols, r, r, state, &v, true);
+		rc_row_apply(a, mp, cols, r, r, state, &v, true, NULL);
 		/* a survivor's read error costs the row's unknown data alone:
 		 * named (the daemon lists the files), and the rebuild goes on */
 		rc_row_report_lost(a, mp, r, &v, ~0ull);
@@ -476,6 +476,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	if (ret < 0)
 		return ret;
 	rc_commit_lock(a);
+	rc_slots_wrlock(a);
 	pthread_mutex_lock(&a->state_lock);
 	was_spare = spare_take(a, dev, &spare_sb);
 	old = m->dev;
@@ -497,6 +498,7 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	atomic_store(&m->shrunk, false);
 	pthread_mutex_unlock(&a->state_lock);
 	rc_csum_drop_slot(a, slot);
+	rc_slots_unlock(a);
 	ret = rc_journal_checkpoint(a, false);
 	pthread_mutex_unlock(&a->commit_lock);
 	if (old && old != dev)

@@ -228,7 +228,8 @@ static int tables_write(struct rc_array *a, int phase)
 	return ret ? ret : rc_io_unplaced_sync(a, a->repl.dst);
 }
 
-/* Caller holds commit_lock and state_lock: dst into the slot. */
+/* Caller holds commit_lock, slots_lock and state_lock: dst into the
+ * slot. */
 static void slot_take(struct rc_array *a)
 {
 	struct rc_member *m = &a->m[a->repl.slot];
@@ -298,6 +299,7 @@ static int replace_swap(struct rc_array *a, const char *dstname,
 	if (ret == 0 && (ret = tables_write(a, 1)) < 0)
 		atomic_store(&a->repl.failed, true);
 	touched_track(a, 0);
+	rc_slots_wrlock(a);
 	pthread_mutex_lock(&a->state_lock);
 	if (ret == 0 && (a->m[slot].dev != src ||
 			 a->m[slot].state != RC_MEMBER_ACTIVE))
@@ -309,11 +311,12 @@ static int replace_swap(struct rc_array *a, const char *dstname,
 	}
 	taken = ret == 0;
 	pthread_mutex_unlock(&a->state_lock);
-	if (ret == 0) {
+	if (ret == 0)
 		rc_csum_drop_slot(a, slot);
-		/* The commit point: every member's superblock names dst. */
+	rc_slots_unlock(a);
+	/* The commit point: every member's superblock names dst. */
+	if (ret == 0)
 		ret = rc_journal_checkpoint(a, false);
-	}
 	pthread_mutex_unlock(&a->commit_lock);
 	if (taken)
 		rc_member_dev_retire(a, slot, src);

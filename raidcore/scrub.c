@@ -173,7 +173,7 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 {
 	bool mismatch = false, named = false;
 	struct rc_row v;
-	uint32_t lost, u, unheld = 0;
+	uint32_t lost, u, failed, unheld = 0;
 	int ret;
 
 	for (uint32_t r = 0; r < a->g.chunk_blocks; r++) {
@@ -181,9 +181,14 @@ static int scrub_rows(struct rc_array *a, const struct rc_stripe_map *map,
 		if (ret)
 			return ret;
 		count_row(rep, map, state, r, &v, repair && !a->rdonly);
-		u = rc_row_apply(a, map, cols, r, r, state, &v, repair);
-		/* rewritten, not repaired: counted as a mismatch below */
-		rep->repaired -= u < rep->repaired ? u : rep->repaired;
+		failed = 0;
+		u = rc_row_apply(a, map, cols, r, r, state, &v, repair,
+				 &failed);
+		/* rewritten, not repaired: counted as a mismatch below; not
+		 * written at all (the member failed the write): not
+		 * repaired either */
+		rep->repaired -= u + failed < rep->repaired ?
+				 u + failed : rep->repaired;
 		unheld += u;
 		mismatch |= v.mismatch;
 		for (uint32_t c = 0; c < map->ncols; c++)
@@ -288,6 +293,8 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	if (!state)
 		return -ENOMEM;
 	rc_geom_stripes_rows(&a->g, s0, k, &row0, &nrows);
+	/* no slot changes device from the loads to the repairs */
+	pthread_rwlock_rdlock(&a->slots_lock);
 	for (uint64_t i = 0; i < k; i++)
 		st[i] = rc_stripe_lock(a, s0 + i);
 	rc_rows_load(a, row0, nrows, 0, membuf, how);
@@ -307,6 +314,7 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	}
 	for (uint64_t i = k; i-- > 0;)
 		rc_stripe_unlock(a, st[i]);
+	pthread_rwlock_unlock(&a->slots_lock);
 	rc_state_free(state, a->g.members);
 	if (ret == 0)
 		ret = scrub_tables(a, row0, nrows, how, repair, rep);

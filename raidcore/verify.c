@@ -1100,9 +1100,11 @@ static const char *unknown_why(struct rc_array *a,
 
 uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		      uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
-		      const struct rc_row *v, bool repair)
+		      const struct rc_row *v, bool repair,
+		      uint32_t *failed)
 {
 	uint32_t unheld = 0;
+	struct rc_dev *dev;
 	bool held;
 
 	for (uint32_t c = 0; c < mp->ncols; c++) {
@@ -1128,10 +1130,18 @@ uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		if (v->fix[c] == RC_FIX_NONE || !repair || a->rdonly ||
 		    rc_array_activate_try(a) < 0)
 			continue;
+		dev = __atomic_load_n(&a->m[slot].dev, __ATOMIC_SEQ_CST);
 		if (rc_fix_writes(v->fix[c], state[c][r]) &&
 		    rc_io_member_write(a, slot, at, 1, R) < 0) {
-			rc_member_set_faulty(a, slot,
-					     "write of a repaired block failed");
+			/* the device that failed, not one that took its
+			 * slot meanwhile (a read's repair runs without
+			 * slots_lock; a scrub's holds it) */
+			if (__atomic_load_n(&a->m[slot].dev,
+					    __ATOMIC_SEQ_CST) == dev)
+				rc_member_set_faulty(a, slot, "write of a "
+						     "repaired block failed");
+			if (failed)
+				(*failed)++;
 			continue;
 		}
 		held = !rc_fix_writes(v->fix[c], state[c][r]) ||

@@ -1708,6 +1708,76 @@ static struct rc_array *raid5_one_to_add(struct rc_testbed *tb)
 	return tb_assemble(tb, 1u << 4, 0);
 }
 
+/*
+ * A member vanishes while a scrub batch reads it, and a spare takes its
+ * slot meanwhile: the batch's verdicts and repairs are of the device it
+ * read, and the swap waits for the batch (slots_lock).  Without that, the
+ * scrub judged the spare's blank blocks by its blank tables (1008 blocks
+ * "lost", files listed for restore though every one read right) and
+ * faulted the spare for the vanished member's failed repair write (a
+ * tester's find).
+ */
+struct swap_bg {
+	struct rc_testbed *tb;
+	struct rc_array *a;
+	struct rc_scrub_report rep;
+	int ret;
+};
+
+static void *swap_scrub_run(void *arg)
+{
+	struct swap_bg *s = arg;
+
+	s->ret = rc_scrub(s->a, true, &s->rep, NULL, NULL);
+	return NULL;
+}
+
+static void *swap_spare_run(void *arg)
+{
+	struct swap_bg *s = arg;
+
+	rc_member_fail(s->a, 3);
+	s->ret = rc_member_replace(s->a, 3, tb_borrow(s->tb, 4), NULL, NULL);
+	return NULL;
+}
+
+static void test_scrub_slot_swapped(void **state)
+{
+	struct swap_bg sc = { 0 }, sp = { 0 };
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	pthread_t t1, t2;
+	struct model m;
+
+	(void)state;
+	sc.a = sp.a = raid5_one_to_add(&tb);
+	sp.tb = &tb;
+	model_init(&m, sc.a);
+	write_all(sc.a, &m);
+	rc_fault_hold(tb.fault[3], RC_FAULT_READ,
+		      sc.a->sb.data_offset * RC_BLOCK_SIZE, DEV_BYTES);
+	pthread_create(&t1, NULL, swap_scrub_run, &sc);
+	rc_fault_wait_held(tb.fault[3], 1);     /* inside the first batch */
+	rc_fault_vanish(tb.fault[3]);
+	pthread_create(&t2, NULL, swap_spare_run, &sp);
+	usleep(200 * 1000);                     /* the swap, if it can */
+	rc_fault_release(tb.fault[3]);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	assert_int_equal(sp.ret, 0);
+	if (sc.rep.unrecoverable || sc.rep.parity_mismatches)
+		fail_msg("the scrub called %llu blocks unrecoverable, %llu "
+			 "stripes mismatched", (unsigned long long)
+			 sc.rep.unrecoverable, (unsigned long long)
+			 sc.rep.parity_mismatches);
+	assert_int_equal(rc_array_member_status(sc.a, 3, &st), 0);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);   /* the spare */
+	verify_all(sc.a, &m);
+	assert_int_equal(rc_array_close(sc.a), 0);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
 /* During a rebuild, another member lost beyond the redundancy: the array
  * is failed (the stripes the rebuild has not reached lost two columns),
  * not "rebuilding" for ever as status said (it counted the rebuilding slot
@@ -2526,6 +2596,7 @@ int main(void)
 		cmocka_unit_test(test_spare_counts_fresh),
 		cmocka_unit_test(test_rebuild_second_loss_failed),
 		cmocka_unit_test(test_rebuild_survivor_errors_kept),
+		cmocka_unit_test(test_scrub_slot_swapped),
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_replace_onto_liar),
