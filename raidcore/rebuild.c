@@ -577,10 +577,27 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 			 uint64_t *s1, uint64_t smax, uint8_t **sets[2],
 			 uint64_t *lost, bool *finished)
 {
+	uint64_t lost0 = *lost;
 	int ret = 0;
 
 	rc_commit_lock(a);
 	ret = rebuild_rows_pipe(a, slot, s0, s1, smax, sets, lost);
+	/* Rows another member could not give are holes in the redundancy:
+	 * the slot is not counted on until a repairing scrub has filled them
+	 * (the daemon starts one).  Said at once, so that the slot table
+	 * keeps it past a restart, which resumes the rebuild knowing
+	 * nothing of the holes behind it.  A slot said in sync and
+	 * redundant with holes lost files at the next member lost (a
+	 * tester's find). */
+	if (*lost > lost0) {
+		char vwhy[96];
+
+		snprintf(vwhy, sizeof(vwhy), "%llu " RC_WHY_HOLES,
+			 (unsigned long long)(*lost - lost0));
+		pthread_mutex_lock(&a->state_lock);
+		rc_verify_want(a, slot, vwhy);
+		pthread_mutex_unlock(&a->state_lock);
+	}
 	/* Straight to the device, not journaled: a crash before the
 	 * checkpoint redoes the batch from the recorded position. */
 	if (ret == 0)
@@ -597,19 +614,6 @@ static int rebuild_batch(struct rc_array *a, int slot, uint64_t s0,
 			a->m[slot].state = RC_MEMBER_ACTIVE;
 			a->m[slot].catchup = false;
 			a->m[slot].rebuild_pos = 0;
-			/* Rows another member could not give are holes in
-			 * the redundancy: not counted on until a repairing
-			 * scrub has filled them (the daemon starts one; a
-			 * slot said in sync and redundant with holes lost
-			 * files at the next member lost: a tester's find) */
-			if (*lost) {
-				char vwhy[96];
-
-				snprintf(vwhy, sizeof(vwhy), "%llu "
-					 RC_WHY_HOLES,
-					 (unsigned long long)*lost);
-				rc_verify_want(a, slot, vwhy);
-			}
 			/* still degraded, still recording: the slot, active
 			 * now, takes the record's bitmap blocks at the next
 			 * flush (it had none; alone later, it could not give
