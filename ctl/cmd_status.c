@@ -193,7 +193,9 @@ static void print_suspended(json_object *st)
 	printf("  SUSPENDED: slot %" PRIu64 " (%s) failed: %s.\n"
 	       "  The array cannot run without it, so nothing more is read "
 	       "or written.\n  Bring the device back, unmount and mount "
-	       "again: the journal replays what it missed.\n",
+	       "again: the journal replays what it missed,\n  as far as "
+	       "the other members' records allow (JOURNAL LOST says what "
+	       "it could not).\n",
 	       U64(su, "slot"), STR(su, "device"), STR(su, "why"));
 }
 
@@ -204,10 +206,24 @@ static void print_unverified(json_object *st)
 
 	if (!json_object_object_get_ex(st, "unverified", &uv) || !uv)
 		return;
-	printf("  NOT VERIFIED: %s.\n  The rest of the member may be damaged "
-	       "too: a repairing scrub verifies it;\n  until it has, the "
-	       "array does not count on it (raidfsctl scrub status).\n",
-	       STR(uv, "why"));
+	printf("  NOT VERIFIED: %s.\n  A repairing scrub of the whole array "
+	       "verifies it;\n  until it has, the array does not count on it "
+	       "(raidfsctl scrub status).\n", STR(uv, "why"));
+}
+
+/* Committed transactions the mount's journal replay could not replay. */
+static void print_journal_lost(json_object *st)
+{
+	json_object *jl = NULL;
+
+	if (!json_object_object_get_ex(st, "journal_lost", &jl) || !jl)
+		return;
+	printf("  JOURNAL LOST: transactions from %" PRIu64 " on were "
+	       "committed, but their records\n  were missing on more members "
+	       "than the redundancy covers when the array was\n  assembled: "
+	       "what they wrote is lost (writes whose fsync returned\n  "
+	       "included). The array log names them; fsck.raidfs -f checks "
+	       "the filesystem.\n", U64(jl, "from_transaction"));
 }
 
 static void print_status(json_object *st, bool verbose)
@@ -220,6 +236,7 @@ static void print_status(json_object *st, bool verbose)
 	json_object_object_get_ex(st, "rebuild_speed", &speed);
 	print_head(st);
 	print_suspended(st);
+	print_journal_lost(st);
 	print_unverified(st);
 	print_space(sp);
 	if (rb)

@@ -236,6 +236,19 @@ static json_object *suspended_json(struct rc_array *a,
 	return o;
 }
 
+/* Transactions the journal replay at assembly found committed but could
+ * not replay (raidcore replay.c), or NULL. */
+static json_object *journal_lost_json(const struct rc_info *info)
+{
+	json_object *o;
+
+	if (!info->journal_lost)
+		return NULL;
+	o = json_object_new_object();
+	add_u64(o, "from_transaction", info->journal_lost);
+	return o;
+}
+
 json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 			     const char *mountpoint, struct ctl_events *ev,
 			     struct ctl_scrub *sc, struct ctl_damage *dmg)
@@ -278,6 +291,7 @@ json_object *ctl_status_json(struct rc_array *a, struct fs *fs,
 	json_object_object_add(o, "damaged", dmg ? ctl_damage_json(dmg) : NULL);
 	json_object_object_add(o, "suspended", suspended_json(a, &info));
 	json_object_object_add(o, "unverified", unverified_json(&info));
+	json_object_object_add(o, "journal_lost", journal_lost_json(&info));
 	rc_array_get_rebuild_speed(a, &min, &max);
 	speed = json_object_new_object();
 	add_u64(speed, "min_kib_per_s", min);
