@@ -183,12 +183,20 @@ static void print_head(json_object *st)
 	       flag(st, "read_only") ? ", read-only" : "");
 }
 
+/* Member key of st when it is there and not null, else NULL. */
+static json_object *given(json_object *st, const char *key)
+{
+	json_object *o = NULL;
+
+	return json_object_object_get_ex(st, key, &o) ? o : NULL;
+}
+
 /* Why the array is suspended (raidcore fail.c), if it is. */
 static void print_suspended(json_object *st)
 {
-	json_object *su = NULL;
+	json_object *su = given(st, "suspended");
 
-	if (!json_object_object_get_ex(st, "suspended", &su) || !su)
+	if (!su)
 		return;
 	printf("  SUSPENDED: slot %" PRIu64 " (%s) failed: %s.\n"
 	       "  The array cannot run without it, so nothing more is read "
@@ -202,9 +210,9 @@ static void print_suspended(json_object *st)
 /* Members found damaged that no scrub has verified yet, if any. */
 static void print_unverified(json_object *st)
 {
-	json_object *uv = NULL;
+	json_object *uv = given(st, "unverified");
 
-	if (!json_object_object_get_ex(st, "unverified", &uv) || !uv)
+	if (!uv)
 		return;
 	printf("  NOT VERIFIED: %s.\n  A repairing scrub of the whole array "
 	       "verifies it;\n  until it has, the array does not count on it "
@@ -214,9 +222,9 @@ static void print_unverified(json_object *st)
 /* Committed transactions the mount's journal replay could not replay. */
 static void print_journal_lost(json_object *st)
 {
-	json_object *jl = NULL;
+	json_object *jl = given(st, "journal_lost");
 
-	if (!json_object_object_get_ex(st, "journal_lost", &jl) || !jl)
+	if (!jl)
 		return;
 	printf("  JOURNAL LOST: transactions from %" PRIu64 " on were "
 	       "committed, but their records\n  were missing on more members "

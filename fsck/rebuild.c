@@ -117,6 +117,8 @@ static int rebuild_one(struct fsck *f, const struct fsck_rebuild *e)
 	rebuild_announce(f, e);
 	fsck_progress_init(&p, "rebuild", fsck_member_bytes(&f->info), false);
 	t0 = fsck_now();
+	/* offline: the limits set for a busy mount do not hold it back */
+	rc_array_rebuild_unlimited(f->array);
 	/* the array owns dev from here on */
 	ret = rc_member_replace(f->array, e->slot, dev, fsck_progress_cb, &p);
 	fsck_progress_end(&p);

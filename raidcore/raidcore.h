@@ -544,6 +544,11 @@ int rc_array_set_rebuild_speed(struct rc_array *a, uint64_t min_kib,
 			       uint64_t max_kib);
 void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,
 				uint64_t *max_kib);
+/* This assembly's rebuilds run with no limit, the ones kept on the members
+ * left as they are (fsck.raidfs: an array nobody else is served from has
+ * nothing to yield to; a 1 MiB/s limit set for a busy mount made an
+ * offline rebuild of 128 MiB take two minutes). */
+void rc_array_rebuild_unlimited(struct rc_array *a);
 
 /* ---- Admin state: kept on the members across mounts ---------------------- */
 /* One online scrub's counts (the daemon's, rc_scrub_stripes ranges added). */

@@ -685,6 +685,12 @@ void rc_array_get_rebuild_speed(struct rc_array *a, uint64_t *min_kib,
 	*max_kib = atomic_load(&a->rebuild_max_kib);
 }
 
+void rc_array_rebuild_unlimited(struct rc_array *a)
+{
+	atomic_store(&a->rebuild_min_kib, 0);
+	atomic_store(&a->rebuild_max_kib, 0);
+}
+
 /* KiB/s the rebuild may go at now, 0 for no limit: md's speed_limit_max,
  * or speed_limit_min while the array served I/O within the last second. */
 static uint64_t rebuild_limit(struct rc_array *a)
