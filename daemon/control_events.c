@@ -377,7 +377,11 @@ static void event_from_raidcore(struct ctl_events *ev, const struct rc_event *rc
 			   "a spare, used when a slot fails");
 		break;
 	case RC_EV_REMOVED:
-		if (rc->slot >= 0)
+		if (rc->slot >= 0 && rc->why[0])
+			event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t,
+				   "taken out of slot %d: %s", rc->slot,
+				   rc->why);
+		else if (rc->slot >= 0)
 			event_emit(ev, CTL_EV_REMOVED, rc->slot, rc->dev, -1, t,
 				   "taken out of slot %d, which is empty now",
 				   rc->slot);

@@ -595,7 +595,9 @@ enum rc_event_kind {
 					the rebuild stopped with err (-EIO:
 					done, lost blocks read as errors) */
 	RC_EV_SPARE_ADDED = 5,       /* rc_spare_add */
-	RC_EV_REMOVED = 6,           /* rc_member_remove */
+	RC_EV_REMOVED = 6,           /* rc_member_remove; a faulty device
+					a spare or a new device took the
+					slot of (why: "replaced by ...") */
 	RC_EV_REPLACE_STARTED = 7,   /* rc_member_replace_online: dev replaces
 					slot's device (why: its name) */
 	RC_EV_REPLACE_FINISHED = 8,  /* err 0: dev took slot (why: the old

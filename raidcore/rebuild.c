@@ -501,8 +501,15 @@ static int replace_begin(struct rc_array *a, int slot, struct rc_dev *dev)
 	rc_slots_unlock(a);
 	ret = rc_journal_checkpoint(a, false);
 	pthread_mutex_unlock(&a->commit_lock);
-	if (old && old != dev)
+	/* the faulty device the slot held goes with it: said, as a remove
+	 * says it (it left status with no word: a tester's note) */
+	if (old && old != dev) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "replaced by %s", dev->name);
+		rc_event_emit(a, RC_EV_REMOVED, slot, old->name, why, 0, 0, 0);
 		rc_member_dev_retire(a, slot, old);
+	}
 	if (was_spare)
 		rc_event_emit(a, RC_EV_SPARE_ACTIVE, slot, dev->name, NULL, 0,
 			      a->stripes, ret);

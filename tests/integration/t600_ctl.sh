@@ -182,7 +182,7 @@ t_log "the events, in order, in the history and at the program"
 "$CTL" test-alert "$M" >/dev/null || t_fail "test-alert"
 for i in $(seq 100); do grep -q "^TestMessage" "$T/alerts" 2>/dev/null && break; sleep 0.1; done
 "$CTL" events "$M" >"$T/events" || t_fail "events"
-want="ScrubFinished ChecksumRepaired Fail DegradedArray SpareActive RebuildStarted RebuildProgress RebuildFinished \
+want="ScrubFinished ChecksumRepaired Fail DegradedArray DeviceRemoved SpareActive RebuildStarted RebuildProgress RebuildFinished \
 Fail DegradedArray DeviceRemoved SpareAdded SpareActive RebuildStarted RebuildProgress \
 RebuildFinished TestMessage "
 # RebuildProgress comes once per 20 % step: folded to one for the comparison

@@ -63,7 +63,7 @@ assert slot1 and slot1[0]["device"].endswith("m4.img"), slot1
 
 t_log "the events, in order, in the history and at the program"
 "$CTL" events "$M" >"$T/events" || t_fail "events"
-want="Fail DegradedArray SpareActive RebuildStarted RebuildProgress RebuildFinished "
+want="Fail DegradedArray DeviceRemoved SpareActive RebuildStarted RebuildProgress RebuildFinished "
 got=$(awk '{sub(/:$/, "", $2); print $2}' "$T/events" | uniq | tr '\n' ' ')
 [ "$got" = "$want" ] || t_fail "history: $got ($(cat "$T/events"))"
 for i in $(seq 100); do grep -q "^RebuildFinished" "$T/alerts" 2>/dev/null && break; sleep 0.1; done
