@@ -794,6 +794,12 @@ static inline void rc_slots_wrlock(struct rc_array *a)
 	pthread_rwlock_wrlock(&a->slots_lock);
 }
 
+/* A scrub batch: no slot changes device from its loads to its repairs. */
+static inline void rc_slots_rdlock(struct rc_array *a)
+{
+	pthread_rwlock_rdlock(&a->slots_lock);
+}
+
 static inline void rc_slots_unlock(struct rc_array *a)
 {
 	pthread_rwlock_unlock(&a->slots_lock);
@@ -990,8 +996,7 @@ int rc_row_resolve(struct rc_array *a, const struct rc_stripe_map *mp,
  * rewrites whose write failed (repaired nothing). */
 uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		  uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
-		  const struct rc_row *v, bool repair,
-		      uint32_t *failed);
+		  const struct rc_row *v, bool repair, uint32_t *failed);
 uint8_t **rc_state_alloc(uint32_t ncols, uint32_t nr);
 void rc_state_free(uint8_t **state, uint32_t ncols);
 /* RC_EV_LOST for every data column of row `row` among which (bit c:

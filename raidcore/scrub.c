@@ -293,8 +293,7 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	if (!state)
 		return -ENOMEM;
 	rc_geom_stripes_rows(&a->g, s0, k, &row0, &nrows);
-	/* no slot changes device from the loads to the repairs */
-	pthread_rwlock_rdlock(&a->slots_lock);
+	rc_slots_rdlock(a);
 	for (uint64_t i = 0; i < k; i++)
 		st[i] = rc_stripe_lock(a, s0 + i);
 	rc_rows_load(a, row0, nrows, 0, membuf, how);
@@ -314,7 +313,7 @@ static int scrub_rows_batch(struct rc_array *a, uint64_t s0, uint64_t k,
 	}
 	for (uint64_t i = k; i-- > 0;)
 		rc_stripe_unlock(a, st[i]);
-	pthread_rwlock_unlock(&a->slots_lock);
+	rc_slots_unlock(a);
 	rc_state_free(state, a->g.members);
 	if (ret == 0)
 		ret = scrub_tables(a, row0, nrows, how, repair, rep);

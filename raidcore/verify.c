@@ -1100,8 +1100,7 @@ static const char *unknown_why(struct rc_array *a,
 
 uint32_t rc_row_apply(struct rc_array *a, const struct rc_stripe_map *mp,
 		      uint8_t **cols, uint32_t row, uint32_t r, uint8_t **state,
-		      const struct rc_row *v, bool repair,
-		      uint32_t *failed)
+		      const struct rc_row *v, bool repair, uint32_t *failed)
 {
 	uint32_t unheld = 0;
 	struct rc_dev *dev;
