@@ -168,8 +168,11 @@ bool rc_array_suspend_locked(struct rc_array *a, int slot, const char *why)
 
 	if (atomic_load(&a->suspended))
 		return true;
+	/* counting members not verified as lost, as raidfsctl fail does: a
+	 * slot rebuilt with holes needs the member that failed to fill them
+	 * (faulted, every file went EIO: a tester's find) */
 	if (a->rdonly || a->m[slot].state != RC_MEMBER_ACTIVE ||
-	    !rc_array_needs(a, slot))
+	    !rc_array_needs_unverified(a, slot))
 		return false;
 	a->suspend_slot = slot;
 	snprintf(a->suspend_why, sizeof(a->suspend_why), "%s", why);

@@ -403,8 +403,15 @@ static int scrub_range(struct rc_array *a, uint64_t first, uint64_t end,
  * [first, end) as scrubbed, err their result.
  */
 static void verify_pass_note(struct rc_array *a, uint64_t first,
-			     uint64_t end, bool repair, int err)
+			     uint64_t end, bool repair, int err,
+			     const struct rc_scrub_report *rep)
 {
+	/* rows it could not make whole leave the damage it set out to find
+	 * (a slot rebuilt with holes was verified by a scrub that met the
+	 * same read errors and called 928 blocks unrecoverable; the fail of
+	 * the member they needed then went through: a tester's find) */
+	if (err == 0 && (rep->unrecoverable || rep->parity_mismatches))
+		err = -EIO;
 	uint32_t done = 0;
 
 	pthread_mutex_lock(&a->state_lock);
@@ -449,7 +456,7 @@ int rc_scrub_list(struct rc_array *a, bool repair, struct rc_scrub_report *rep,
 	if (ret == 0)
 		ret = scrub_range(a, 0, a->stripes, repair, rep, &bl, bufs, per,
 				  progress, ctx);
-	verify_pass_note(a, 0, a->stripes, repair, ret);
+	verify_pass_note(a, 0, a->stripes, repair, ret, rep);
 	scrub_bufs_free(a, bufs);
 	return ret;
 }
@@ -517,7 +524,7 @@ int rc_scrub_stripes_bufs(struct rc_array *a, struct rc_scrub_bufs *b,
 	int ret = scrub_stripes(a, b, first, count, repair, rep, &end);
 
 	if (first < a->stripes)
-		verify_pass_note(a, first, end, repair, ret);
+		verify_pass_note(a, first, end, repair, ret, rep);
 	return ret;
 }
 

@@ -1672,6 +1672,13 @@ static void test_rebuild_survivor_errors_kept(void **state)
 	assert_int_equal(rc_array_info(sv.a, &info), 0);
 	assert_int_equal(info.verify_slots, 1u << 1);
 	assert_int_equal(rc_member_fail_redundant(sv.a, 0), -EINPROGRESS);
+	/* a repairing scrub that meets the same read errors fills nothing:
+	 * it verifies nothing either (it did: a tester's find) */
+	assert_int_equal(rc_scrub(sv.a, true, &rep, NULL, NULL), 0);
+	assert_true(rep.unrecoverable > 0);
+	assert_int_equal(rc_array_info(sv.a, &info), 0);
+	assert_int_equal(info.verify_slots, 1u << 1);
+	assert_int_equal(rc_member_fail_redundant(sv.a, 0), -EINPROGRESS);
 	/* the members say so: a restart does not forget the holes */
 	assert_int_equal(rc_array_close(sv.a), 0);
 	sv.a = tb_assemble(&tb, 0, 0);
@@ -1699,6 +1706,49 @@ static void test_rebuild_survivor_errors_kept(void **state)
 	}
 	free(sv.buf);
 	rc_array_close(sv.a);
+	free(m.gen);
+	tb_fini(&tb);
+}
+
+/*
+ * A slot rebuilt with holes needs the member the holes are to be filled
+ * from: that member failing an I/O suspends the array, as a member it
+ * cannot run without does, rather than being faulted (it was, and every
+ * file read as an I/O error at RAID 1 and 5: a tester's find).
+ */
+static void test_holes_keep_their_source(void **state)
+{
+	uint64_t bad = (2ull << 20) + 64 * RC_BLOCK_SIZE;
+	struct rc_member_status st;
+	struct rc_testbed tb;
+	struct rc_array *a;
+	struct rc_info info;
+	struct model m;
+	uint8_t buf[RC_BLOCK_SIZE];
+
+	(void)state;
+	tb_init(&tb, 2, DEV_BYTES);
+	tb_create(&tb, RC_RAID1, 65536, 0);
+	a = tb_assemble(&tb, 1u << 1, 0);
+	model_init(&m, a);
+	write_all(a, &m);
+	assert_int_equal(rc_fault_eio(tb.fault[0], RC_FAULT_READ, bad,
+				      16 * RC_BLOCK_SIZE,
+				      RC_FAULT_PERSISTENT), 0);
+	assert_true(rc_member_replace(a, 1, tb_borrow(&tb, 1), NULL,
+				      NULL) < 0);
+	assert_int_equal(rc_array_info(a, &info), 0);
+	assert_int_equal(info.verify_slots, 1u << 1);
+	assert_int_equal(rc_fault_eio(tb.fault[0], RC_FAULT_WRITE, 0, DEV_BYTES,
+				      RC_FAULT_PERSISTENT), 0);
+	memset(buf, 7, sizeof(buf));
+	assert_int_equal(rc_write(a, 0, 1, buf), 0);
+	assert_true(rc_flush(a) < 0);
+	assert_int_equal(rc_array_info(a, &info), 0);
+	assert_true(info.suspended);
+	assert_int_equal(rc_array_member_status(a, 0, &st), 0);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	rc_array_close(a);
 	free(m.gen);
 	tb_fini(&tb);
 }
@@ -2602,6 +2652,7 @@ int main(void)
 		cmocka_unit_test(test_rebuild_second_loss_failed),
 		cmocka_unit_test(test_rebuild_survivor_errors_kept),
 		cmocka_unit_test(test_scrub_slot_swapped),
+		cmocka_unit_test(test_holes_keep_their_source),
 		cmocka_unit_test(test_replace_online),
 		cmocka_unit_test(test_replace_resume_and_fail),
 		cmocka_unit_test(test_replace_onto_liar),
