@@ -273,7 +273,7 @@ void rc_member_faults_apply(struct rc_array *a)
 		 * file overwritten since read back old after the remount,
 		 * every new one gone, fsck saying clean). */
 		pthread_mutex_lock(&a->state_lock);
-		needed = rc_array_needs(a, (int)s);
+		needed = rc_array_needs_unverified(a, (int)s);
 		if (needed && (pend & RC_PEND_UNHELD))
 			rc_array_suspend_locked(a, (int)s, why);
 		pthread_mutex_unlock(&a->state_lock);

@@ -163,7 +163,9 @@ static void slots_from_members(struct rc_array *a)
 /* Would the array lose data without slot?  Caller holds state_lock. */
 static bool sb_member_needed(struct rc_array *a, int slot)
 {
-	return rc_array_needs(a, slot);
+	/* members not verified counted lost: a slot rebuilt with holes
+	 * needs the member they are filled from (a tester's find) */
+	return rc_array_needs_unverified(a, slot);
 }
 
 /* Every copy of sb, just written to slot, reads back as written (NULL),
