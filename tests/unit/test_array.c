@@ -1739,6 +1739,14 @@ static void test_holes_keep_their_source(void **state)
 				      NULL) < 0);
 	assert_int_equal(rc_array_info(a, &info), 0);
 	assert_int_equal(info.verify_slots, 1u << 1);
+	/* its superblock does not read back after a write: kept */
+	assert_int_equal(rc_fault_eio(tb.fault[0], RC_FAULT_READ, 0,
+				      RC_BLOCK_SIZE, RC_FAULT_PERSISTENT), 0);
+	rc_array_set_rebuild_speed(a, 0, 0);
+	rc_member_faults_apply(a);
+	assert_int_equal(rc_array_member_status(a, 0, &st), 0);
+	assert_int_equal(st.state, RC_MEMBER_ACTIVE);
+	/* a write to it fails: the array is suspended */
 	assert_int_equal(rc_fault_eio(tb.fault[0], RC_FAULT_WRITE, 0, DEV_BYTES,
 				      RC_FAULT_PERSISTENT), 0);
 	memset(buf, 7, sizeof(buf));
